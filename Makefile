@@ -1,0 +1,37 @@
+# Two commands for a fresh machine: `make demo` (embedded SQLite, no servers) and `make test`
+# (the full suite against PostgreSQL and Redis). Everything else here serves those two.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+
+# A Python >= 3.12: python3.13, python3.12, python3, then pyenv's installs (their shims refuse
+# versions that are not selected, so the check runs each candidate).
+FIND_PYTHON = for c in python3.14 python3.13 python3.12 python3 $$HOME/.pyenv/versions/3.1[2-9]*/bin/python3 /usr/local/bin/python3.1[2-9] /usr/bin/python3.1[2-9]; do \
+	  if "$$c" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' >/dev/null 2>&1; then echo "$$c"; exit 0; fi; \
+	done; echo "No Python >= 3.12 found (tried python3.13, python3.12, python3, ~/.pyenv/versions)" >&2; exit 1
+
+export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/portal
+export TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+
+.PHONY: demo test venv clean
+
+$(VENV)/.installed: pyproject.toml
+	@python=$$($(FIND_PYTHON)) && echo "Using $$python ($$($$python --version))" && \
+	  "$$python" -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet ".[test]"
+	@touch $@
+
+venv: $(VENV)/.installed
+
+demo: venv
+	PORTAL_ENV=development $(PY) manage.py migrate --noinput
+	PORTAL_ENV=development $(PY) manage.py demo_data
+	PORTAL_ENV=development $(PY) manage.py rundemo --port $(PORT)
+
+test: venv
+	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_REDIS_URL) PORTAL_ENV=test \
+	  $(PY) -m pytest -p no:cacheprovider -n 2 $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) var

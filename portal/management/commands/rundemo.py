@@ -1,0 +1,58 @@
+"""Start web, worker and beat together in the foreground for the embedded demo; Ctrl-C stops all."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+from portal.demo import DEMO_PASSWORD, load_demo
+
+
+class Command(BaseCommand):
+    help = "Run the embedded demo: Django web server + Celery worker + Celery beat."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--host", default="127.0.0.1")
+
+    def handle(self, *args, host: str, port: int, **options):
+        settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        python = sys.executable
+        processes = {
+            "worker": [python, "-m", "celery", "-A", "portal", "worker", "--pool=solo", "--loglevel=INFO",
+                       "--without-gossip", "--without-mingle", "-n", "demo-worker@%h"],
+            "beat": [python, "-m", "celery", "-A", "portal", "beat", "--loglevel=INFO",
+                     f"--schedule={settings.CELERY_BEAT_SCHEDULE_FILENAME}"],
+            "web": [python, "manage.py", "runserver", "--noreload", f"{host}:{port}"],
+        }
+        children = {name: subprocess.Popen(cmd, env=env) for name, cmd in processes.items()}
+        url = f"http://{host}:{port}/"
+        self.stdout.write(self.style.SUCCESS(f"\nGPU quota portal demo running at {url}  (admin: {url}admin/)"))
+        self.stdout.write(f"Logins (password {DEMO_PASSWORD!r} for all):")
+        for login in load_demo():
+            self.stdout.write(f"  {login.username:<18} {login.role}")
+        self.stdout.write("Press Ctrl-C to stop web, worker and beat.\n")
+
+        def stop(*_):
+            for child in children.values():
+                if child.poll() is None:
+                    child.send_signal(signal.SIGTERM)
+            for child in children.values():
+                try:
+                    child.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    child.kill()
+            sys.exit(0)
+
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGTERM, stop)
+        while True:
+            for name, child in children.items():
+                if child.poll() is not None:
+                    self.stderr.write(f"{name} exited with code {child.returncode}; stopping the demo.")
+                    stop()
+            time.sleep(1)

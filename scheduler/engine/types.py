@@ -228,6 +228,9 @@ class Blocker:
     message: str
     details: Mapping[str, int | str]
 
+    def __hash__(self) -> int:  # the message carries every number, so it identifies the blocker
+        return hash((self.code, self.message))
+
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, "details": dict(self.details)}
 
@@ -237,6 +240,9 @@ class NextAction:
     code: str
     label: str
     params: Mapping[str, str]
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.label))
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "label": self.label, "params": dict(self.params)}

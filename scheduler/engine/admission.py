@@ -1,0 +1,304 @@
+"""One evaluation cycle: `decide(snapshot) -> Decisions`.
+
+The cycle is a fixed sequence of numbered phases in `decide`. Queueing is strict priority
+order with best-effort FIFO: every job is tried in queue order and a job that does not fit
+does not hold back the jobs behind it (as kueue's default), so a small later job may pass a
+big blocked one. This never admits a lower-priority job of a tenant while a higher-priority job
+of the same tenant that fits waits: the higher one was tried first against at least as much
+free quota and capacity, and a cycle only ever consumes capacity.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from . import reasons as R
+from .eta import UNKNOWN, Timeline, pool_window, quota_time
+from .fit import ModelIndex, build_indexes
+from .ordering import order_pending
+from .quotas import QuotaBook, workload_for_priority
+from .types import (
+    NODE_SCHEDULABLE,
+    Admission,
+    Blocker,
+    Decisions,
+    Eta,
+    PendingJob,
+    Quota,
+    Snapshot,
+    Wait,
+)
+
+# A waiting job with one of these first blockers cannot run as it is, so the GPUs it asks for
+# are not counted in the `gpus_ahead` of the jobs behind it.
+_NOT_RUNNABLE = frozenset({R.ENV_NOT_READY, R.RESOURCE_MISMATCH})
+_OFFER_OTHER_MODEL = frozenset(
+    {R.RESOURCE_MISMATCH, R.MAINTENANCE, R.LOWER_PRIORITY, R.POOL_FULL, R.FRAGMENTED}
+)
+
+
+class _Competition:
+    """Jobs already met in queue order on one pool/model that compete for its GPUs.
+
+    Jobs arrive in descending priority, so "strictly higher priority than me" is everything met
+    before the current priority group started.
+    """
+
+    __slots__ = ("priority", "jobs", "gpus", "higher_jobs", "higher_gpus")
+
+    def __init__(self) -> None:
+        self.priority = None
+        self.jobs = self.gpus = self.higher_jobs = self.higher_gpus = 0
+
+    def enter(self, priority: int) -> None:
+        if priority != self.priority:
+            self.priority = priority
+            self.higher_jobs, self.higher_gpus = self.jobs, self.gpus
+
+    def count(self, gpus: int) -> None:
+        self.jobs += 1
+        self.gpus += gpus
+
+
+def decide(snapshot: Snapshot) -> Decisions:
+    now = snapshot.now
+    classes = snapshot.priority_classes
+
+    # 1. Build the cycle state: free GPUs per node from running placements, quota usage,
+    #    and the release timelines for ETAs.
+    schedulable = {n.id: n for n in snapshot.nodes if n.state == NODE_SCHEDULABLE}
+    used_on_node: dict[int, int] = {}
+    pool_releases: dict[tuple[str, str], Timeline] = {}
+    for job in snapshot.running:
+        for node_id in job.placements:
+            used_on_node[node_id] = used_on_node.get(node_id, 0) + job.gpus
+            node = schedulable.get(node_id)
+            if node is not None:
+                _timeline(pool_releases, (node.pool, node.gpu_model)).add(job.expected_end, job.gpus)
+    indexes = build_indexes(snapshot.nodes, used_on_node)
+    book = QuotaBook(snapshot.quotas)
+    book.charge_running(snapshot.running)
+    quota_releases: dict[int, Timeline] = {}
+    for job in snapshot.running:
+        if job.lease_id is None:
+            workload = job.workload_class or workload_for_priority(job.priority_class)
+            tenant_q, _ = book.cover(job.tenant, job.project, job.pool, job.gpu_model, workload)
+            if tenant_q is not None:
+                _timeline(quota_releases, tenant_q.id).add(job.expected_end, job.total_gpus)
+
+    # 2. Order the queue.
+    queue = order_pending(snapshot.pending, classes, snapshot.usage, book.tenant_gpus)
+
+    # 3. Nominate and assign, in queue order: environment, shape, maintenance, base quota
+    #    (tenant, then project), node fit. Every blocker is collected, not just the first.
+    admissions: list[Admission] = []
+    waiting: list[tuple[PendingJob, tuple[Blocker, ...], Quota | None]] = []
+    competition: dict[tuple[str, str], _Competition] = {}
+    for job in queue:
+        key = (job.pool, job.gpu_model)
+        g, replicas = job.gpus, job.replicas
+        need = g * replicas
+        pc = classes.get(job.priority_class)
+        comp = competition.get(key)
+        if comp is None:
+            comp = competition[key] = _Competition()
+        comp.enter(pc.priority if pc else 0)
+        blockers: list[Blocker] = []
+
+        if not job.env_ready:
+            blockers.append(R.env_not_ready(job.env_detail))
+        index = indexes.get(key)
+        shape_ok = False
+        if index is None or index.static_slots(g, False) < replicas:
+            blockers.append(
+                R.resource_mismatch(
+                    job.pool, job.gpu_model, g, replicas,
+                    index.largest_node if index else 0,
+                    index.static_slots(g, False) if index else 0,
+                )
+            )
+        elif index.static_slots(g, True) < replicas:
+            down, until = index.down_nodes_that_fit(g)
+            blockers.append(R.maintenance(job.pool, job.gpu_model, down, until))
+        else:
+            shape_ok = True
+
+        tenant_q, project_q = book.cover(
+            job.tenant, job.project, job.pool, job.gpu_model, job.workload_class
+        )
+        quota_ok = True
+        if tenant_q is None:
+            quota_ok = False
+            blockers.append(
+                R.no_quota(job.tenant, job.pool, job.gpu_model, job.workload_class, need)
+            )
+        else:
+            used = book.used.get(tenant_q.id, 0)
+            if used + need > tenant_q.gpus:
+                quota_ok = False
+                blockers.append(
+                    R.quota_exceeded(job.tenant, job.pool, job.gpu_model, need, tenant_q.gpus, used)
+                )
+            if project_q is not None:
+                used = book.used.get(project_q.id, 0)
+                if used + need > project_q.gpus:
+                    quota_ok = False
+                    blockers.append(
+                        R.quota_exceeded(
+                            job.tenant, job.pool, job.gpu_model, need, project_q.gpus, used,
+                            project=job.project,
+                        )
+                    )
+
+        if shape_ok and not index.can_place(g, replicas):
+            if comp.higher_jobs:
+                blockers.append(
+                    R.lower_priority(job.pool, job.gpu_model, comp.higher_jobs, comp.higher_gpus)
+                )
+            if index.total_free >= need:
+                blockers.append(
+                    R.fragmented(job.pool, job.gpu_model, g, replicas, index.total_free,
+                                 index.max_free)
+                )
+            else:
+                blockers.append(
+                    R.pool_full(job.pool, job.gpu_model, need, index.total_free, index.capacity)
+                )
+
+        if shape_ok and quota_ok:
+            comp.count(need)  # a legitimate claim on this pool/model's GPUs
+        if blockers:
+            waiting.append((job, R.sort_blockers(blockers), tenant_q))
+            continue
+        placements = index.place(g, replicas)
+        book.charge(tenant_q, need)
+        book.charge(project_q, need)
+        admissions.append(Admission(job.id, placements))
+        end = now + timedelta(minutes=job.max_runtime_minutes)
+        _timeline(pool_releases, key).add(end, need)
+        _timeline(quota_releases, tenant_q.id).add(end, need)
+
+    # 4. Describe every waiting job: positions, GPUs ahead, ETA, next actions.
+    for timeline in pool_releases.values():
+        timeline.freeze()
+    for timeline in quota_releases.values():
+        timeline.freeze()
+    in_tenant: dict[tuple[str, str], int] = {}
+    in_pool: dict[str, int] = {}
+    ahead_gpus: dict[tuple[str, str], int] = {}
+    ahead_longest: dict[tuple[str, str], int] = {}
+    etas: dict[tuple, Eta] = {}
+    messages: dict[tuple[Blocker, ...], str] = {}
+    alternatives: dict[tuple[str, str, int, int], tuple[str, str, int] | None] = {}
+    pools_models = _models_by_pool(indexes)
+    waits: list[Wait] = []
+    for job, blockers, tenant_q in waiting:
+        key = (job.pool, job.gpu_model)
+        tkey = (job.tenant, job.pool)
+        pos_tenant = in_tenant[tkey] = in_tenant.get(tkey, 0) + 1
+        pos_pool = in_pool[job.pool] = in_pool.get(job.pool, 0) + 1
+        gpus_ahead = ahead_gpus.get(key, 0)
+        longest = ahead_longest.get(key, 0)
+        code = blockers[0].code
+        need = job.gpus * job.replicas
+        if code not in _NOT_RUNNABLE:
+            ahead_gpus[key] = gpus_ahead + need
+            if job.max_runtime_minutes > longest:
+                ahead_longest[key] = job.max_runtime_minutes
+
+        eta = _eta(job, blockers, code, tenant_q, indexes.get(key), book, now, gpus_ahead,
+                   longest, pool_releases.get(key), quota_releases, etas)
+
+        message = messages.get(blockers)
+        if message is None:
+            message = messages[blockers] = R.render(blockers)
+        alternative = None
+        if any(b.code in _OFFER_OTHER_MODEL for b in blockers):
+            akey = (job.pool, job.gpu_model, job.gpus, job.replicas)
+            if akey in alternatives:
+                alternative = alternatives[akey]
+            else:
+                alternative = alternatives[akey] = _other_model(
+                    pools_models.get(job.pool, ()), job.gpu_model, job.gpus, job.replicas,
+                    static=code == R.RESOURCE_MISMATCH,
+                )
+        waits.append(
+            Wait(job.id, code, message, blockers, R.next_actions(blockers, alternative),
+                 pos_tenant, pos_pool, gpus_ahead, eta)
+        )
+
+    # 5. Return the decisions.
+    return Decisions(admissions=tuple(admissions), waits=tuple(waits))
+
+
+def _timeline(timelines: dict, key) -> Timeline:
+    timeline = timelines.get(key)
+    if timeline is None:
+        timeline = timelines[key] = Timeline()
+    return timeline
+
+
+def _models_by_pool(indexes: dict[tuple[str, str], ModelIndex]) -> dict[str, list[ModelIndex]]:
+    out: dict[str, list[ModelIndex]] = {}
+    for (pool, _model), index in indexes.items():
+        out.setdefault(pool, []).append(index)
+    return out
+
+
+def _other_model(
+    candidates: list[ModelIndex], own_model: str, gpus: int, replicas: int, static: bool
+) -> tuple[str, str, int] | None:
+    """Another GPU model of the same pool where this shape fits right now (most free wins).
+
+    With `static` (the job's own model can never hold it) a model whose nodes could hold the
+    shape is named even when it is busy now, since waiting there beats waiting forever.
+    """
+    best = None
+    for index in candidates:
+        if index.gpu_model != own_model and index.can_place(gpus, replicas):
+            if best is None or index.total_free > best.total_free:
+                best = index
+    if best is None and static:
+        for index in candidates:
+            if index.gpu_model != own_model and index.static_slots(gpus, True) >= replicas:
+                if best is None or index.capacity > best.capacity:
+                    best = index
+    return (best.pool, best.gpu_model, best.total_free) if best else None
+
+
+def _eta(job, blockers, code, tenant_q, index, book, now, gpus_ahead, longest,
+         pool_timeline, quota_releases, cache) -> Eta:
+    """See eta.py for the model; the tenant's quota can push the start later."""
+    if code in _NOT_RUNNABLE or index is None:
+        return UNKNOWN
+    if code == R.MAINTENANCE:
+        until = blockers[0].details["until"]
+        return _cached_eta(cache, datetime.fromisoformat(str(until)) if until else None, None)
+    need = job.gpus * job.replicas
+    node_blocked = any(b.code in (R.FRAGMENTED, R.POOL_FULL) for b in blockers)
+    earliest, latest = pool_window(
+        pool_timeline, now, need + gpus_ahead - index.total_free, node_blocked, longest
+    )
+    if earliest is None:
+        return UNKNOWN
+    if tenant_q is None:
+        return UNKNOWN  # no base quota: only a quota (or a lease) lets it run
+    missing_quota = book.used.get(tenant_q.id, 0) + need - tenant_q.gpus
+    if missing_quota > 0:
+        if need > tenant_q.gpus:
+            return UNKNOWN
+        when = quota_time(quota_releases.get(tenant_q.id), missing_quota)
+        if when is None:
+            return UNKNOWN
+        if when > earliest:
+            latest = latest + (when - earliest) if latest else None
+            earliest = when
+    return _cached_eta(cache, earliest, latest)
+
+
+def _cached_eta(cache: dict, earliest: datetime | None, latest: datetime | None) -> Eta:
+    key = (earliest, latest)
+    eta = cache.get(key)
+    if eta is None:
+        eta = cache[key] = Eta(earliest, latest)
+    return eta

@@ -1,0 +1,132 @@
+"""Node fit for one pool and GPU model: gang placement with best fit, in O(bucket count).
+
+Free GPUs of schedulable nodes are kept in buckets by free count (node sizes are small
+integers), so finding the tightest node for a replica scans at most `max node size` buckets
+and never the node list. A replica may share a node with another replica of the same job.
+Because placing g GPUs on a node with f >= g free lowers that node's `f // g` by exactly one,
+a gang fits iff the sum of `f // g` over nodes is at least its replica count, and greedy best
+fit then always succeeds: no backtracking is needed.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Iterable
+
+from .types import NODE_SCHEDULABLE, Node
+
+
+class ModelIndex:
+    """Free-GPU index and static node facts of one (pool, gpu_model)."""
+
+    __slots__ = (
+        "pool", "gpu_model", "buckets", "free", "total_free", "max_free", "capacity",
+        "_all_sizes", "_sched_sizes", "_down", "_slot_cache",
+    )
+
+    def __init__(self, pool: str, gpu_model: str, nodes: Iterable[Node], used: dict[int, int]):
+        self.pool = pool
+        self.gpu_model = gpu_model
+        nodes = sorted(nodes, key=lambda n: n.id)
+        top = max((n.gpus for n in nodes), default=0)
+        self.buckets: list[dict[int, None]] = [{} for _ in range(top + 1)]
+        self.free: dict[int, int] = {}
+        self.capacity = 0
+        self._all_sizes: dict[int, int] = {}
+        self._sched_sizes: dict[int, int] = {}
+        self._down: list[Node] = []  # cordoned or in maintenance
+        for node in nodes:
+            self._all_sizes[node.gpus] = self._all_sizes.get(node.gpus, 0) + 1
+            if node.state != NODE_SCHEDULABLE:
+                self._down.append(node)
+                continue
+            self._sched_sizes[node.gpus] = self._sched_sizes.get(node.gpus, 0) + 1
+            self.capacity += node.gpus
+            free = min(max(node.gpus - used.get(node.id, 0), 0), node.gpus)
+            self.free[node.id] = free
+            self.buckets[free][node.id] = None
+        self.total_free = sum(self.free.values())
+        self.max_free = self._scan_max(top)
+        self._slot_cache: dict[tuple[int, bool], int] = {}
+
+    # --- static questions (independent of what runs) ---
+
+    @property
+    def largest_node(self) -> int:
+        return max(self._all_sizes, default=0)
+
+    def static_slots(self, gpus: int, schedulable_only: bool) -> int:
+        """Replicas of `gpus` the pool could hold if empty (all nodes, or schedulable ones)."""
+        key = (gpus, schedulable_only)
+        slots = self._slot_cache.get(key)
+        if slots is None:
+            sizes = self._sched_sizes if schedulable_only else self._all_sizes
+            slots = sum(count * (size // gpus) for size, count in sizes.items() if size >= gpus)
+            self._slot_cache[key] = slots
+        return slots
+
+    def down_nodes_that_fit(self, gpus: int) -> tuple[int, datetime | None]:
+        """How many unavailable nodes could hold a replica, and the earliest window end."""
+        count = 0
+        until = None
+        for node in self._down:
+            if node.gpus >= gpus:
+                count += 1
+                if node.maintenance_until and (until is None or node.maintenance_until < until):
+                    until = node.maintenance_until
+        return count, until
+
+    # --- dynamic: free GPUs right now in this cycle ---
+
+    def _scan_max(self, start: int) -> int:
+        for f in range(start, 0, -1):
+            if self.buckets[f]:
+                return f
+        return 0
+
+    def slots(self, gpus: int) -> int:
+        if gpus > self.max_free:
+            return 0
+        buckets = self.buckets
+        return sum(len(buckets[f]) * (f // gpus) for f in range(gpus, self.max_free + 1))
+
+    def can_place(self, gpus: int, replicas: int) -> bool:
+        return gpus <= self.max_free and self.slots(gpus) >= replicas
+
+    def place(self, gpus: int, replicas: int) -> tuple[int, ...] | None:
+        """Best-fit gang placement; None (and nothing changed) when it does not fit."""
+        if not self.can_place(gpus, replicas):
+            return None
+        return tuple(self._place_one(gpus) for _ in range(replicas))
+
+    def _place_one(self, gpus: int) -> int:
+        buckets = self.buckets
+        f = gpus
+        while not buckets[f]:
+            f += 1
+        bucket = buckets[f]
+        node_id = next(iter(bucket))
+        del bucket[node_id]
+        buckets[f - gpus][node_id] = None
+        self.free[node_id] = f - gpus
+        self.total_free -= gpus
+        if f == self.max_free and not bucket:
+            self.max_free = self._scan_max(f)
+        return node_id
+
+    def release(self, node_id: int, gpus: int) -> None:
+        """Give GPUs back to a node (used when planning reclaim or preemption)."""
+        f = self.free[node_id]
+        del self.buckets[f][node_id]
+        self.buckets[f + gpus][node_id] = None
+        self.free[node_id] = f + gpus
+        self.total_free += gpus
+        self.max_free = max(self.max_free, f + gpus)
+
+
+def build_indexes(nodes: Iterable[Node], used: dict[int, int]) -> dict[tuple[str, str], ModelIndex]:
+    """One index per (pool, gpu_model) present in `nodes`; `used` is GPUs in use per node id."""
+    grouped: dict[tuple[str, str], list[Node]] = {}
+    for node in nodes:
+        grouped.setdefault((node.pool, node.gpu_model), []).append(node)
+    return {key: ModelIndex(key[0], key[1], group, used) for key, group in sorted(grouped.items())}

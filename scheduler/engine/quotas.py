@@ -1,0 +1,92 @@
+"""Base-quota book of one cycle: which quota covers a job, and how much of it is used.
+
+A job is charged to the tenant-level quota of its (tenant, pool, gpu_model) that covers its
+workload class (lowest quota id first), and also to the project-level sub-quota of its project
+if one covers it; both must fit. Jobs on a lease are not charged here: leases are accounted
+separately. A running job whose workload class is unknown is charged as the first workload
+class that maps to its priority class, and failing that to the tenant's lowest-id quota there,
+so usage is never silently dropped.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+from .types import WORKLOAD_TO_PRIORITY, Quota, RunningJob
+
+_FIRST_WORKLOAD_OF: dict[str, str] = {}
+for _workload, _priority in WORKLOAD_TO_PRIORITY.items():
+    _FIRST_WORKLOAD_OF.setdefault(_priority, _workload)
+
+
+def workload_for_priority(priority_class: str) -> str:
+    """The first workload class whose default priority class is `priority_class`."""
+    return _FIRST_WORKLOAD_OF.get(priority_class, "")
+
+
+class QuotaBook:
+    __slots__ = ("_tenant", "_project", "used", "_cover_cache", "tenant_gpus")
+
+    def __init__(self, quotas: Iterable[Quota]):
+        self._tenant: dict[tuple[str, str, str], list[Quota]] = {}
+        self._project: dict[tuple[str, str, str, str], list[Quota]] = {}
+        self.tenant_gpus: dict[tuple[str, str, str], int] = {}  # for fair share
+        for quota in sorted(quotas, key=lambda q: q.id):
+            if quota.project is None:
+                key = (quota.tenant, quota.pool, quota.gpu_model)
+                self._tenant.setdefault(key, []).append(quota)
+                self.tenant_gpus[key] = self.tenant_gpus.get(key, 0) + quota.gpus
+            else:
+                pkey = (quota.tenant, quota.project, quota.pool, quota.gpu_model)
+                self._project.setdefault(pkey, []).append(quota)
+        self.used: dict[int, int] = {}
+        self._cover_cache: dict[tuple, tuple[Quota | None, Quota | None]] = {}
+
+    def cover(
+        self, tenant: str, project: str, pool: str, gpu_model: str, workload_class: str
+    ) -> tuple[Quota | None, Quota | None]:
+        """(tenant-level quota, project-level quota or None) covering such a job."""
+        key = (tenant, project, pool, gpu_model, workload_class)
+        hit = self._cover_cache.get(key)
+        if hit is None:
+            tenant_q = _first_covering(self._tenant.get((tenant, pool, gpu_model)), workload_class)
+            project_q = None
+            if tenant_q is not None:
+                project_q = _first_covering(
+                    self._project.get((tenant, project, pool, gpu_model)), workload_class
+                )
+            hit = self._cover_cache[key] = (tenant_q, project_q)
+        return hit
+
+    def charge_running(self, jobs: Iterable[RunningJob]) -> None:
+        for job in jobs:
+            if job.lease_id is not None:
+                continue
+            workload = job.workload_class or workload_for_priority(job.priority_class)
+            tenant_q, project_q = self.cover(
+                job.tenant, job.project, job.pool, job.gpu_model, workload
+            )
+            if tenant_q is None:
+                fallback = self._tenant.get((job.tenant, job.pool, job.gpu_model))
+                tenant_q = fallback[0] if fallback else None
+            for quota in (tenant_q, project_q):
+                if quota is not None:
+                    self.used[quota.id] = self.used.get(quota.id, 0) + job.total_gpus
+
+    def used_of(self, quota: Quota) -> int:
+        return self.used.get(quota.id, 0)
+
+    def charge(self, quota: Quota | None, gpus: int) -> None:
+        if quota is not None:
+            self.used[quota.id] = self.used.get(quota.id, 0) + gpus
+
+    def tenant_quotas(self) -> Mapping[tuple[str, str, str], list[Quota]]:
+        return self._tenant
+
+
+def _first_covering(quotas: list[Quota] | None, workload_class: str) -> Quota | None:
+    if quotas:
+        for quota in quotas:
+            if not quota.classes or workload_class in quota.classes:
+                return quota
+    return None

@@ -1,0 +1,343 @@
+"""Frozen value types exchanged between the Django side and the engine.
+
+The engine reads a `Snapshot` and returns `Decisions`; nothing else crosses the boundary.
+Every type here is immutable and holds only stdlib values, so a snapshot can be built,
+hashed into a cache key, or serialised without touching the database.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+from typing import Any, Mapping
+
+NODE_SCHEDULABLE = "schedulable"
+NODE_CORDONED = "cordoned"
+NODE_MAINTENANCE = "maintenance"
+
+PREEMPTION_AUTO = "auto"
+PREEMPTION_MANUAL = "manual"
+PREEMPTION_PAUSED = "paused"
+
+
+# --- inputs ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    id: int
+    pool: str
+    gpu_model: str
+    gpus: int
+    state: str  # "schedulable" | "cordoned" | "maintenance"
+    maintenance_until: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Quota:
+    """A base quota. `project` set means a project-level sub-quota inside the tenant's quota.
+
+    Empty `classes` covers every workload class.
+    """
+
+    id: int
+    tenant: str
+    pool: str
+    gpu_model: str
+    gpus: int
+    classes: frozenset[str]
+    project: str | None = None
+
+    def covers(self, workload_class: str) -> bool:
+        return not self.classes or workload_class in self.classes
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityClass:
+    name: str
+    priority: int
+    preemptible: bool
+    may_borrow: bool
+
+
+DEFAULT_PRIORITY_CLASSES: Mapping[str, PriorityClass] = MappingProxyType(
+    {
+        "production": PriorityClass("production", 1000, preemptible=False, may_borrow=False),
+        "candidate": PriorityClass("candidate", 800, preemptible=False, may_borrow=True),
+        "training": PriorityClass("training", 600, preemptible=True, may_borrow=True),
+        "batch": PriorityClass("batch", 400, preemptible=True, may_borrow=True),
+        "experiment": PriorityClass("experiment", 200, preemptible=True, may_borrow=True),
+    }
+)
+
+WORKLOAD_TO_PRIORITY: Mapping[str, str] = MappingProxyType(
+    {
+        "online_inference": "production",
+        "evaluation": "candidate",
+        "training": "training",
+        "batch_inference": "batch",
+        "experiment": "experiment",
+        "validation": "experiment",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RunningJob:
+    id: int
+    tenant: str
+    project: str
+    pool: str
+    gpu_model: str
+    gpus: int  # per replica
+    replicas: int
+    priority_class: str
+    placements: tuple[int, ...]  # node id per replica
+    started_at: datetime
+    expected_end: datetime
+    lease_id: int | None = None  # set: the job runs on borrowed capacity
+    last_checkpoint_at: datetime | None = None
+    preemptions_24h: int = 0
+    # Optional: lets the engine charge the job to the right quota when a tenant holds several
+    # quotas with different class sets on one pool/model. Empty: derived from priority_class.
+    workload_class: str = ""
+
+    @property
+    def total_gpus(self) -> int:
+        return self.gpus * self.replicas
+
+
+@dataclass(frozen=True, slots=True)
+class PendingJob:
+    id: int
+    tenant: str
+    project: str
+    pool: str
+    gpu_model: str
+    gpus: int  # per replica
+    replicas: int
+    workload_class: str
+    priority_class: str
+    submitted_at: datetime
+    env_ready: bool = True
+    env_detail: str = ""
+    max_runtime_minutes: int = 60
+
+    @property
+    def total_gpus(self) -> int:
+        return self.gpus * self.replicas
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    id: int
+    borrower: str
+    lender: str | None  # None: the unassigned pool
+    pool: str
+    gpu_model: str
+    gpus: int
+    protected_until: datetime
+    expires_at: datetime
+    state: str = "active"  # "active" | "reclaiming" | "expired" | "released"
+
+
+@dataclass(frozen=True, slots=True)
+class PolicySwitches:
+    borrowing_enabled: bool = True
+    preemption_mode: str = PREEMPTION_AUTO  # auto | manual | paused
+
+
+@dataclass(frozen=True, slots=True)
+class TenantPolicy:
+    """Lending and borrowing limits of one tenant. None limits mean unlimited."""
+
+    tenant: str
+    lending_limit_gpus: int | None = None
+    reserved_gpus: int = 0  # never lent out
+    borrowing_limit_gpus: int | None = None
+    max_lease_minutes: int = 240
+    protected_minutes: int = 30
+    borrow_classes: frozenset[str] = frozenset()  # priority classes allowed to borrow; empty: all
+
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything one evaluation cycle may look at. May cover one pool or several."""
+
+    now: datetime
+    nodes: tuple[Node, ...]
+    quotas: tuple[Quota, ...]
+    running: tuple[RunningJob, ...]
+    pending: tuple[PendingJob, ...]
+    usage: Mapping[str, float]  # tenant -> decayed GPU-hours, for fair share
+    priority_classes: Mapping[str, PriorityClass] = DEFAULT_PRIORITY_CLASSES
+    leases: tuple[Lease, ...] = ()
+    switches: PolicySwitches = PolicySwitches()
+    half_life_hours: float = 168.0
+    policies: Mapping[str, TenantPolicy] = _EMPTY
+    preemption_cap_24h: int = 3  # a job preempted this often in 24h is no longer a victim
+    grace_minutes: int = 10  # notice period given to reclaim and preemption victims
+
+
+# --- outputs --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LeasePlan:
+    borrower: str
+    lender: str | None  # None: the unassigned pool
+    pool: str
+    gpu_model: str
+    gpus: int
+    protected_until: datetime
+    expires_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "borrower": self.borrower,
+            "lender": self.lender,
+            "pool": self.pool,
+            "gpu_model": self.gpu_model,
+            "gpus": self.gpus,
+            "protected_until": self.protected_until.isoformat(),
+            "expires_at": self.expires_at.isoformat(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    job_id: int
+    placements: tuple[int, ...]  # node id per replica
+    lease: LeasePlan | None = None  # None: admitted under base quota
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "job_id": self.job_id,
+            "placements": list(self.placements),
+            "lease": self.lease.to_dict() if self.lease else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Blocker:
+    code: str
+    message: str
+    details: Mapping[str, int | str]
+
+    def __hash__(self) -> int:  # the message carries every number, so it identifies the blocker
+        return hash((self.code, self.message))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "details": dict(self.details)}
+
+
+@dataclass(frozen=True, slots=True)
+class NextAction:
+    code: str
+    label: str
+    params: Mapping[str, str]
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.label))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "label": self.label, "params": dict(self.params)}
+
+
+@dataclass(frozen=True, slots=True)
+class Eta:
+    earliest: datetime | None
+    latest: datetime | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "earliest": self.earliest.isoformat() if self.earliest else None,
+            "latest": self.latest.isoformat() if self.latest else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    job_id: int
+    code: str  # the first blocker's code
+    message: str  # every blocker rendered into one sentence chain
+    blockers: tuple[Blocker, ...]  # in precedence order
+    next_actions: tuple[NextAction, ...]
+    position_in_tenant: int  # 1-based, among waiting jobs of the tenant in the same pool
+    position_in_pool: int  # 1-based, among all waiting jobs in the pool
+    gpus_ahead: int  # GPUs asked by runnable waiting jobs ahead in the same pool and model
+    eta: Eta
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable form, for a JSONField."""
+        return {
+            "job_id": self.job_id,
+            "code": self.code,
+            "message": self.message,
+            "blockers": [b.to_dict() for b in self.blockers],
+            "next_actions": [a.to_dict() for a in self.next_actions],
+            "position_in_tenant": self.position_in_tenant,
+            "position_in_pool": self.position_in_pool,
+            "gpus_ahead": self.gpus_ahead,
+            "eta": self.eta.to_dict(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Reclaim:
+    """A lender's job needs its own lent quota back: these borrower jobs get a reclaim notice."""
+
+    lender_job_id: int
+    victim_job_ids: tuple[int, ...]
+    lease_ids: tuple[int, ...]
+    grace_until: datetime | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "lender_job_id": self.lender_job_id,
+            "victim_job_ids": list(self.victim_job_ids),
+            "lease_ids": list(self.lease_ids),
+            "grace_until": self.grace_until.isoformat() if self.grace_until else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionPlan:
+    preemptor_job_id: int
+    victim_job_ids: tuple[int, ...]
+    rule: str  # which boundary allowed it, e.g. "priority_within_tenant"
+    arithmetic: Mapping[str, int | str]  # the quota numbers that justified it
+    grace_until: datetime | None = None
+    needs_approval: bool = False  # preemption_mode == "manual"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "preemptor_job_id": self.preemptor_job_id,
+            "victim_job_ids": list(self.victim_job_ids),
+            "rule": self.rule,
+            "arithmetic": dict(self.arithmetic),
+            "grace_until": self.grace_until.isoformat() if self.grace_until else None,
+            "needs_approval": self.needs_approval,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Decisions:
+    admissions: tuple[Admission, ...]
+    waits: tuple[Wait, ...]
+    lease_plans: tuple[LeasePlan, ...] = ()
+    reclaims: tuple[Reclaim, ...] = ()
+    preemptions: tuple[PreemptionPlan, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "admissions": [a.to_dict() for a in self.admissions],
+            "waits": [w.to_dict() for w in self.waits],
+            "lease_plans": [p.to_dict() for p in self.lease_plans],
+            "reclaims": [r.to_dict() for r in self.reclaims],
+            "preemptions": [p.to_dict() for p in self.preemptions],
+        }

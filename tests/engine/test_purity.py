@@ -1,0 +1,42 @@
+"""The engine imports only the standard library and itself (never Django)."""
+
+import ast
+import sys
+from pathlib import Path
+
+import scheduler.engine
+
+ENGINE_DIR = Path(scheduler.engine.__file__).parent
+
+
+def _imports(path: Path):
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: inside the package by construction
+                continue
+            yield node.module or ""
+
+
+def test_engine_modules_import_only_stdlib_and_engine():
+    modules = sorted(ENGINE_DIR.rglob("*.py"))
+    assert len(modules) > 5
+    offenders = []
+    for path in modules:
+        for name in _imports(path):
+            top = name.split(".")[0]
+            if name.startswith("scheduler.engine") or top in sys.stdlib_module_names:
+                if top == "django":  # pragma: no cover - stdlib never has it, be explicit
+                    offenders.append((path.name, name))
+                continue
+            offenders.append((path.name, name))
+    assert offenders == []
+
+
+def test_the_check_would_catch_django(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("from django.db import models\nimport numpy\n")
+    assert list(_imports(bad)) == ["django.db", "numpy"]

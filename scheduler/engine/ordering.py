@@ -57,8 +57,9 @@ def order_pending(
                 usage.get(job.tenant, 0.0), tenant_quota_gpus.get(group[1:], 0)
             )
             groups[group] = (-(pc.priority if pc else 0), share)
-    ranked = sorted(groups, key=lambda group: groups[group])
-    rank = {group: i for i, group in enumerate(ranked)}
+    # Groups with equal (priority, share) must share a rank, or submit time would not decide.
+    rank_of_value = {value: i for i, value in enumerate(sorted(set(groups.values())))}
+    rank = {group: rank_of_value[value] for group, value in groups.items()}
     jobs.sort(key=attrgetter("submitted_at"))
     jobs.sort(key=lambda j: rank[(j.priority_class, j.tenant, j.pool, j.gpu_model)])
     return jobs

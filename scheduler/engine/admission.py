@@ -10,6 +10,7 @@ free quota and capacity, and a cycle only ever consumes capacity.
 
 from __future__ import annotations
 
+import gc
 from datetime import datetime, timedelta
 
 from . import reasons as R
@@ -45,7 +46,7 @@ class _Lane:
     """
 
     __slots__ = ("index", "releases", "priority", "jobs", "gpus", "higher_jobs", "higher_gpus",
-                 "ahead_gpus", "ahead_longest")
+                 "ahead_gpus", "ahead_longest", "shapes")
 
     def __init__(self, index: ModelIndex | None, releases: Timeline) -> None:
         self.index = index
@@ -53,9 +54,43 @@ class _Lane:
         self.priority = None
         self.jobs = self.gpus = self.higher_jobs = self.higher_gpus = 0
         self.ahead_gpus = self.ahead_longest = 0  # phase 4: waiting jobs met so far
+        self.shapes: dict[tuple[int, int], Blocker | None] = {}  # (gpus, replicas) -> shape check
+
+
+_UNSEEN = object()
+
+
+def _shape_blocker(job: PendingJob, index: ModelIndex | None) -> Blocker | None:
+    """RESOURCE_MISMATCH if no node set could ever hold the gang, MAINTENANCE if only
+    unavailable nodes could, None if the schedulable nodes could when empty."""
+    g, replicas = job.gpus, job.replicas
+    if index is None or index.static_slots(g, False) < replicas:
+        return R.resource_mismatch(
+            job.pool, job.gpu_model, g, replicas,
+            index.largest_node if index else 0,
+            index.static_slots(g, False) if index else 0,
+        )
+    if index.static_slots(g, True) < replicas:
+        down, until = index.down_nodes_that_fit(g)
+        return R.maintenance(job.pool, job.gpu_model, down, until)
+    return None
 
 
 def decide(snapshot: Snapshot) -> Decisions:
+    """The decisions of one cycle for `snapshot`; pure and deterministic."""
+    # The cycle allocates a few small acyclic objects per job; letting the cyclic collector run
+    # meanwhile only re-traverses the (large, immutable) snapshot again and again, which
+    # profiling showed to be half the cycle time on 100k jobs. Pause it, restore it after.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _decide(snapshot)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _decide(snapshot: Snapshot) -> Decisions:
     now = snapshot.now
     priority_of = {name: pc.priority for name, pc in snapshot.priority_classes.items()}
 
@@ -108,20 +143,12 @@ def decide(snapshot: Snapshot) -> Decisions:
 
         if not job.env_ready:
             blockers.append(R.env_not_ready(job.env_detail))
-        shape_ok = False
-        if index is None or index.static_slots(g, False) < replicas:
-            blockers.append(
-                R.resource_mismatch(
-                    job.pool, job.gpu_model, g, replicas,
-                    index.largest_node if index else 0,
-                    index.static_slots(g, False) if index else 0,
-                )
-            )
-        elif index.static_slots(g, True) < replicas:
-            down, until = index.down_nodes_that_fit(g)
-            blockers.append(R.maintenance(job.pool, job.gpu_model, down, until))
-        else:
-            shape_ok = True
+        shape = lane.shapes.get((g, replicas), _UNSEEN)
+        if shape is _UNSEEN:
+            shape = lane.shapes[(g, replicas)] = _shape_blocker(job, index)
+        shape_ok = shape is None
+        if not shape_ok:
+            blockers.append(shape)
 
         tenant_q, project_q = book.cover(
             job.tenant, job.project, job.pool, job.gpu_model, job.workload_class
@@ -271,17 +298,15 @@ def _eta(job, need, blockers, code, tenant_q, lane, node_blocked, book, now, gpu
     if code == R.MAINTENANCE:
         until = blockers[0].details["until"]
         return _cached_eta(cache, datetime.fromisoformat(str(until)) if until else None, None)
+    if tenant_q is None or need > tenant_q.gpus:
+        return UNKNOWN  # only a bigger quota (or a lease) lets it run
     earliest, latest = pool_window(
         lane.releases, now, need + gpus_ahead - index.total_free, node_blocked, longest
     )
     if earliest is None:
         return UNKNOWN
-    if tenant_q is None:
-        return UNKNOWN  # no base quota: only a quota (or a lease) lets it run
     missing_quota = book.used.get(tenant_q.id, 0) + need - tenant_q.gpus
     if missing_quota > 0:
-        if need > tenant_q.gpus:
-            return UNKNOWN
         when = quota_time(quota_releases.get(tenant_q.id), missing_quota)
         if when is None:
             return UNKNOWN

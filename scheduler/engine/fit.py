@@ -21,7 +21,8 @@ class ModelIndex:
 
     __slots__ = (
         "pool", "gpu_model", "buckets", "free", "total_free", "max_free", "capacity",
-        "_all_sizes", "_sched_sizes", "_down", "_slot_cache",
+        "_all_sizes", "_sched_sizes", "_down", "_slot_cache", "_failed",
+        "_fits_at", "_version",
     )
 
     def __init__(self, pool: str, gpu_model: str, nodes: Iterable[Node], used: dict[int, int]):
@@ -48,6 +49,13 @@ class ModelIndex:
         self.total_free = sum(self.free.values())
         self.max_free = self._scan_max(top)
         self._slot_cache: dict[tuple[int, bool], int] = {}
+        # Shapes known not to fit. Free GPUs only shrink while a cycle places jobs, so a shape
+        # that failed keeps failing until `release` gives GPUs back: the fast path for deep
+        # queues behind a full pool.
+        self._failed: set[tuple[int, int]] = set()
+        # Shapes known to fit, valid until the next placement (`_version` counts changes).
+        self._fits_at: dict[tuple[int, int], int] = {}
+        self._version = 0
 
     # --- static questions (independent of what runs) ---
 
@@ -91,7 +99,18 @@ class ModelIndex:
         return sum(len(buckets[f]) * (f // gpus) for f in range(gpus, self.max_free + 1))
 
     def can_place(self, gpus: int, replicas: int) -> bool:
-        return gpus <= self.max_free and self.slots(gpus) >= replicas
+        if gpus > self.max_free:
+            return False
+        shape = (gpus, replicas)
+        if shape in self._failed:
+            return False
+        if self._fits_at.get(shape) == self._version:
+            return True
+        if self.slots(gpus) >= replicas:
+            self._fits_at[shape] = self._version
+            return True
+        self._failed.add(shape)
+        return False
 
     def place(self, gpus: int, replicas: int) -> tuple[int, ...] | None:
         """Best-fit gang placement; None (and nothing changed) when it does not fit."""
@@ -110,6 +129,7 @@ class ModelIndex:
         buckets[f - gpus][node_id] = None
         self.free[node_id] = f - gpus
         self.total_free -= gpus
+        self._version += 1
         if f == self.max_free and not bucket:
             self.max_free = self._scan_max(f)
         return node_id
@@ -122,6 +142,8 @@ class ModelIndex:
         self.free[node_id] = f + gpus
         self.total_free += gpus
         self.max_free = max(self.max_free, f + gpus)
+        self._failed.clear()
+        self._version += 1
 
 
 def build_indexes(nodes: Iterable[Node], used: dict[int, int]) -> dict[tuple[str, str], ModelIndex]:

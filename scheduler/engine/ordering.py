@@ -9,6 +9,7 @@ Fair share is computed once per cycle from the snapshot, not updated as jobs are
 from __future__ import annotations
 
 import math
+from operator import attrgetter
 from typing import Iterable, Mapping
 
 from .types import PendingJob, PriorityClass
@@ -41,20 +42,24 @@ def order_pending(
 
     `tenant_quota_gpus` maps (tenant, pool, gpu_model) to the tenant-level base quota GPUs there.
     An unknown priority class sorts as priority 0.
+
+    Implemented as three stable sorts on single keys (id, then submit time, then the rank of
+    the job's (priority, fair share) group), which equals one sort on the full tuple but avoids
+    comparing long tuples with mostly equal prefixes.
     """
-    share_cache: dict[tuple[str, str, str], float] = {}
-    prio_cache: dict[str, int] = {}
-
-    def key(job: PendingJob):
-        scope = (job.tenant, job.pool, job.gpu_model)
-        share = share_cache.get(scope)
-        if share is None:
-            share = fair_share(usage.get(job.tenant, 0.0), tenant_quota_gpus.get(scope, 0))
-            share_cache[scope] = share
-        prio = prio_cache.get(job.priority_class)
-        if prio is None:
+    groups: dict[tuple[str, str, str, str], tuple[int, float]] = {}
+    jobs = sorted(pending, key=attrgetter("id"))
+    for job in jobs:
+        group = (job.priority_class, job.tenant, job.pool, job.gpu_model)
+        if group not in groups:
             pc = priority_classes.get(job.priority_class)
-            prio = prio_cache[job.priority_class] = pc.priority if pc else 0
-        return (-prio, share, job.submitted_at, job.id)
-
-    return sorted(pending, key=key)
+            share = fair_share(
+                usage.get(job.tenant, 0.0), tenant_quota_gpus.get(group[1:], 0)
+            )
+            groups[group] = (-(pc.priority if pc else 0), share)
+    # Groups with equal (priority, share) must share a rank, or submit time would not decide.
+    rank_of_value = {value: i for i, value in enumerate(sorted(set(groups.values())))}
+    rank = {group: rank_of_value[value] for group, value in groups.items()}
+    jobs.sort(key=attrgetter("submitted_at"))
+    jobs.sort(key=lambda j: rank[(j.priority_class, j.tenant, j.pool, j.gpu_model)])
+    return jobs

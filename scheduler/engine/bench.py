@@ -1,0 +1,147 @@
+"""Synthetic snapshots and cycle timing, for measuring the engine's performance targets.
+
+Run: python -m scheduler.engine.bench [jobs nodes tenants repeats]
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import sys
+import time
+from datetime import datetime, timedelta, timezone
+
+from .admission import decide
+from .types import (
+    WORKLOAD_TO_PRIORITY,
+    Node,
+    PendingJob,
+    Quota,
+    RunningJob,
+    Snapshot,
+)
+
+POOLS = ("gpu-a", "gpu-b")
+MODELS = ("H100-80G", "A100-40G", "L40S-48G")
+MODEL_WEIGHTS = (5, 3, 2)
+SIZES = (1, 2, 4, 8)
+SIZE_WEIGHTS = (3, 3, 2, 2)
+WORKLOADS = tuple(WORKLOAD_TO_PRIORITY)
+WORKLOAD_WEIGHTS = (1, 1, 3, 2, 3, 1)
+EPOCH = datetime(2025, 3, 3, 9, 0, tzinfo=timezone.utc)
+
+
+def synthetic_snapshot(jobs: int, nodes: int, tenants: int, seed: int = 0) -> Snapshot:
+    """A plausible busy cluster: 2 pools, 3 models, ~half the nodes busy, quotas ~ capacity."""
+    rng = random.Random(seed)
+    now = EPOCH
+    names = [f"team-{i:03d}" for i in range(tenants)]
+
+    node_list = []
+    for i in range(nodes):
+        roll = rng.random()
+        state = "maintenance" if roll < 0.03 else "cordoned" if roll < 0.04 else "schedulable"
+        node_list.append(
+            Node(
+                id=i + 1,
+                pool=POOLS[i % len(POOLS)],
+                gpu_model=rng.choices(MODELS, MODEL_WEIGHTS)[0],
+                gpus=8 if rng.random() < 0.9 else 4,
+                state=state,
+                maintenance_until=now + timedelta(hours=rng.randint(1, 12)) if state == "maintenance" else None,
+            )
+        )
+
+    capacity: dict[tuple[str, str], int] = {}
+    for node in node_list:
+        if node.state == "schedulable":
+            key = (node.pool, node.gpu_model)
+            capacity[key] = capacity.get(key, 0) + node.gpus
+    quotas = []
+    qid = 1
+    for (pool, model), cap in sorted(capacity.items()):
+        weights = [rng.random() + 0.2 for _ in names]
+        scale = cap / sum(weights)
+        for tenant, weight in zip(names, weights):
+            gpus = int(weight * scale)
+            if gpus:
+                quotas.append(Quota(qid, tenant, pool, model, gpus, frozenset()))
+                qid += 1
+                if rng.random() < 0.1:  # a project sub-quota inside it
+                    quotas.append(Quota(qid, tenant, pool, model, max(gpus // 2, 1), frozenset(), "p0"))
+                    qid += 1
+
+    running = []
+    jid = 1
+    for node in node_list:
+        if rng.random() >= 0.5:
+            continue
+        size = node.gpus if rng.random() < 0.6 else node.gpus // 2
+        workload = rng.choices(WORKLOADS, WORKLOAD_WEIGHTS)[0]
+        running.append(
+            RunningJob(
+                id=jid, tenant=rng.choice(names), project=f"p{rng.randint(0, 2)}", pool=node.pool,
+                gpu_model=node.gpu_model, gpus=size, replicas=1,
+                priority_class=WORKLOAD_TO_PRIORITY[workload], placements=(node.id,),
+                started_at=now - timedelta(minutes=rng.randint(1, 600)),
+                expected_end=now + timedelta(minutes=rng.randint(5, 900)),
+                workload_class=workload,
+            )
+        )
+        jid += 1
+
+    pending = []
+    for _ in range(jobs):
+        workload = rng.choices(WORKLOADS, WORKLOAD_WEIGHTS)[0]
+        gpus = rng.choices(SIZES, SIZE_WEIGHTS)[0]
+        replicas = 1 if rng.random() < 0.85 else rng.choice((2, 3, 4))
+        ready = rng.random() >= 0.02
+        pending.append(
+            PendingJob(
+                id=jid, tenant=rng.choice(names), project=f"p{rng.randint(0, 2)}",
+                pool=rng.choice(POOLS), gpu_model=rng.choices(MODELS, MODEL_WEIGHTS)[0],
+                gpus=gpus, replicas=replicas, workload_class=workload,
+                priority_class=WORKLOAD_TO_PRIORITY[workload],
+                submitted_at=now - timedelta(seconds=rng.randint(1, 86_400)),
+                env_ready=ready, env_detail="" if ready else "image not found",
+                max_runtime_minutes=rng.choice((30, 60, 120, 240, 480)),
+            )
+        )
+        jid += 1
+
+    usage = {t: round(rng.random() * 5000, 1) for t in names}
+    return Snapshot(
+        now=now, nodes=tuple(node_list), quotas=tuple(quotas), running=tuple(running),
+        pending=tuple(pending), usage=usage,
+    )
+
+
+def run_cycles(snapshot: Snapshot, repeats: int) -> list[float]:
+    """Wall time of `repeats` full cycles, in milliseconds."""
+    timings = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        decide(snapshot)
+        timings.append((time.perf_counter() - start) * 1000.0)
+    return timings
+
+
+def _report(jobs: int, nodes: int, tenants: int, repeats: int) -> None:
+    snapshot = synthetic_snapshot(jobs, nodes, tenants)
+    timings = run_cycles(snapshot, repeats)
+    decisions = decide(snapshot)
+    print(
+        f"{jobs} pending / {nodes} nodes / {tenants} tenants: "
+        f"p50 {statistics.median(timings):.1f} ms, min {min(timings):.1f}, "
+        f"max {max(timings):.1f} ({repeats} runs; {len(decisions.admissions)} admitted, "
+        f"{len(decisions.waits)} waits)"
+    )
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        j, n, t, r = (int(x) for x in sys.argv[1:5])
+        _report(j, n, t, r)
+    else:
+        _report(10_000, 1_000, 100, 15)
+        _report(100_000, 5_000, 100, 5)

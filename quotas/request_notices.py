@@ -4,6 +4,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.mail import EmailMessage
 from django.urls import reverse
+from django.utils import timezone
 
 from portal.roles import QUOTA_APPROVER
 from quotas.models import Membership, QuotaRequest
@@ -46,17 +47,22 @@ def _recipients(qr: QuotaRequest, event: str) -> tuple[str, list[str]]:
     return event, _emails([qr.requested_by])
 
 
+def _local(value) -> str:
+    return f"{timezone.localtime(value):%Y-%m-%d %H:%M %Z}" if value else ""
+
+
 def _body(qr: QuotaRequest, kind: str) -> str:
     base = getattr(settings, "PORTAL_BASE_URL", "http://localhost:8000").rstrip("/")
-    last = qr.decisions.order_by("-at", "-id").first()
+    # The comment of the step this notice is about, not of whatever happened after it (approve → applied).
+    last = qr.decisions.filter(step=kind).order_by("-at", "-id").first()
     lines = [
         f"Request #{qr.pk} ({qr.get_kind_display()}) by {qr.requested_by.get_username()} for {qr.tenant.name}",
         f"Scope: {qr.pool.name} / {qr.gpu_model.name} / {', '.join(qr.workload_classes) or 'all classes'}",
         f"Base quota: {qr.gpus_at_request} -> {qr.gpus} GPUs",
-        f"Effective: {qr.effective_at:%Y-%m-%d %H:%M %Z}" if qr.effective_at else "Effective: as soon as approved",
+        f"Effective: {_local(qr.effective_at)}" if qr.effective_at else "Effective: as soon as approved",
     ]
     if qr.ends_at:
-        lines.append(f"Ends: {qr.ends_at:%Y-%m-%d %H:%M %Z}")
+        lines.append(f"Ends: {_local(qr.ends_at)}")
     lines.append(f"State: {qr.get_state_display()}")
     if kind.startswith("awaiting"):
         lines.append(f"Justification: {qr.justification}")
@@ -77,7 +83,7 @@ def quota_request_notice_send(*, request_id: int, event: str) -> int:
     if not recipients:
         return 0
     subject = SUBJECTS[kind].format(id=qr.pk, tenant=qr.tenant.name, pool=qr.pool.name, gpu_model=qr.gpu_model.name,
-                                    gpus=qr.gpus, ends_at=f"{qr.ends_at:%Y-%m-%d %H:%M}" if qr.ends_at else "")
+                                    gpus=qr.gpus, ends_at=_local(qr.ends_at))
     body = _body(qr, kind)
     # One message per recipient: approvers of other teams never see each other's addresses.
     return sum(EmailMessage(subject=subject, body=body, to=[address]).send() for address in recipients)

@@ -170,3 +170,12 @@ def test_the_tenant_request_list_and_detail_pages(member, submitted):
     detail = client.get(reverse("quota-request-detail", args=[submitted.pk])).content.decode()
     assert "Evaluation sweep for the Q3 release" in detail
     assert selectors.quota_request_impact_now(submitted).quota_sum_after == 28
+
+
+def test_beat_runs_the_apply_task_every_30_seconds():
+    from portal.celery import app
+    from quotas import tasks
+
+    entry = app.conf.beat_schedule["quota-requests-apply-due"]
+    assert entry == {"task": tasks.quota_requests_apply_due.name, "schedule": 30.0}
+    assert {"quota-requests-warn-ending", "quota-requests-expire-stale"} <= set(app.conf.beat_schedule)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from quotas import api
+from quotas import api, request_api
 
 urlpatterns = [
     path("pools/", api.PoolListView.as_view(), name="api-pools"),
@@ -10,4 +10,16 @@ urlpatterns = [
     path("nodes/<str:name>/cordon/", api.NodeCordonView.as_view(), name="api-node-cordon"),
     path("nodes/<str:name>/uncordon/", api.NodeUncordonView.as_view(), name="api-node-uncordon"),
     path("nodes/<str:name>/maintenance/", api.NodeMaintenanceView.as_view(), name="api-node-maintenance"),
+    path("quota-requests/", request_api.QuotaRequestListView.as_view(), name="api-quota-requests"),
+    path("quota-requests/<int:pk>/", request_api.QuotaRequestDetailView.as_view(), name="api-quota-request"),
+    path("quota-requests/<int:pk>/submit/", request_api.QuotaRequestSubmitView.as_view(),
+         name="api-quota-request-submit"),
+    path("quota-requests/<int:pk>/endorse/", request_api.QuotaRequestEndorseView.as_view(),
+         name="api-quota-request-endorse"),
+    path("quota-requests/<int:pk>/approve/", request_api.QuotaRequestApproveView.as_view(),
+         name="api-quota-request-approve"),
+    path("quota-requests/<int:pk>/reject/", request_api.QuotaRequestRejectView.as_view(),
+         name="api-quota-request-reject"),
+    path("quota-requests/<int:pk>/withdraw/", request_api.QuotaRequestWithdrawView.as_view(),
+         name="api-quota-request-withdraw"),
 ]

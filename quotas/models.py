@@ -218,3 +218,7 @@ class QuotaCoverage(models.Model):
                 violation_error_message="An active quota already covers this project, pool, GPU model and class.",
             ),
         ]
+
+
+# Quota change requests live in their own module; imported here so Django registers them with this app.
+from quotas.requests_models import QuotaRequest, QuotaRequestDecision  # noqa: E402,F401

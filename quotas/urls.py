@@ -1,8 +1,15 @@
 from django.urls import path
 
-from quotas import views
+from quotas import request_views, views
 
 urlpatterns = [
     path("pools/", views.pool_list, name="pools"),
     path("tenants/<slug:slug>/quota/", views.tenant_quota, name="tenant-quota"),
+    path("tenants/<slug:slug>/quota-requests/", request_views.tenant_quota_requests, name="tenant-quota-requests"),
+    path("tenants/<slug:slug>/quota-requests/new/", request_views.quota_request_new, name="quota-request-new"),
+    path("tenants/<slug:slug>/quota-requests/preview/", request_views.quota_request_preview,
+         name="quota-request-preview"),
+    path("quota-requests/<int:pk>/", request_views.quota_request_detail, name="quota-request-detail"),
+    path("quota-requests/<int:pk>/<slug:action>/", request_views.quota_request_action, name="quota-request-action"),
+    path("approvals/", request_views.approvals, name="approvals"),
 ]

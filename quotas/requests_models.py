@@ -1,0 +1,108 @@
+"""Quota change requests and the timeline of decisions taken on each one.
+
+States move only through ``quotas.request_services``, each move a compare-and-swap on ``state``, so two
+actors racing on the same request cannot both win.
+"""
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class QuotaRequest(models.Model):
+    class Kind(models.TextChoices):
+        INCREASE = "increase", "Increase"
+        DECREASE = "decrease", "Decrease"
+        NEW_SCOPE = "new_scope", "New scope"
+        TEMPORARY = "temporary", "Temporary grant"
+
+    class State(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        SUBMITTED = "submitted", "Submitted"
+        ENDORSED = "endorsed", "Endorsed"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+        APPLIED = "applied", "Applied"
+        REVERTED = "reverted", "Ended (temporary grant reverted)"
+        WITHDRAWN = "withdrawn", "Withdrawn"
+        EXPIRED = "expired", "Expired"
+
+    PENDING_STATES = (State.DRAFT, State.SUBMITTED, State.ENDORSED)
+    OPEN_STATES = (State.DRAFT, State.SUBMITTED, State.ENDORSED, State.APPROVED)
+
+    tenant = models.ForeignKey("quotas.Tenant", on_delete=models.PROTECT, related_name="quota_requests")
+    pool = models.ForeignKey("quotas.Pool", on_delete=models.PROTECT, related_name="quota_requests")
+    gpu_model = models.ForeignKey("quotas.GpuModel", on_delete=models.PROTECT, related_name="quota_requests")
+    workload_classes = models.JSONField(default=list, blank=True,
+                                        help_text="Sorted workload classes of the quota; empty covers all.")
+    kind = models.CharField(max_length=10, choices=Kind)
+    gpus = models.IntegerField(help_text="The base quota asked for (the new value, not a delta).")
+    gpus_at_request = models.IntegerField(default=0, help_text="The base quota when the request was made.")
+    justification = models.TextField()
+    effective_at = models.DateTimeField(null=True, blank=True, help_text="Empty: as soon as it is approved.")
+    ends_at = models.DateTimeField(null=True, blank=True, help_text="End of a temporary grant.")
+    acknowledge_oversubscription = models.BooleanField(default=False)
+    state = models.CharField(max_length=10, choices=State, default=State.DRAFT, db_index=True)
+    needs_endorsement = models.BooleanField(default=True)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    state_changed_at = models.DateTimeField()
+    # Filled when the change takes effect: what the quota was, so a temporary grant reverts its own delta only.
+    quota = models.ForeignKey("quotas.Quota", on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    applied_at = models.DateTimeField(null=True, blank=True)
+    applied_from_gpus = models.IntegerField(null=True, blank=True)
+    applied_created_quota = models.BooleanField(default=False)
+    reverted_at = models.DateTimeField(null=True, blank=True)
+    end_notice_sent_at = models.DateTimeField(null=True, blank=True)
+    # A failed application pushes its own retry forward so the beat task never spins on it.
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["state", "effective_at"]), models.Index(fields=["state", "ends_at"])]
+        constraints = [
+            models.CheckConstraint(condition=Q(gpus__gte=0), name="quota_request_gpus_non_negative"),
+            models.CheckConstraint(
+                condition=Q(ends_at__isnull=True) | Q(effective_at__isnull=True) | Q(ends_at__gt=models.F("effective_at")),
+                name="quota_request_window_ordered"),
+            models.CheckConstraint(condition=~Q(kind="temporary") | Q(ends_at__isnull=False),
+                                   name="quota_request_temporary_has_end"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.tenant.slug} {self.pool.name}/{self.gpu_model.name} → {self.gpus} ({self.state})"
+
+    @property
+    def delta(self) -> int:
+        return self.gpus - self.gpus_at_request
+
+    @property
+    def awaiting(self) -> str | None:
+        """Who acts next: ``tenant_admin``, ``approver``, ``requester`` (a draft) or None."""
+        if self.state == self.State.DRAFT:
+            return "requester"
+        if self.state == self.State.SUBMITTED:
+            return "tenant_admin" if self.needs_endorsement else "approver"
+        if self.state == self.State.ENDORSED:
+            return "approver"
+        return None
+
+
+class QuotaRequestDecision(models.Model):
+    """One step on a request's timeline: who moved it from which state to which, when and with what comment.
+    Worker steps (applied, reverted, expired) have no actor."""
+
+    request = models.ForeignKey(QuotaRequest, on_delete=models.CASCADE, related_name="decisions")
+    step = models.CharField(max_length=20)
+    from_state = models.CharField(max_length=10, choices=QuotaRequest.State, blank=True)
+    to_state = models.CharField(max_length=10, choices=QuotaRequest.State)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
+                              related_name="+")
+    comment = models.TextField(blank=True)
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["at", "id"]
+
+    def __str__(self) -> str:
+        return f"#{self.request_id} {self.step} {self.from_state}→{self.to_state}"

@@ -111,4 +111,12 @@ def load_demo() -> list[DemoLogin]:
             services.quota_set(actor=admin, tenant=tenant, pool=pools[pool_name], gpu_model=models[model_name],
                                gpus=gpus, workload_classes=classes, cpu_cores=gpus * 16, memory_gb=gpus * 128,
                                gpu_memory_gb=gpus * models[model_name].memory_gb, reason="Demo: initial base quota")
+    demo_jobs()
     return logins
+
+
+def demo_jobs() -> int:
+    """The first batch of sample jobs (once); beat's demo top-up keeps the stream going."""
+    from scheduler.demo import demo_jobs_seed
+
+    return demo_jobs_seed()

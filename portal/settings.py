@@ -218,6 +218,13 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # Demo time runs faster so simulated jobs finish while someone watches.
 SIMULATED_TIME_SCALE = float(os.environ.get("SIMULATED_TIME_SCALE", 60 if PORTAL_ENV == "development" else 1))
 
+# Scheduler: backend, fair-share half-life, evaluation cadence, simulated failure rate.
+SCHEDULER_BACKEND = os.environ.get("SCHEDULER_BACKEND", "simulated")
+SCHEDULER_FAIR_SHARE_HALF_LIFE_HOURS = float(os.environ.get("SCHEDULER_FAIR_SHARE_HALF_LIFE_HOURS", 168))
+SCHEDULER_EVALUATION_INTERVAL_SECONDS = float(os.environ.get("SCHEDULER_EVALUATION_INTERVAL_SECONDS", 5))
+SCHEDULER_BACKEND_TICK_SECONDS = float(os.environ.get("SCHEDULER_BACKEND_TICK_SECONDS", 3))
+SIMULATED_FAILURE_RATE = float(os.environ.get("SIMULATED_FAILURE_RATE", 0.05))
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -40,9 +40,15 @@ class PoolListView(APIView):
 class TenantQuotaView(APIView):
     @extend_schema(responses=TenantQuotaSerializer, summary="A tenant's base quotas and their history")
     def get(self, request, slug: str):
+        from scheduler.selectors import quota_usage_gpus
+
         access = tenant_for_user(request.user, slug)
+        quotas = selectors.tenant_quotas(tenant=access.tenant)
+        used = quota_usage_gpus(quotas=quotas)
+        for quota in quotas:
+            quota.used_gpus = used.get(quota.id, 0)
         data = {"tenant": access.tenant.slug, "name": access.tenant.name,
-                "quotas": selectors.tenant_quotas(tenant=access.tenant),
+                "quotas": quotas,
                 "history": selectors.quota_history(tenant=access.tenant)[:50]}
         return Response(TenantQuotaSerializer(data).data)
 

@@ -105,8 +105,15 @@ class HistoryEntrySerializer(serializers.Serializer):
     changed_fields = serializers.ListField(child=serializers.CharField())
 
 
+class TenantQuotaEntrySerializer(QuotaSerializer):
+    used_gpus = serializers.IntegerField(read_only=True, default=0, help_text="GPUs held by admitted and running jobs")
+
+    class Meta(QuotaSerializer.Meta):
+        fields = [*QuotaSerializer.Meta.fields, "used_gpus"]
+
+
 class TenantQuotaSerializer(serializers.Serializer):
     tenant = serializers.CharField()
     name = serializers.CharField()
-    quotas = QuotaSerializer(many=True)
+    quotas = TenantQuotaEntrySerializer(many=True)
     history = HistoryEntrySerializer(many=True)

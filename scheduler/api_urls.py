@@ -1,0 +1,11 @@
+from django.urls import path
+
+from scheduler import api
+
+urlpatterns = [
+    path("jobs/", api.JobListView.as_view(), name="api-jobs"),
+    path("jobs/bulk/", api.JobBulkSubmitView.as_view(), name="api-jobs-bulk"),
+    path("jobs/<int:job_id>/", api.JobDetailView.as_view(), name="api-job"),
+    path("jobs/<int:job_id>/cancel/", api.JobCancelView.as_view(), name="api-job-cancel"),
+    path("pools/<str:name>/queue/", api.PoolQueueView.as_view(), name="api-pool-queue"),
+]

@@ -1,0 +1,22 @@
+"""User-facing messages of the job services; tests assert these exact texts."""
+
+UNKNOWN_TENANT = "Unknown tenant {value!r}."
+UNKNOWN_PROJECT = "Unknown project {value!r} in tenant {tenant}."
+PROJECT_ARCHIVED = "Project {value} is archived."
+UNKNOWN_POOL = "Unknown pool {value!r}."
+UNKNOWN_GPU_MODEL = "Unknown GPU model {value!r}."
+UNKNOWN_WORKLOAD_CLASS = "Unknown workload class {value!r}."
+NO_NODE_OF_MODEL = "Pool {pool} has no {gpu_model} node."
+REPLICA_TOO_LARGE = "No {gpu_model} node in {pool} has {gpus} GPUs: the largest has {largest}."
+MUST_BE_POSITIVE = "Must be at least 1."
+MUST_NOT_BE_NEGATIVE = "Must be zero or more."
+NAME_REQUIRED = "Give the job a name."
+NOT_ALLOWED_TO_SUBMIT = "Submitting jobs to {tenant} needs a membership in it."
+NOT_ALLOWED_TO_CANCEL = "Cancelling jobs of {tenant} needs a membership in it."
+OVER_QUOTA_REJECTED = (
+    "Rejected by the over-quota rule of {tenant} on {pool}/{gpu_model}: requested {requested} GPUs, "
+    "{free} free of base quota {quota} ({used} in use)."
+)
+ALREADY_FINISHED = "Job #{job} already ended ({status})."
+BULK_EMPTY = "Send at least one job."
+BULK_TOO_MANY = "At most {limit} jobs per request."

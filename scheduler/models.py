@@ -1,0 +1,107 @@
+"""Jobs and their lifecycle state, and the per-pool bookkeeping of evaluation cycles."""
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from quotas.models import WorkloadClass
+from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES
+
+
+class Job(models.Model):
+    class Status(models.TextChoices):
+        SUBMITTED = "submitted", "Submitted"  # accepted, not yet evaluated by a cycle
+        QUEUED = "queued", "Queued"  # evaluated, waiting with a stored reason
+        ADMITTED = "admitted", "Admitted"  # holds its placements, the backend starts it
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+        # Set by the preemption issue: a stopped victim is preempted, then requeued (pending again).
+        PREEMPTED = "preempted", "Preempted"
+        REQUEUED = "requeued", "Requeued"
+
+    class SimulatedOutcome(models.TextChoices):
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    tenant = models.ForeignKey("quotas.Tenant", on_delete=models.PROTECT, related_name="jobs")
+    project = models.ForeignKey("quotas.Project", on_delete=models.PROTECT, related_name="jobs")
+    name = models.CharField(max_length=200)
+    workload_class = models.CharField(max_length=20, choices=WorkloadClass)
+    priority_class = models.CharField(max_length=20, choices=[(n, n) for n in DEFAULT_PRIORITY_CLASSES])
+    pool = models.ForeignKey("quotas.Pool", on_delete=models.PROTECT, related_name="jobs")
+    gpu_model = models.ForeignKey("quotas.GpuModel", on_delete=models.PROTECT, related_name="jobs")
+    gpus = models.PositiveSmallIntegerField(help_text="GPUs per replica")
+    replicas = models.PositiveSmallIntegerField(default=1)
+    cpu = models.PositiveIntegerField(default=0)
+    memory_gb = models.PositiveIntegerField(default=0)
+    max_runtime_minutes = models.PositiveIntegerField(default=60)
+    checkpoint_interval_minutes = models.PositiveIntegerField(null=True, blank=True)
+    env_image = models.CharField(max_length=300, blank=True)
+    env_ready = models.BooleanField(default=True)
+    env_detail = models.CharField(max_length=300, blank=True)
+    submitted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="+")
+
+    status = models.CharField(max_length=10, choices=Status, default=Status.SUBMITTED)
+    submitted_at = models.DateTimeField()
+    queued_at = models.DateTimeField(null=True, blank=True)
+    admitted_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    expected_end = models.DateTimeField(null=True, blank=True)
+
+    placements = models.JSONField(default=list, blank=True, help_text="Node id per replica")
+    wait = models.JSONField(null=True, blank=True, help_text="The engine's Wait.to_dict() of the last cycle")
+    wait_code = models.CharField(max_length=30, blank=True, db_index=True)
+    queue_position = models.PositiveIntegerField(null=True, blank=True, help_text="Position in the pool queue")
+    lease_id = models.BigIntegerField(null=True, blank=True)  # seam: set when admitted on borrowed capacity
+    error_type = models.CharField(max_length=60, blank=True)
+
+    simulated_duration_seconds = models.PositiveIntegerField(null=True, blank=True)
+    simulated_outcome = models.CharField(max_length=10, choices=SimulatedOutcome, blank=True)
+
+    class Meta:
+        ordering = ["-submitted_at", "-id"]
+        indexes = [
+            models.Index(fields=["pool", "status", "queue_position"], name="job_pool_queue"),
+            models.Index(fields=["tenant", "status", "submitted_at"], name="job_tenant_status"),
+            models.Index(fields=["status", "started_at"], name="job_status_started"),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=Q(gpus__gt=0), name="job_gpus_positive"),
+            models.CheckConstraint(condition=Q(replicas__gt=0), name="job_replicas_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.name} ({self.status})"
+
+    @property
+    def total_gpus(self) -> int:
+        return self.gpus * self.replicas
+
+    @property
+    def environment(self) -> dict:
+        return {"image": self.env_image, "ready": self.env_ready, "detail": self.env_detail}
+
+
+# Statuses whose jobs a cycle considers, and those that hold GPUs on nodes and quota.
+PENDING_STATUSES = (Job.Status.SUBMITTED, Job.Status.QUEUED, Job.Status.REQUEUED)
+HOLDING_STATUSES = (Job.Status.ADMITTED, Job.Status.RUNNING)
+FINAL_STATUSES = (Job.Status.SUCCEEDED, Job.Status.FAILED, Job.Status.CANCELLED)
+
+
+class PoolCycle(models.Model):
+    """Evaluation bookkeeping of one pool: the coalescing flag and the figures of the last cycle."""
+
+    pool = models.OneToOneField("quotas.Pool", on_delete=models.CASCADE, related_name="cycle")
+    requested = models.BooleanField(default=False, help_text="An evaluation is enqueued and not yet started")
+    requested_at = models.DateTimeField(null=True, blank=True)
+    last_started_at = models.DateTimeField(null=True, blank=True)
+    last_duration_ms = models.FloatField(null=True, blank=True)
+    last_admitted = models.PositiveIntegerField(default=0)
+    last_waiting = models.PositiveIntegerField(default=0)
+    runs = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"cycle of {self.pool_id}"

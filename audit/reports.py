@@ -67,7 +67,7 @@ def _versions_hours(history, lo: datetime, hi: datetime, value) -> dict:
 
 
 def base_quota_seconds(*, lo: datetime, hi: datetime, tenant: Tenant | None, project: Project | None) -> dict:
-    """GPU-seconds of base quota per (pool_id, gpu_model_id) over [lo, hi), from quota history.
+    """GPU-seconds of base quota per (tenant_id, pool_id, gpu_model_id) over [lo, hi), from quota history.
     Tenant and platform scopes count tenant-level quotas; a project scope counts its sub-quotas."""
     history = Quota.history.all()
     history = history.filter(project_id=project.id) if project else history.filter(project_id__isnull=True)
@@ -77,7 +77,7 @@ def base_quota_seconds(*, lo: datetime, hi: datetime, tenant: Tenant | None, pro
     def value(rec):
         if rec.status == Quota.Status.ENDED and rec.effective_to is None:
             return None
-        return (rec.pool_id, rec.gpu_model_id), rec.gpus, rec.effective_from, rec.effective_to
+        return (rec.tenant_id, rec.pool_id, rec.gpu_model_id), rec.gpus, rec.effective_from, rec.effective_to
 
     return _versions_hours(history, lo, hi, value)
 
@@ -148,18 +148,20 @@ def usage_report(*, month: date, tenant: Tenant | None = None, project: Project 
     models = {m.id: m for m in GpuModel.objects.all()}
     pools = dict(Pool.objects.values_list("id", "name"))
     by_model = defaultdict(lambda: {"gpu_seconds": 0.0, "borrowed": 0.0})
-    by_pool_model_base = defaultdict(float)
+    by_base_key = defaultdict(float)  # (tenant, pool, model) -> GPU-seconds under base quota
     by_group = defaultdict(float)  # project (tenant scope) or tenant (platform scope)
     totals = dict.fromkeys(MONTHLY_SUMS, 0.0)
-    for (_, tenant_id, project_id, pool_id, model_id, _cls, on_lease, _lender), values in sums.items():
+    lent_by_anyone = 0.0
+    for (_, tenant_id, project_id, pool_id, model_id, _cls, on_lease, lender), values in sums.items():
         for name, v in zip(MONTHLY_SUMS, values):
             totals[name] += v
         seconds = values[0]
         by_model[model_id]["gpu_seconds"] += seconds
         if on_lease:
             by_model[model_id]["borrowed"] += seconds
+            lent_by_anyone += seconds if lender else 0.0
         else:
-            by_pool_model_base[(pool_id, model_id)] += seconds
+            by_base_key[(tenant_id, pool_id, model_id)] += seconds
         by_group[project_id if tenant is not None else tenant_id] += seconds
 
     gpu_models = []
@@ -174,17 +176,24 @@ def usage_report(*, month: date, tenant: Tenant | None = None, project: Project 
                            "chargeback_units": float(units)})
 
     quota_seconds = base_quota_seconds(lo=lo, hi=hi, tenant=tenant, project=project)
-    quota_rows = []
-    idle_seconds = 0.0
-    for key in sorted(set(quota_seconds) | set(by_pool_model_base),
-                      key=lambda k: (pools.get(k[0], ""), models[k[1]].name)):
-        q, used = quota_seconds.get(key, 0.0), by_pool_model_base.get(key, 0.0)
-        idle_seconds += max(q - used, 0.0)
-        quota_rows.append({"pool": pools.get(key[0], ""), "gpu_model": models[key[1]].name,
-                           "base_quota_gpu_hours": _hours(q), "used_under_base_gpu_hours": _hours(used),
-                           "idle_base_gpu_hours": _hours(max(q - used, 0.0)), "utilisation": _ratio(used, q)})
-    base_total = sum(quota_seconds.values())
-    used_base_total = sum(by_pool_model_base.values())
+    # Idle is per tenant × pool × model: one tenant's use beyond its quota never fills another's idle floor.
+    per_pool_model = defaultdict(lambda: [0.0, 0.0, 0.0])  # base, used under base, idle
+    for key in set(quota_seconds) | set(by_base_key):
+        q, used = quota_seconds.get(key, 0.0), by_base_key.get(key, 0.0)
+        acc = per_pool_model[key[1:]]
+        acc[0] += q
+        acc[1] += used
+        acc[2] += max(q - used, 0.0)
+    quota_rows = [
+        {"pool": pools.get(pool_id, ""), "gpu_model": models[model_id].name, "base_quota_gpu_hours": _hours(q),
+         "used_under_base_gpu_hours": _hours(used), "idle_base_gpu_hours": _hours(idle),
+         "utilisation": _ratio(used, q)}
+        for (pool_id, model_id), (q, used, idle) in sorted(
+            per_pool_model.items(), key=lambda kv: (pools.get(kv[0][0], ""), models[kv[0][1]].name))
+    ]
+    base_total = sum(acc[0] for acc in per_pool_model.values())
+    used_base_total = sum(acc[1] for acc in per_pool_model.values())
+    idle_seconds = sum(acc[2] for acc in per_pool_model.values())
     capacity = capacity_seconds(lo=lo, hi=hi)
     borrowed = sum(acc["borrowed"] for acc in by_model.values())
 
@@ -219,7 +228,8 @@ def usage_report(*, month: date, tenant: Tenant | None = None, project: Project 
                   "hours_in_month": _hours((hi - lo).total_seconds())},
         "totals": {"gpu_hours": _hours(totals["gpu_seconds"]), "chargeback_units": float(chargeback),
                    "borrowed_gpu_hours": _hours(borrowed),
-                   "lent_gpu_hours": _hours(lent_seconds) if project is None else 0.0},
+                   # Leases lend tenant quota, so a project lends nothing; the platform lends what tenants lent.
+                   "lent_gpu_hours": 0.0 if project else _hours(lent_seconds if tenant else lent_by_anyone)},
         "gpu_models": gpu_models,
         "groups": {"by": group_label, "rows": groups},
         "quota": {"base_quota_gpu_hours": _hours(base_total), "used_under_base_gpu_hours": _hours(used_base_total),

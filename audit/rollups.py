@@ -5,7 +5,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
-from django.db import transaction
+from django.conf import settings
+from django.db import connection, transaction
 
 from audit.models import UsageMonthly, UsageRecord, UsageRollupLock, UsageWaitHistogram
 from audit.months import month_of, split_by_month
@@ -85,27 +86,102 @@ def _merge_waits(contrib: Contributions) -> None:
                                            update_fields=["runs"])
 
 
-def usage_rollup_fold(*, batch_size: int = 50_000, max_batches: int | None = None) -> int:
+# PostgreSQL folds a batch in one statement: claim the rows, split their GPU-seconds by month,
+# and add the sums into the rollups with ON CONFLICT … DO UPDATE, so no interval leaves the server.
+# Same attribution as Contributions.add (which SQLite and the live part of the report use).
+FOLD_SQL = """
+WITH batch AS (
+    UPDATE audit_usagerecord u SET rolled_up = TRUE
+    WHERE u.id IN (SELECT id FROM audit_usagerecord
+                   WHERE NOT rolled_up AND ended_at IS NOT NULL AND id > %(after)s
+                   ORDER BY id LIMIT %(limit)s FOR UPDATE SKIP LOCKED)
+    RETURNING u.id, u.tenant_id, u.project_id, u.pool_id, u.gpu_model_id, u.priority_class, u.on_lease,
+              COALESCE(u.lender_tenant_id, 0) AS lender, u.gpus, u.submitted_at, u.started_at, u.ended_at, u.outcome
+), pieces AS (
+    SELECT b.*, m.local_month::date AS month,
+           GREATEST(EXTRACT(EPOCH FROM LEAST(b.ended_at, (m.local_month + INTERVAL '1 month') AT TIME ZONE %(tz)s)
+                                      - GREATEST(b.started_at, m.local_month AT TIME ZONE %(tz)s)), 0)::float8
+               * b.gpus AS gpu_seconds
+    FROM batch b CROSS JOIN LATERAL generate_series(date_trunc('month', b.started_at AT TIME ZONE %(tz)s),
+                                                    date_trunc('month', b.ended_at AT TIME ZONE %(tz)s),
+                                                    INTERVAL '1 month') AS m(local_month)
+    WHERE b.ended_at > b.started_at
+), contrib AS (
+    SELECT month, tenant_id, project_id, pool_id, gpu_model_id, priority_class, on_lease, lender,
+           gpu_seconds, 0 AS ended, 0 AS failed, 0 AS cancelled, 0 AS preempted, 0::float8 AS lost
+    FROM pieces
+    UNION ALL
+    SELECT date_trunc('month', ended_at AT TIME ZONE %(tz)s)::date, tenant_id, project_id, pool_id, gpu_model_id,
+           priority_class, on_lease, lender, 0, 1, (outcome = 'failed')::int, (outcome = 'cancelled')::int,
+           (outcome = 'preempted')::int,
+           CASE WHEN outcome = 'preempted' THEN EXTRACT(EPOCH FROM ended_at - started_at)::float8 * gpus ELSE 0 END
+    FROM batch
+), monthly AS (
+    INSERT INTO audit_usagemonthly AS r (month, tenant_id, project_id, pool_id, gpu_model_id, priority_class, on_lease,
+        lender_tenant_id_or_zero, gpu_seconds, runs_ended, runs_failed, runs_cancelled, runs_preempted,
+        preempted_gpu_seconds)
+    SELECT month, tenant_id, project_id, pool_id, gpu_model_id, priority_class, on_lease, lender,
+           SUM(gpu_seconds), SUM(ended), SUM(failed), SUM(cancelled), SUM(preempted), SUM(lost)
+    FROM contrib GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+    ON CONFLICT (month, tenant_id, project_id, pool_id, gpu_model_id, priority_class, on_lease,
+                 lender_tenant_id_or_zero)
+    DO UPDATE SET gpu_seconds = r.gpu_seconds + EXCLUDED.gpu_seconds, runs_ended = r.runs_ended + EXCLUDED.runs_ended,
+                  runs_failed = r.runs_failed + EXCLUDED.runs_failed,
+                  runs_cancelled = r.runs_cancelled + EXCLUDED.runs_cancelled,
+                  runs_preempted = r.runs_preempted + EXCLUDED.runs_preempted,
+                  preempted_gpu_seconds = r.preempted_gpu_seconds + EXCLUDED.preempted_gpu_seconds
+    RETURNING 1
+), waits AS (
+    INSERT INTO audit_usagewaithistogram AS h (month, tenant_id, project_id, priority_class, wait_seconds, runs)
+    SELECT date_trunc('month', started_at AT TIME ZONE %(tz)s)::date, tenant_id, project_id, priority_class,
+           GREATEST(FLOOR(EXTRACT(EPOCH FROM started_at - submitted_at)), 0)::int, COUNT(*)
+    FROM batch WHERE submitted_at IS NOT NULL GROUP BY 1, 2, 3, 4, 5
+    ON CONFLICT (month, tenant_id, project_id, priority_class, wait_seconds) DO UPDATE SET runs = h.runs + EXCLUDED.runs
+    RETURNING 1
+)
+SELECT COUNT(*), COALESCE(MAX(id), 0), (SELECT COUNT(*) FROM monthly), (SELECT COUNT(*) FROM waits) FROM batch
+"""
+
+
+def _fold_batch_postgres(*, after: int, limit: int) -> tuple[int, int]:
+    with connection.cursor() as cursor:
+        cursor.execute(FOLD_SQL, {"after": after, "limit": limit, "tz": settings.TIME_ZONE})
+        count, last_id, _, _ = cursor.fetchone()
+    return count, last_id
+
+
+def _fold_batch_python(*, after: int, limit: int) -> tuple[int, int]:
+    rows = list(UsageRecord.objects.filter(rolled_up=False, ended_at__isnull=False, id__gt=after)
+                .order_by("id").values(*ROW_FIELDS)[:limit])
+    if not rows:
+        return 0, after
+    contrib = Contributions()
+    for row in rows:
+        contrib.add(row)
+    _merge_monthly(contrib)
+    _merge_waits(contrib)
+    ids = [r["id"] for r in rows]
+    for i in range(0, len(ids), 10_000):
+        UsageRecord.objects.filter(id__in=ids[i:i + 10_000]).update(rolled_up=True)
+    return len(rows), ids[-1]
+
+
+def usage_rollup_fold(*, batch_size: int = 200_000, max_batches: int | None = None,
+                      engine: str | None = None) -> int:
     """Fold closed, not yet folded intervals into the monthly rollups; returns how many were folded.
     Idempotent and safe to run from several workers: the lock row makes folds take turns, and each
-    batch marks exactly the rows it summed."""
-    folded = batches = 0
+    batch marks exactly the rows it summed, in the same transaction."""
+    engine = engine or ("postgres" if connection.vendor == "postgresql" else "python")
+    fold_batch = _fold_batch_postgres if engine == "postgres" else _fold_batch_python
+    folded = batches = last_id = 0
     while max_batches is None or batches < max_batches:
         with transaction.atomic():
             lock, _ = UsageRollupLock.objects.select_for_update().get_or_create(pk=1)
-            rows = list(UsageRecord.objects.filter(rolled_up=False, ended_at__isnull=False)
-                        .order_by("id").values(*ROW_FIELDS)[:batch_size])
-            if not rows:
+            # Keyset paging: rows still open below last_id wait for the next fold instead of being rescanned.
+            count, last_id = fold_batch(after=last_id, limit=batch_size)
+            if not count:
                 break
-            contrib = Contributions()
-            for row in rows:
-                contrib.add(row)
-            _merge_monthly(contrib)
-            _merge_waits(contrib)
-            ids = [r["id"] for r in rows]
-            for i in range(0, len(ids), 10_000):
-                UsageRecord.objects.filter(id__in=ids[i:i + 10_000]).update(rolled_up=True)
-            UsageRollupLock.objects.filter(pk=1).update(folded_rows=lock.folded_rows + len(rows))
-        folded += len(rows)
+            UsageRollupLock.objects.filter(pk=1).update(folded_rows=lock.folded_rows + count)
+        folded += count
         batches += 1
     return folded

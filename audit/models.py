@@ -1,6 +1,31 @@
-"""Audit evidence: append-only records of every state change."""
+"""Audit evidence (append-only, hash-chained events) and usage (run intervals, monthly rollups)."""
 from django.conf import settings
 from django.db import models
+
+APPEND_ONLY = "Audit events are append-only: {operation} is refused. Record a new event instead."
+
+
+class AppendOnlyError(Exception):
+    """Raised on any attempt to change or remove recorded audit evidence through the ORM."""
+
+
+class AuditEventQuerySet(models.QuerySet):
+    # Every bulk path that would rewrite or remove rows fails loudly; the PostgreSQL trigger
+    # (migration 0004) backs this up for raw SQL.
+    def update(self, **kwargs):
+        raise AppendOnlyError(APPEND_ONLY.format(operation="update"))
+
+    def delete(self):
+        raise AppendOnlyError(APPEND_ONLY.format(operation="delete"))
+
+    def bulk_update(self, objs, fields, batch_size=None):
+        raise AppendOnlyError(APPEND_ONLY.format(operation="bulk_update"))
+
+    def update_or_create(self, *args, **kwargs):
+        raise AppendOnlyError(APPEND_ONLY.format(operation="update_or_create"))
+
+    def _raw_delete(self, using):
+        raise AppendOnlyError(APPEND_ONLY.format(operation="delete"))
 
 
 class AuditEvent(models.Model):
@@ -9,6 +34,8 @@ class AuditEvent(models.Model):
         WORKER = "worker", "Worker"
         SYSTEM = "system", "System"
 
+    # Position in the one platform-wide chain; hash covers the fields below plus prev_hash.
+    seq = models.BigIntegerField(unique=True)
     occurred_at = models.DateTimeField(db_index=True)
     event_type = models.CharField(max_length=60, db_index=True)
     actor_kind = models.CharField(max_length=10, choices=ActorKind)
@@ -18,13 +45,38 @@ class AuditEvent(models.Model):
     object_type = models.CharField(max_length=40)
     object_id = models.CharField(max_length=40)
     payload = models.JSONField(default=dict)
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64)
+
+    objects = AuditEventQuerySet.as_manager()
 
     class Meta:
         ordering = ["-occurred_at", "-id"]
-        indexes = [models.Index(fields=["tenant", "event_type", "occurred_at"])]
+        indexes = [models.Index(fields=["tenant", "event_type", "occurred_at"]),
+                   models.Index(fields=["event_type", "occurred_at"], name="audit_type_time_idx")]
 
     def __str__(self) -> str:
         return f"{self.occurred_at:%Y-%m-%d %H:%M} {self.event_type} {self.object_type}#{self.object_id}"
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding:
+            raise AppendOnlyError(APPEND_ONLY.format(operation="update"))
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise AppendOnlyError(APPEND_ONLY.format(operation="delete"))
+
+
+class AuditChainHead(models.Model):
+    """The single row that serialises chain appends: writers lock it, read the last seq and hash,
+    append, and move it forward in the same transaction."""
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+    seq = models.BigIntegerField(default=0)
+    hash = models.CharField(max_length=64, default="0" * 64)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=models.Q(id=1), name="audit_chain_head_singleton")]
 
 
 class UsageRecord(models.Model):
@@ -47,16 +99,25 @@ class UsageRecord(models.Model):
     workload_class = models.CharField(max_length=20)
     priority_class = models.CharField(max_length=20)
     gpus = models.PositiveIntegerField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField()
     ended_at = models.DateTimeField(null=True, blank=True)
     on_lease = models.BooleanField(default=False)
     lease_id = models.BigIntegerField(null=True, blank=True)
+    # The tenant whose idle base quota the lease borrowed; null for the unassigned pool or no lease.
+    lender_tenant = models.ForeignKey("quotas.Tenant", null=True, blank=True, on_delete=models.PROTECT,
+                                      related_name="+")
     outcome = models.CharField(max_length=10, choices=Outcome, default=Outcome.RUNNING)
     error_type = models.CharField(max_length=60, blank=True)
+    # Set once a closed interval is folded into the monthly rollups (audit.rollups); never reset.
+    rolled_up = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-started_at"]
-        indexes = [models.Index(fields=["tenant", "started_at"]), models.Index(fields=["started_at", "ended_at"])]
+        indexes = [
+            models.Index(fields=["tenant", "started_at"]), models.Index(fields=["started_at", "ended_at"]),
+            models.Index(fields=["started_at"], condition=models.Q(rolled_up=False), name="usage_not_rolled_up"),
+        ]
         constraints = [
             models.CheckConstraint(condition=models.Q(ended_at__isnull=True) | models.Q(ended_at__gte=models.F("started_at")),
                                    name="usage_interval_ordered"),
@@ -66,3 +127,63 @@ class UsageRecord(models.Model):
 
     def __str__(self) -> str:
         return f"job {self.job_id} {self.gpus}×{self.gpu_model_id} {self.started_at:%Y-%m-%d %H:%M}"
+
+
+class UsageMonthly(models.Model):
+    """Closed run intervals summed per month and dimension. GPU-seconds are attributed by overlap
+    with the month; run counts and preemption losses to the month the run ended."""
+
+    month = models.DateField()
+    tenant = models.ForeignKey("quotas.Tenant", on_delete=models.PROTECT, related_name="+")
+    project = models.ForeignKey("quotas.Project", on_delete=models.PROTECT, related_name="+")
+    pool = models.ForeignKey("quotas.Pool", on_delete=models.PROTECT, related_name="+")
+    gpu_model = models.ForeignKey("quotas.GpuModel", on_delete=models.PROTECT, related_name="+")
+    priority_class = models.CharField(max_length=20)
+    on_lease = models.BooleanField()
+    # 0 stands for "no lender tenant" so the unique key works on every database.
+    lender_tenant_id_or_zero = models.BigIntegerField(default=0)
+    gpu_seconds = models.FloatField(default=0)
+    runs_ended = models.IntegerField(default=0)
+    runs_failed = models.IntegerField(default=0)
+    runs_cancelled = models.IntegerField(default=0)
+    runs_preempted = models.IntegerField(default=0)
+    preempted_gpu_seconds = models.FloatField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(
+            fields=["month", "tenant", "project", "pool", "gpu_model", "priority_class", "on_lease",
+                    "lender_tenant_id_or_zero"], name="usage_monthly_key")]
+
+
+class UsageWaitHistogram(models.Model):
+    """Runs per whole second of queue wait, per month of start: exact p50/p95 without the raw rows."""
+
+    month = models.DateField()
+    tenant = models.ForeignKey("quotas.Tenant", on_delete=models.PROTECT, related_name="+")
+    project = models.ForeignKey("quotas.Project", on_delete=models.PROTECT, related_name="+")
+    priority_class = models.CharField(max_length=20)
+    wait_seconds = models.IntegerField()
+    runs = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["month", "tenant", "project", "priority_class", "wait_seconds"],
+                                               name="usage_wait_histogram_key")]
+
+
+class UsageRollupLock(models.Model):
+    """A single row the rollup service locks so folds never interleave."""
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+    folded_rows = models.BigIntegerField(default=0)
+
+
+class ReportDelivery(models.Model):
+    """One row per tenant and month once its report email went out: the beat task's idempotency."""
+
+    tenant = models.ForeignKey("quotas.Tenant", on_delete=models.PROTECT, related_name="+")
+    month = models.DateField()
+    sent_at = models.DateTimeField(null=True, blank=True)
+    recipients = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "month"], name="one_report_delivery_per_month")]

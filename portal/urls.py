@@ -8,6 +8,7 @@ from portal import views
 api_v1 = [
     path("", include("quotas.api_urls")),
     path("", include("scheduler.api_urls")),
+    path("", include("audit.api_urls")),
 ]
 
 urlpatterns = [
@@ -20,4 +21,5 @@ urlpatterns = [
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("", include("quotas.urls")),
+    path("", include("audit.urls")),
 ]

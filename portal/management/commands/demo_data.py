@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from portal.demo import DEMO_PASSWORD, load_demo
+from portal.demo import DEMO_PASSWORD, load_demo, load_demo_usage
 
 
 class Command(BaseCommand):
@@ -8,4 +8,5 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         logins = load_demo()
+        load_demo_usage()
         self.stdout.write(self.style.SUCCESS(f"Demo data ready: {len(logins)} logins, password {DEMO_PASSWORD!r}"))

@@ -1,0 +1,93 @@
+"""REST endpoints: the monthly usage report (JSON, CSV, XLSX) and the audit event search."""
+from django.core.exceptions import ValidationError
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, serializers
+from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from audit import exports, selectors
+from audit.access import audit_tenants_for_user, report_scope_for_user
+from audit.models import AuditEvent
+from audit.months import month_of, parse_month, previous_month
+from audit.reports import usage_report
+from django.utils import timezone
+
+
+class _FileRenderer(BaseRenderer):
+    """Renders a report dict; an error body (no "scope") is written out as plain text."""
+    charset = None
+    convert = None
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        if isinstance(data, dict) and "scope" in data:
+            return type(self).convert(data)
+        return str(data).encode()
+
+
+class CSVRenderer(_FileRenderer):
+    media_type = "text/csv"
+    format = "csv"
+    convert = staticmethod(exports.report_csv)
+
+
+class XLSXRenderer(_FileRenderer):
+    media_type = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+    format = "xlsx"
+    convert = staticmethod(exports.report_xlsx)
+
+
+def report_month(text: str | None):
+    if not text:
+        return previous_month(month_of(timezone.now()))
+    try:
+        return parse_month(text)
+    except ValueError as exc:
+        raise ValidationError({"month": [str(exc)]}) from None
+
+
+class UsageReportView(APIView):
+    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer, XLSXRenderer]
+
+    @extend_schema(summary="Monthly usage report of a tenant, a project or the platform",
+                   parameters=[OpenApiParameter("tenant", str), OpenApiParameter("project", str),
+                               OpenApiParameter("month", str, description="YYYY-MM; default last month"),
+                               OpenApiParameter("format", str, enum=["json", "csv", "xlsx"])],
+                   responses={200: OpenApiTypes.OBJECT})
+    def get(self, request):
+        params = request.query_params
+        scope = report_scope_for_user(request.user, params.get("tenant"), params.get("project"))
+        report = usage_report(month=report_month(params.get("month")), tenant=scope.tenant, project=scope.project)
+        response = Response(report)
+        extension = request.accepted_renderer.format
+        if extension in ("csv", "xlsx"):
+            response["Content-Disposition"] = f'attachment; filename="{exports.filename(report, extension)}"'
+        return response
+
+
+class AuditEventSerializer(serializers.ModelSerializer):
+    actor = serializers.CharField(source="actor.username", default=None)
+    tenant = serializers.CharField(source="tenant.slug", default=None)
+
+    class Meta:
+        model = AuditEvent
+        fields = ["id", "seq", "occurred_at", "event_type", "actor_kind", "actor", "tenant", "object_type",
+                  "object_id", "payload", "prev_hash", "hash"]
+
+
+class AuditEventListView(generics.ListAPIView):
+    serializer_class = AuditEventSerializer
+    filter_backends = []
+
+    @extend_schema(summary="Audit evidence, newest first",
+                   parameters=[OpenApiParameter("tenant", str), OpenApiParameter("type", str),
+                               OpenApiParameter("since", str, description="ISO date or date-time")])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        params = self.request.query_params
+        tenants = audit_tenants_for_user(self.request.user, params.get("tenant"))
+        return selectors.audit_events(tenants=tenants, event_type=params.get("type", ""),
+                                      since=selectors.parse_since(params.get("since")))

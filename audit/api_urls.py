@@ -1,0 +1,8 @@
+from django.urls import path
+
+from audit import api
+
+urlpatterns = [
+    path("reports/usage/", api.UsageReportView.as_view(), name="api-usage-report"),
+    path("audit/events/", api.AuditEventListView.as_view(), name="api-audit-events"),
+]

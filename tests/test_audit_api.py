@@ -1,0 +1,194 @@
+"""Who sees audit evidence and reports, through the API and the pages; exports open; emails go once."""
+import csv
+import io
+
+import pytest
+from django.core import mail
+from django.test import Client
+from django.urls import reverse
+from openpyxl import load_workbook
+
+from audit.access import AUDIT_ROLE_REQUIRED, PLATFORM_REPORT_ROLE_REQUIRED
+from audit.emails import report_email_send, report_emails_send_month
+from audit.models import ReportDelivery
+from audit.selectors import BAD_SINCE
+from audit.services import audit_record
+from portal.celery import app
+from quotas.models import Membership
+from tests import audit_fixture as fx
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+
+def page(user):
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def platform_event(world):
+    return audit_record(event_type="node.cordoned", object_type="node", object_id="n1", payload={"reason": "x"})
+
+
+# --- audit events ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("role, status", [
+    ("auditor", 200), ("platform_admin", 200), ("tenant_admin", 200), ("member", 403), ("outsider", 404),
+    ("quota_approver", 403),
+])
+def test_audit_events_for_a_tenant_matrix(request, api, role, status):
+    user = request.getfixturevalue(role)
+    response = api(user).get("/api/v1/audit/events/?tenant=alpha")
+    assert response.status_code == status
+    if status == 200:
+        assert {e["tenant"] for e in response.json()["results"]} == {"alpha"}
+    if status == 403:
+        assert response.json()["detail"] == AUDIT_ROLE_REQUIRED
+
+
+@pytest.mark.parametrize("role, status", [
+    ("auditor", 200), ("tenant_admin", 200), ("member", 403), ("outsider", 403), ("quota_approver", 403),
+])
+def test_audit_events_without_a_tenant_filter(request, api, platform_event, role, status):
+    response = api(request.getfixturevalue(role)).get("/api/v1/audit/events/")
+    assert response.status_code == status
+    if role == "auditor":
+        assert {e["tenant"] for e in response.json()["results"]} == {"alpha", "beta", None}
+    if role == "tenant_admin":  # only its own tenant, never platform-wide events
+        assert {e["tenant"] for e in response.json()["results"]} == {"alpha"}
+
+
+def test_audit_events_filter_by_type_and_since(api, auditor, world):
+    audit_record(event_type="job.submitted", object_type="job", object_id=7, tenant=world.alpha,
+                 occurred_at=fx.at(1, 5))
+    audit_record(event_type="job.started", object_type="job", object_id=7, tenant=world.alpha)
+    body = api(auditor).get("/api/v1/audit/events/?type=job.").json()
+    assert [e["event_type"] for e in body["results"]] == ["job.started", "job.submitted"]
+    body = api(auditor).get("/api/v1/audit/events/?type=job.&since=2026-02-01").json()
+    assert [e["event_type"] for e in body["results"]] == ["job.started"]
+    assert body["results"][0]["hash"] and body["results"][0]["seq"]
+    bad = api(auditor).get("/api/v1/audit/events/?since=yesterday")
+    assert bad.status_code == 400 and bad.json() == {"since": [BAD_SINCE]}
+
+
+def test_anonymous_gets_nothing(api, world):
+    assert api().get("/api/v1/audit/events/").status_code in (401, 403)
+    assert api().get("/api/v1/reports/usage/?tenant=alpha").status_code in (401, 403)
+    assert Client().get(reverse("audit")).status_code == 302
+
+
+@pytest.mark.parametrize("role, status", [
+    ("auditor", 200), ("tenant_admin", 200), ("member", 403), ("outsider", 404),
+])
+def test_audit_page_matrix(request, role, status):
+    response = page(request.getfixturevalue(role)).get(reverse("audit") + "?tenant=alpha")
+    assert response.status_code == status
+    if status == 200:
+        assert b"quota.set" in response.content
+
+
+def test_audit_page_htmx_gets_the_partial(auditor):
+    response = page(auditor).get(reverse("audit") + "?type=quota.", headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    assert response.content.lstrip().startswith(b'<div id="events-table">')
+
+
+def test_nav_shows_audit_only_to_readers(member, tenant_admin):
+    assert b'href="/audit/"' not in page(member).get(reverse("reports")).content
+    assert b'href="/audit/"' in page(tenant_admin).get(reverse("reports")).content
+
+
+# --- reports -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("role, status", [
+    ("member", 200), ("tenant_admin", 200), ("auditor", 200), ("quota_approver", 200), ("outsider", 404),
+])
+def test_report_api_matrix(request, api, role, status):
+    response = api(request.getfixturevalue(role)).get("/api/v1/reports/usage/?tenant=alpha&month=2026-03")
+    assert response.status_code == status
+    if status == 200:
+        assert response.json()["scope"] == {**response.json()["scope"], "tenant": "alpha", "month": "2026-03"}
+
+
+@pytest.mark.parametrize("role, status", [("auditor", 200), ("platform_admin", 200), ("member", 403),
+                                          ("tenant_admin", 403)])
+def test_platform_report_is_for_platform_readers(request, api, role, status):
+    response = api(request.getfixturevalue(role)).get("/api/v1/reports/usage/?month=2026-03")
+    assert response.status_code == status
+    if status == 403:
+        assert response.json()["detail"] == PLATFORM_REPORT_ROLE_REQUIRED
+
+
+def test_report_api_rejects_a_bad_month_and_a_foreign_project(api, member):
+    response = api(member).get("/api/v1/reports/usage/?tenant=alpha&month=March")
+    assert response.status_code == 400 and response.json() == {"month": ["Month must look like YYYY-MM."]}
+    assert api(member).get("/api/v1/reports/usage/?tenant=alpha&project=exp").status_code == 404
+
+
+def test_csv_and_xlsx_exports_open_and_hold_the_numbers(db, api):
+    month = fx.build()
+    user = factories.member(month.alpha, "alpha-reader")
+    client = api(user)
+    response = client.get("/api/v1/reports/usage/?tenant=alpha&month=2026-03&format=csv")
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
+    assert 'filename="usage-alpha-2026-03.csv"' in response["Content-Disposition"]
+    rows = list(csv.reader(io.StringIO(response.content.decode("utf-8-sig"))))
+    assert rows[0] == ["section", "metric", "value"]
+    assert ["totals", "gpu_hours", "83.0"] in rows
+    assert ["quota", "idle_base_gpu_hours", "3877.0"] in rows
+    header = rows.index(["gpu_model", "chargeback_weight", "gpu_hours", "borrowed_gpu_hours", "chargeback_units"])
+    assert rows[header + 2] == ["H100-80G", "3.0", "79.0", "20.0", "237.0"]
+
+    response = client.get("/api/v1/reports/usage/?tenant=alpha&month=2026-03&format=xlsx")
+    assert response.status_code == 200 and 'usage-alpha-2026-03.xlsx' in response["Content-Disposition"]
+    book = load_workbook(io.BytesIO(response.content))
+    assert book.sheetnames == ["Summary", "GPU models", "Base quota", "Breakdown", "Wait times", "Wait reasons"]
+    summary = {(r[0], r[1]): r[2] for r in book["Summary"].iter_rows(min_row=2, values_only=True)}
+    assert summary[("totals", "chargeback_units")] == 243.0
+    assert summary[("outcomes", "failure_rate")] == 0.25
+    waits = list(book["Wait times"].iter_rows(values_only=True))
+    assert waits == [("priority_class", "runs", "p50_seconds", "p95_seconds"), ("experiment", 1, 3600, 3600),
+                     ("training", 3, 600, 7200)]
+
+
+def test_report_page_renders_charts_and_partial(db):
+    month = fx.build()
+    lead = factories.member(month.alpha, "alpha-lead", Membership.Role.TENANT_ADMIN)
+    client = page(lead)
+    response = client.get(reverse("reports") + "?tenant=alpha&month=2026-03")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<svg" in html and 'class="bar-use"' in html and "H100-80G" in html
+    assert "style=" not in html and "<script>" not in html  # CSP: no inline styles or scripts
+    partial = client.get(reverse("reports") + "?tenant=alpha&month=2026-03", headers={"HX-Request": "true"})
+    assert partial.content.decode().lstrip().startswith('<div id="report-body">')
+    assert page(factories.member(month.beta, "beta-x")).get(reverse("reports") + "?tenant=alpha").status_code == 404
+
+
+# --- monthly email -----------------------------------------------------------------------------------
+
+def test_monthly_email_goes_to_tenant_admins_once(db, mailoutbox):
+    month = fx.build()
+    factories.member(month.alpha, "alpha-lead", Membership.Role.TENANT_ADMIN)
+    factories.member(month.alpha, "alpha-dev")
+    assert report_emails_send_month(month=fx.MONTH) == 2  # alpha and beta (beta has no admin: nobody mailed)
+    assert len(mailoutbox) == 1
+    message = mailoutbox[0]
+    assert message.to == ["alpha-lead@example.com"]
+    assert message.subject == "GPU usage report 2026-03 — Alpha team"
+    assert "GPU-hours: 83.0" in message.body
+    assert [a[0] for a in message.attachments] == ["usage-alpha-2026-03.csv", "usage-alpha-2026-03.xlsx"]
+    assert report_emails_send_month(month=fx.MONTH) == 0
+    assert report_email_send(tenant=month.alpha, month=fx.MONTH) is False
+    assert len(mailoutbox) == 1
+    assert ReportDelivery.objects.get(tenant=month.alpha).recipients == 1
+
+
+def test_beat_schedule_has_the_monthly_email():
+    import audit.tasks  # noqa: F401  (registers the schedule)
+
+    entry = app.conf.beat_schedule["audit-monthly-report-emails"]
+    assert entry["task"] == "audit.tasks.monthly_report_emails"
+    assert entry["schedule"].day_of_month == {1}

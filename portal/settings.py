@@ -218,6 +218,11 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # Demo time runs faster so simulated jobs finish while someone watches.
 SIMULATED_TIME_SCALE = float(os.environ.get("SIMULATED_TIME_SCALE", 60 if PORTAL_ENV == "development" else 1))
 
+# Leases: how long before expiry the borrower is warned, the grace a reclaim gives, the worker's period.
+LEASE_EXPIRY_WARNING_MINUTES = int(os.environ.get("LEASE_EXPIRY_WARNING_MINUTES", 15))
+LEASE_RECLAIM_GRACE_MINUTES = int(os.environ.get("LEASE_RECLAIM_GRACE_MINUTES", 10))
+LEASE_EXPIRY_TICK_SECONDS = float(os.environ.get("LEASE_EXPIRY_TICK_SECONDS", 30))
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -218,3 +218,7 @@ class QuotaCoverage(models.Model):
                 violation_error_message="An active quota already covers this project, pool, GPU model and class.",
             ),
         ]
+
+
+# Leases, lending policies and rollout switches live in their own module; imported here so Django registers them.
+from quotas.lease_models import Lease, LendingPolicy, PolicySwitch  # noqa: E402,F401

@@ -297,7 +297,7 @@ def lease_renewal_until(lease: Lease, *, policy: LendingPolicy | None = None) ->
 def lease_renew(*, lease: Lease, actor=None, now: datetime | None = None) -> Lease:
     now = now or timezone.now()
     with transaction.atomic():
-        current = Lease.objects.select_for_update().select_related("borrower", "lender", "pool", "gpu_model").get(
+        current = Lease.objects.select_for_update(of=("self",)).select_related("borrower", "lender", "pool", "gpu_model").get(
             pk=lease.pk)
         if current.state != Lease.State.ACTIVE:
             raise ValidationError(errors.LEASE_NOT_OPEN.format(id=current.pk, state=current.state), code="not_open")
@@ -321,12 +321,13 @@ def lease_reclaim_start(*, lease: Lease, lender_job_id: int | None, grace_until:
     job is production. Already reclaiming or closed: unchanged."""
     now = now or timezone.now()
     with transaction.atomic():
-        current = Lease.objects.select_for_update().select_related("borrower", "lender", "pool", "gpu_model").get(
+        current = Lease.objects.select_for_update(of=("self",)).select_related("borrower", "lender", "pool", "gpu_model").get(
             pk=lease.pk)
         if current.state != Lease.State.ACTIVE:
             return current
         if now < current.protected_until and not lender_is_production:
-            raise ValidationError(errors.LEASE_PROTECTED.format(id=current.pk, until=current.protected_until.isoformat()),
+            raise ValidationError(errors.LEASE_PROTECTED.format(
+                id=current.pk, until=f"{timezone.localtime(current.protected_until):%Y-%m-%d %H:%M %Z}"),
                                   code="protected")
         current.state, current.reclaim_deadline = Lease.State.RECLAIMING, max(grace_until, now)
         current.reclaim_lender_job_id = lender_job_id

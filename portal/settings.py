@@ -224,6 +224,10 @@ SCHEDULER_FAIR_SHARE_HALF_LIFE_HOURS = float(os.environ.get("SCHEDULER_FAIR_SHAR
 SCHEDULER_EVALUATION_INTERVAL_SECONDS = float(os.environ.get("SCHEDULER_EVALUATION_INTERVAL_SECONDS", 5))
 SCHEDULER_BACKEND_TICK_SECONDS = float(os.environ.get("SCHEDULER_BACKEND_TICK_SECONDS", 3))
 SIMULATED_FAILURE_RATE = float(os.environ.get("SIMULATED_FAILURE_RATE", 0.05))
+# Leases: how long before expiry the borrower is warned, the grace a reclaim gives, the worker's period.
+LEASE_EXPIRY_WARNING_MINUTES = int(os.environ.get("LEASE_EXPIRY_WARNING_MINUTES", 15))
+LEASE_RECLAIM_GRACE_MINUTES = int(os.environ.get("LEASE_RECLAIM_GRACE_MINUTES", 10))
+LEASE_EXPIRY_TICK_SECONDS = float(os.environ.get("LEASE_EXPIRY_TICK_SECONDS", 30))
 
 LOGGING = {
     "version": 1,

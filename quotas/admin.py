@@ -90,3 +90,6 @@ class QuotaAdmin(SimpleHistoryAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+# Leases, lending policies and switches register their own (read-only) admin.
+from quotas import lease_admin  # noqa: E402,F401

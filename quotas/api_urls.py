@@ -1,12 +1,16 @@
 from django.urls import path
 
-from quotas import api, request_api
+from quotas import api, lease_api, request_api
 
 urlpatterns = [
     path("pools/", api.PoolListView.as_view(), name="api-pools"),
     path("tenants/<slug:slug>/quota/", api.TenantQuotaView.as_view(), name="api-tenant-quota"),
     path("quotas/", api.QuotaSetView.as_view(), name="api-quota-set"),
     path("nodes/", api.NodeListView.as_view(), name="api-nodes"),
+    path("leases/", lease_api.LeaseListView.as_view(), name="api-leases"),
+    path("leases/<int:pk>/return/", lease_api.LeaseReturnView.as_view(), name="api-lease-return"),
+    path("tenants/<slug:slug>/lending-policy/", lease_api.LendingPolicyView.as_view(), name="api-lending-policy"),
+    path("switches/", lease_api.SwitchView.as_view(), name="api-switches"),
     path("nodes/<str:name>/cordon/", api.NodeCordonView.as_view(), name="api-node-cordon"),
     path("nodes/<str:name>/uncordon/", api.NodeUncordonView.as_view(), name="api-node-uncordon"),
     path("nodes/<str:name>/maintenance/", api.NodeMaintenanceView.as_view(), name="api-node-maintenance"),

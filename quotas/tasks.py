@@ -5,6 +5,7 @@ from celery import shared_task
 
 from portal.celery import app
 from quotas import request_notices, request_services
+from quotas.lease_tasks import lease_expiry_tick  # noqa: F401  (Celery autodiscovers quotas.tasks only)
 
 
 @shared_task(autoretry_for=(smtplib.SMTPException, OSError), retry_backoff=30, retry_jitter=True, max_retries=6)

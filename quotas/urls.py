@@ -1,6 +1,6 @@
 from django.urls import path
 
-from quotas import request_views, views
+from quotas import lease_views, request_views, views
 
 urlpatterns = [
     path("pools/", views.pool_list, name="pools"),
@@ -12,4 +12,7 @@ urlpatterns = [
     path("quota-requests/<int:pk>/", request_views.quota_request_detail, name="quota-request-detail"),
     path("quota-requests/<int:pk>/<slug:action>/", request_views.quota_request_action, name="quota-request-action"),
     path("approvals/", request_views.approvals, name="approvals"),
+    path("leases/", lease_views.lease_ledger, name="leases"),
+    path("tenants/<slug:slug>/leases/panel/", lease_views.tenant_lease_panel, name="tenant-lease-panel"),
+    path("platform/switches/", lease_views.platform_switches, name="platform-switches"),
 ]

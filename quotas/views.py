@@ -5,6 +5,7 @@ from django.shortcuts import render
 from portal.tenancy import tenant_for_user
 from quotas import selectors
 from quotas.api import pools_payload
+from quotas.lease_views import tenant_panel_context
 
 
 @login_required
@@ -21,5 +22,6 @@ def tenant_quota(request, slug: str):
         "tenant": access.tenant,
         "quotas": selectors.tenant_quotas(tenant=access.tenant),
         "history": selectors.quota_history(tenant=access.tenant)[:30],
+        **tenant_panel_context(access),
     }
     return render(request, "quotas/tenant_quota.html", context)

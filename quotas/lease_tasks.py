@@ -1,0 +1,15 @@
+"""Celery task of the lease expiry worker (thin: one service call) and its beat entry."""
+from celery import shared_task
+from django.conf import settings
+
+from portal.celery import app
+from quotas.lease_expiry import lease_expire_due
+
+
+@shared_task
+def lease_expiry_tick() -> dict[str, int]:
+    return lease_expire_due()
+
+
+app.conf.beat_schedule["lease-expiry-tick"] = {"task": lease_expiry_tick.name,
+                                               "schedule": settings.LEASE_EXPIRY_TICK_SECONDS}

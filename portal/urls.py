@@ -7,6 +7,7 @@ from portal import views
 
 api_v1 = [
     path("", include("quotas.api_urls")),
+    path("", include("scheduler.notices.urls")),
 ]
 
 urlpatterns = [

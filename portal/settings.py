@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "portal",
     "quotas",
     "scheduler",
+    "scheduler.notices.apps.NoticesConfig",
     "audit",
 ]
 

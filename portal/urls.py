@@ -9,6 +9,7 @@ api_v1 = [
     path("", include("quotas.api_urls")),
     path("", include("scheduler.api_urls")),
     path("", include("audit.api_urls")),
+    path("", include("scheduler.notices.urls")),
 ]
 
 urlpatterns = [

@@ -1,0 +1,111 @@
+"""Notice channels of a tenant, the notice outbox, and the log of every delivery attempt."""
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class NoticeChannel(models.Model):
+    """Where a tenant wants its notices: an email address list or one IM webhook (an apprise URL)."""
+
+    class Kind(models.TextChoices):
+        EMAIL = "email", "Email"
+        FEISHU = "feishu", "Feishu / Lark"
+        DINGTALK = "dingtalk", "DingTalk"
+        WECOM = "wecom", "WeCom bot"
+        SLACK = "slack", "Slack"
+        WEBHOOK = "webhook", "JSON webhook"
+
+    tenant = models.ForeignKey("quotas.Tenant", on_delete=models.CASCADE, related_name="notice_channels")
+    kind = models.CharField(max_length=10, choices=Kind)
+    name = models.CharField(max_length=100, blank=True)
+    # Addresses (comma separated) for email, else the apprise URL; a webhook URL carries its token,
+    # so pages, the API and logs show `target_display` instead.
+    target = models.TextField()
+    enabled = models.BooleanField(default=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["tenant__slug", "kind", "id"]
+        indexes = [models.Index(fields=["tenant", "enabled"])]
+
+    def __str__(self) -> str:
+        return f"{self.tenant.slug} {self.kind} {self.name or self.pk}"
+
+    @property
+    def target_display(self) -> str:
+        from scheduler.notices.channels import target_display
+
+        return target_display(kind=self.kind, target=self.target)
+
+
+class Notice(models.Model):
+    """The outbox row: committed with the decision that needs it, delivered afterwards by a worker
+    and re-delivered by the beat sweeper until it succeeds or runs out of attempts."""
+
+    class Kind(models.TextChoices):
+        PREEMPTION = "preemption", "Preemption"
+        RECLAIM = "reclaim", "Reclaim of lent quota"
+        LEASE_EXPIRY = "lease_expiry", "Lease expiry"
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        SENDING = "sending", "Sending"
+        RETRYING = "retrying", "Waiting to retry"
+        DELIVERED = "delivered", "Delivered"
+        FAILED = "failed", "Failed"
+
+    kind = models.CharField(max_length=20, choices=Kind)
+    tenant = models.ForeignKey("quotas.Tenant", on_delete=models.PROTECT, related_name="notices")
+    # The job the notice is about, as a plain id: the notice outlives the job row and this app must
+    # not depend on the jobs app's migrations.
+    job_id = models.BigIntegerField(null=True, blank=True, db_index=True)
+    # Idempotency: a caller that retries its own decision passes the same key and gets the same row.
+    dedupe_key = models.CharField(max_length=100, blank=True)
+    recipients = models.JSONField(default=list, help_text="Email addresses, snapshot at enqueue time.")
+    subject = models.CharField(max_length=200)
+    body = models.TextField()
+    facts = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+    state = models.CharField(max_length=10, choices=State, default=State.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    # When the sweeper may pick the row up: now for a new row, the backoff for a retry, the claim's
+    # expiry while sending (so a crashed worker's claim becomes due again by itself).
+    next_attempt_at = models.DateTimeField()
+    claim_token = models.UUIDField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["state", "next_attempt_at"]), models.Index(fields=["tenant", "created_at"])]
+        constraints = [
+            models.UniqueConstraint(fields=["dedupe_key"], condition=~Q(dedupe_key=""), name="notice_dedupe_key_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} notice #{self.pk} to {self.tenant_id} ({self.state})"
+
+
+class NoticeDelivery(models.Model):
+    """One attempt of one notice on one channel; channel is empty for the direct email to the recipients."""
+
+    class Status(models.TextChoices):
+        DELIVERED = "delivered", "Delivered"
+        FAILED = "failed", "Failed"
+
+    notice = models.ForeignKey(Notice, on_delete=models.CASCADE, related_name="deliveries")
+    channel = models.ForeignKey(NoticeChannel, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    channel_kind = models.CharField(max_length=10, choices=NoticeChannel.Kind)
+    attempt = models.PositiveSmallIntegerField()
+    status = models.CharField(max_length=10, choices=Status)
+    detail = models.TextField(blank=True, help_text="The endpoint's response or the error, never the content.")
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["notice", "status"])]
+
+    def __str__(self) -> str:
+        return f"notice #{self.notice_id} {self.channel_kind} attempt {self.attempt}: {self.status}"

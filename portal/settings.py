@@ -198,7 +198,18 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Base quotas, quota requests, jobs with explainable waits, leases, preemptions, usage and audit.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
-    "ENUM_NAME_OVERRIDES": {"WorkloadClassEnum": "quotas.models.WorkloadClass"},
+    "ENUM_NAME_OVERRIDES": {
+        "WorkloadClassEnum": "quotas.models.WorkloadClass",
+        "QuotaRequestStateEnum": "quotas.requests_models.QuotaRequest.State",
+        "QuotaRequestKindEnum": "quotas.requests_models.QuotaRequest.Kind",
+        "LeaseStateEnum": "quotas.lease_models.Lease.State",
+        "NodeStateEnum": "quotas.models.Node.State",
+        "ProjectStateEnum": "quotas.models.Project.State",
+        "NoticeChannelKindEnum": "scheduler.notices.models.NoticeChannel.Kind",
+        "NoticeKindEnum": "scheduler.notices.models.Notice.Kind",
+        "NoticeStateEnum": "scheduler.notices.models.Notice.State",
+        "JobStatusEnum": "scheduler.models.Job.Status",
+    },
 }
 
 # Celery: Redis when configured, else kombu's filesystem transport so the demo needs no server.

@@ -1,5 +1,6 @@
 """REST endpoints of the loan ledger, lending policies and rollout switches (thin: selectors and services)."""
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
 from rest_framework.exceptions import PermissionDenied, ValidationError
@@ -113,13 +114,14 @@ class LendingPolicyView(APIView):
 
 
 class SwitchView(APIView):
-    @extend_schema(summary="The rollout switches")
+    @extend_schema(summary="The rollout switches", responses=OpenApiTypes.OBJECT)
     def get(self, request):
         if not (can_read_all_tenants(request.user) or request.user.is_staff):
             raise PermissionDenied(SWITCHES_STAFF_ONLY)
         return Response(selectors.switches_current())
 
-    @extend_schema(request=SwitchChangeSerializer, summary="Set a rollout switch (platform admins)")
+    @extend_schema(request=SwitchChangeSerializer, responses=OpenApiTypes.OBJECT,
+                   summary="Set a rollout switch (platform admins)")
     def post(self, request):
         if not is_platform_admin(request.user):  # before validation: outsiders learn nothing from a 400
             raise PermissionDenied(lease_errors.SWITCH_NEEDS_PLATFORM)

@@ -16,7 +16,7 @@ from datetime import timedelta
 from django.db import connection, transaction
 from django.utils import timezone
 
-from audit.models import AuditEvent
+from audit.services import audit_record_bulk
 from quotas.models import Pool
 from scheduler.engine import decide
 from scheduler.models import PENDING_STATUSES, Job, PoolCycle
@@ -45,9 +45,9 @@ def _try_pool_lock(pool_id: int) -> bool:
         return bool(cursor.fetchone()[0])
 
 
-def _audit(event_type: str, job_id: int, tenant_id: int, now, payload: dict) -> AuditEvent:
-    return AuditEvent(occurred_at=now, event_type=event_type, actor_kind=AuditEvent.ActorKind.WORKER,
-                      tenant_id=tenant_id, object_type="scheduler.job", object_id=str(job_id), payload=payload)
+def _audit(event_type: str, job_id: int, tenant_id: int, now, payload: dict) -> dict:
+    return {"occurred_at": now, "event_type": event_type, "tenant_id": tenant_id, "object_type": "scheduler.job",
+            "object_id": job_id, "payload": payload}
 
 
 def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
@@ -100,7 +100,7 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
         # The status filter keeps a job cancelled since the snapshot cancelled.
         Job.objects.filter(status__in=PENDING_STATUSES).bulk_update(
             wait_rows, ["status", "queued_at", "wait", "wait_code", "queue_position"], batch_size=BATCH)
-        AuditEvent.objects.bulk_create(events, batch_size=2000)
+        audit_record_bulk(events)
         # 6. bookkeeping
         ms = (time.perf_counter() - started) * 1000.0
         figures = {"last_started_at": now, "last_duration_ms": ms, "last_admitted": len(admitted_rows),

@@ -12,8 +12,8 @@ from django.db import transaction
 from django.db.models import F, Max, Sum
 from django.utils import timezone
 
-from audit.models import AuditEvent
-from audit.services import audit_record
+
+from audit.services import audit_record, audit_record_bulk
 from portal.roles import is_platform_admin
 from quotas.models import GpuModel, Membership, Node, Pool, Project, Quota, Tenant, WorkloadClass
 from scheduler import errors
@@ -221,13 +221,11 @@ def job_submit_bulk(*, actor, specs: Iterable[Mapping[str, Any]]) -> list[Job]:
     user = actor if getattr(actor, "is_authenticated", False) else None
     with transaction.atomic():
         jobs = Job.objects.bulk_create([job for job, _ in built], batch_size=2000)
-        AuditEvent.objects.bulk_create(
-            [AuditEvent(occurred_at=now, event_type="job.submitted",
-                        actor_kind=AuditEvent.ActorKind.USER if user else AuditEvent.ActorKind.WORKER,
-                        actor=user, tenant_id=job.tenant_id, object_type="scheduler.job", object_id=str(job.pk),
-                        payload=audit_payload(job, extra)) for job, extra in zip(jobs, (e for _, e in built))],
-            batch_size=2000,
-        )
+        audit_record_bulk([
+            {"occurred_at": now, "event_type": "job.submitted", "actor": user, "tenant_id": job.tenant_id,
+             "object_type": "scheduler.job", "object_id": job.pk, "payload": audit_payload(job, extra)}
+            for job, extra in zip(jobs, (e for _, e in built))
+        ])
         for pool_id in sorted({job.pool_id for job in jobs}):
             request_pool_evaluation(pool_id)
     return jobs

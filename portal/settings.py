@@ -197,7 +197,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Base quotas, quota requests, jobs with explainable waits, leases, preemptions, usage and audit.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
-    "ENUM_NAME_OVERRIDES": {"WorkloadClassEnum": "quotas.models.WorkloadClass"},
+    "ENUM_NAME_OVERRIDES": {"WorkloadClassEnum": "quotas.models.WorkloadClass",
+                            "QuotaRequestStateEnum": "quotas.requests_models.QuotaRequest.State"},
 }
 
 # Celery: Redis when configured, else kombu's filesystem transport so the demo needs no server.

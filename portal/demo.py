@@ -111,6 +111,7 @@ def load_demo() -> list[DemoLogin]:
             services.quota_set(actor=admin, tenant=tenant, pool=pools[pool_name], gpu_model=models[model_name],
                                gpus=gpus, workload_classes=classes, cpu_cores=gpus * 16, memory_gb=gpus * 128,
                                gpu_memory_gb=gpus * models[model_name].memory_gb, reason="Demo: initial base quota")
+    _demo_quota_requests(pools, models, approver)
     demo_jobs()
     return logins
 
@@ -190,3 +191,41 @@ def load_demo_usage(*, seed: int = 2026) -> int:
     UsageRecord.objects.bulk_create(rows, batch_size=2000)
     audit_record_bulk(waits)
     return len(rows)
+
+
+def _demo_quota_requests(pools, models, approver) -> None:
+    """A few requests in different states so the approver inbox and the timelines are not empty."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from quotas import request_services
+    from quotas.models import QuotaRequest
+
+    if QuotaRequest.objects.exists():
+        return
+    User = get_user_model()
+    tenants = {t.slug: t for t in Tenant.objects.all()}
+    llm_dev, llm_lead = User.objects.get(username="llm-dev"), User.objects.get(username="llm-lead")
+    vision_lead = User.objects.get(username="vision-lead")
+    speech_lead = User.objects.get(username="speech-lead")
+    # Endorsed by the tenant admin, waiting for the approver.
+    waiting = request_services.quota_request_create(
+        actor=llm_dev, tenant=tenants["llm"], pool=pools["bj-train"], gpu_model=models["H100-80G"],
+        kind="increase", gpus=56, justification="70B SFT run for the Q3 release needs 8 more H100 for six weeks.")
+    request_services.quota_request_endorse(actor=llm_lead, request=waiting, comment="On the Q3 roadmap.")
+    # A tenant admin's temporary grant, straight to the approver, oversubscription acknowledged.
+    request_services.quota_request_create(
+        actor=vision_lead, tenant=tenants["vision"], pool=pools["bj-train"], gpu_model=models["A100-40G"],
+        kind="temporary", gpus=28, acknowledge_oversubscription=True, ends_at=timezone.now() + timedelta(days=14),
+        justification="Detection model re-training after the labelling refresh; two weeks only.")
+    # Approved and applied, and one rejected, so the timelines show decisions.
+    applied = request_services.quota_request_create(
+        actor=speech_lead, tenant=tenants["speech"], pool=pools["sh-infer"], gpu_model=models["L40S-48G"],
+        kind="increase", gpus=12, justification="TTS online traffic grew 40% since launch.")
+    request_services.quota_request_approve(actor=approver, request=applied, comment="Capacity is there.")
+    rejected = request_services.quota_request_create(
+        actor=llm_dev, tenant=tenants["llm"], pool=pools["bj-train"], gpu_model=models["A100-40G"],
+        kind="increase", gpus=32, acknowledge_oversubscription=True, justification="Evaluation sweeps.")
+    request_services.quota_request_reject(actor=llm_lead, request=rejected,
+                                          comment="Run the sweeps on borrowed capacity first.")

@@ -61,6 +61,15 @@ class Impact:
         return self.capacity - self.quota_sum_after
 
     @property
+    def meter_max(self) -> int:
+        # The gauge stretches past capacity so an oversubscribed pool shows as over, not as merely full.
+        return max(self.capacity, self.quota_sum_after, 1)
+
+    @property
+    def over_by(self) -> int:
+        return max(self.quota_sum_after - self.capacity, 0)
+
+    @property
     def oversubscribed_after(self) -> bool:
         return self.quota_sum_after > self.capacity
 

@@ -134,8 +134,10 @@ def _actions_for(user, qr: QuotaRequest) -> list[str]:
 
 def _with_row_state(user, qr: QuotaRequest) -> QuotaRequest:
     qr.row_actions = _actions_for(user, qr)
+    # Deciders see the pool arithmetic in the row itself; others do not need the extra queries.
+    qr.row_impact = selectors.quota_request_impact_now(qr) if qr.row_actions else None
     qr.row_needs_ack = ("approve" in qr.row_actions and not qr.acknowledge_oversubscription
-                        and selectors.quota_request_impact_now(qr).needs_acknowledgement)
+                        and qr.row_impact.needs_acknowledgement)
     return qr
 
 

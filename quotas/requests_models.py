@@ -22,7 +22,7 @@ class QuotaRequest(models.Model):
         APPROVED = "approved", "Approved"
         REJECTED = "rejected", "Rejected"
         APPLIED = "applied", "Applied"
-        REVERTED = "reverted", "Ended (temporary grant reverted)"
+        REVERTED = "reverted", "Reverted (grant ended)"
         WITHDRAWN = "withdrawn", "Withdrawn"
         EXPIRED = "expired", "Expired"
 

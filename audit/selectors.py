@@ -27,7 +27,7 @@ def parse_since(text: str | None) -> datetime | None:
 def audit_events(*, tenants=None, event_type: str = "", since: datetime | None = None):
     """Events newest first. ``tenants`` None means all (including platform events without a tenant);
     an ``event_type`` ending in a dot matches the family (``job.`` → every job event)."""
-    events = AuditEvent.objects.select_related("actor", "tenant").order_by("-seq")
+    events = AuditEvent.objects.select_related("actor", "tenant").order_by("-occurred_at", "-seq")
     if tenants is not None:
         events = events.filter(tenant__in=tenants)
     if event_type:

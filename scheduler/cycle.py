@@ -18,13 +18,13 @@ from django.utils import timezone
 
 from audit.services import audit_record_bulk
 from quotas.models import Pool
+from scheduler.bulk import insert_rows, update_jobs
 from scheduler.engine import decide
 from scheduler.models import PENDING_STATUSES, Job, PoolCycle
 from scheduler.snapshot import build_snapshot
 
 # First key of the two-int advisory lock: a namespace so other advisory locks never collide.
 LOCK_NAMESPACE = 0x5CED
-BATCH = 1000
 
 
 @dataclass(frozen=True)
@@ -79,9 +79,9 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
                 "name": stored.name, "project": job.project, "pool": pool.name, "gpu_model": job.gpu_model,
                 "gpus": job.gpus, "replicas": job.replicas, "priority_class": job.priority_class,
                 "placements": list(admission.placements), "under": "base_quota"}))
-        Job.objects.bulk_update(admitted_rows, ["status", "admitted_at", "queued_at", "placements", "wait",
-                                                "wait_code", "queue_position", "expected_end", "lease_id"],
-                                batch_size=BATCH)
+        update_jobs(Job, admitted_rows, ["status", "admitted_at", "queued_at", "placements", "wait", "wait_code",
+                                         "queue_position", "expected_end", "lease_id"],
+                    only_statuses=PENDING_STATUSES)
         # 5. waits: only rows whose stored reason or position changed
         wait_rows = []
         for wait in decisions.waits:
@@ -98,8 +98,8 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
                     "name": stored.name, "code": wait.code, "previous_code": old_code,
                     "position_in_pool": wait.position_in_pool}))
         # The status filter keeps a job cancelled since the snapshot cancelled.
-        Job.objects.filter(status__in=PENDING_STATUSES).bulk_update(
-            wait_rows, ["status", "queued_at", "wait", "wait_code", "queue_position"], batch_size=BATCH)
+        update_jobs(Job, wait_rows, ["status", "queued_at", "wait", "wait_code", "queue_position"],
+                    only_statuses=PENDING_STATUSES)
         audit_record_bulk(events)
         # 6. bookkeeping
         ms = (time.perf_counter() - started) * 1000.0

@@ -18,6 +18,7 @@ from portal.roles import is_platform_admin
 from quotas.models import GpuModel, Membership, Node, Pool, Project, Quota, Tenant, WorkloadClass
 from scheduler import errors
 from scheduler.engine.types import WORKLOAD_TO_PRIORITY
+from scheduler.bulk import insert_rows
 from scheduler.models import HOLDING_STATUSES, Job
 from scheduler.triggers import request_pool_evaluation
 
@@ -220,11 +221,12 @@ def job_submit_bulk(*, actor, specs: Iterable[Mapping[str, Any]]) -> list[Job]:
         raise ValidationError(problems)
     user = actor if getattr(actor, "is_authenticated", False) else None
     with transaction.atomic():
-        jobs = Job.objects.bulk_create([job for job, _ in built], batch_size=2000)
+        jobs = [job for job, _ in built]
+        insert_rows(Job, jobs)
         audit_record_bulk([
             {"occurred_at": now, "event_type": "job.submitted", "actor": user, "tenant_id": job.tenant_id,
              "object_type": "scheduler.job", "object_id": job.pk, "payload": audit_payload(job, extra)}
-            for job, extra in zip(jobs, (e for _, e in built))
+            for job, extra in built
         ])
         for pool_id in sorted({job.pool_id for job in jobs}):
             request_pool_evaluation(pool_id)

@@ -1,0 +1,114 @@
+"""Benchmark the queue: the engine alone on a synthetic snapshot and, with --db, bulk submit plus
+evaluation cycles end to end on the configured database. Prints one JSON line."""
+import json
+import secrets
+import statistics
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection, transaction
+from django.db.models import Q
+
+# Audit events are append-only evidence and protect the tenants and pools they name, so bench rows are
+# never deleted: each run gets its own prefix. Point --db at a database kept for benchmarks.
+BENCH_PREFIX = f"bench-{secrets.token_hex(3)}-"
+
+
+def _percentile(values: list[float], pct: int) -> float:
+    if len(values) < 2:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[pct - 1]
+
+
+class Command(BaseCommand):
+    help = "Time the engine cycle (p50/p95) and, with --db, bulk submit and decide-all on the database."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--jobs", type=int, default=10_000)
+        parser.add_argument("--nodes", type=int, default=1_000)
+        parser.add_argument("--tenants", type=int, default=100)
+        parser.add_argument("--repeats", type=int, default=7)
+        parser.add_argument("--db", action="store_true", help="also measure submit and decide end to end")
+
+    def handle(self, *args, jobs, nodes, tenants, repeats, db, **options):
+        try:
+            from scheduler.engine.bench import run_cycles, synthetic_snapshot
+        except ImportError as exc:  # the engine branch provides it
+            raise CommandError("scheduler.engine.bench is missing: merge the engine's benchmark module") from exc
+        from scheduler.engine import decide
+
+        snapshot = synthetic_snapshot(jobs, nodes, tenants)
+        timings = run_cycles(snapshot, repeats)
+        decisions = decide(snapshot)
+        out = {"jobs": jobs, "nodes": nodes, "tenants": tenants, "repeats": repeats,
+               "cycle_ms_p50": round(statistics.median(timings), 1),
+               "cycle_ms_p95": round(_percentile(timings, 95), 1),
+               "engine_admitted": len(decisions.admissions), "engine_waits": len(decisions.waits)}
+        if db:
+            out.update(self._end_to_end(snapshot))
+        self.stdout.write(json.dumps(out))
+
+    def _end_to_end(self, snapshot) -> dict:
+        from scheduler.cycle import scheduler_cycle_run
+        from scheduler.models import Job
+        from scheduler.submit import BULK_LIMIT, job_submit_bulk
+
+        _reset()
+        pools = _load_world(snapshot)
+        specs = [{"tenant": BENCH_PREFIX + j.tenant, "project": j.project, "name": f"bench-{j.id}",
+                  "workload_class": j.workload_class, "pool": BENCH_PREFIX + j.pool, "gpu_model": j.gpu_model,
+                  "gpus": j.gpus, "replicas": j.replicas, "max_runtime_minutes": j.max_runtime_minutes,
+                  "environment": {"ready": j.env_ready, "detail": j.env_detail}}
+                 for j in snapshot.pending]
+        start = time.perf_counter()
+        for i in range(0, len(specs), BULK_LIMIT):
+            job_submit_bulk(actor=None, specs=specs[i:i + BULK_LIMIT])
+        submit_s = time.perf_counter() - start
+
+        start = time.perf_counter()
+        cycles, cycle_ms = 0, []
+        undecided = Job.objects.filter(pool__in=pools, status=Job.Status.SUBMITTED)
+        while undecided.exists() and cycles < 20:
+            for pool in pools:
+                cycle_ms.append(scheduler_cycle_run(pool=pool).ms)
+            cycles += 1
+        decide_all_s = time.perf_counter() - start
+        jobs = Job.objects.filter(pool__in=pools)
+        result = {
+            "database": connection.vendor, "submit_s": round(submit_s, 2), "decide_all_s": round(decide_all_s, 2),
+            "db_cycles": cycles, "db_cycle_ms": [round(ms) for ms in cycle_ms],
+            "db_admitted": jobs.filter(status=Job.Status.ADMITTED).count(),
+            "db_waiting_with_reason": jobs.filter(status=Job.Status.QUEUED).exclude(wait_code="").count(),
+            "db_undecided": undecided.count(),
+        }
+        return result
+
+
+def _load_world(snapshot) -> list:
+    """The synthetic snapshot's pools, nodes, tenants, projects and quotas as rows (set-up, not timed).
+    Rows are bulk-inserted: the quota services' per-row history would only slow the set-up."""
+    from django.utils import timezone
+
+    from quotas.models import GpuModel, Node, Pool, Project, Quota, Tenant
+
+    models = {}
+    for name in sorted({n.gpu_model for n in snapshot.nodes}):
+        models[name], _ = GpuModel.objects.get_or_create(name=name, defaults={"memory_gb": 80})
+    pools = {name: Pool.objects.create(name=BENCH_PREFIX + name) for name in sorted({n.pool for n in snapshot.nodes})}
+    Node.objects.bulk_create([
+        Node(name=f"{BENCH_PREFIX}node-{n.id}", pool=pools[n.pool], gpu_model=models[n.gpu_model], gpus=n.gpus,
+             cpu_cores=128, memory_gb=1024, state=n.state, maintenance_end=n.maintenance_until)
+        for n in snapshot.nodes], batch_size=2000)
+    tenant_names = sorted({q.tenant for q in snapshot.quotas} | {j.tenant for j in snapshot.pending})
+    tenants = {t.slug: t for t in Tenant.objects.bulk_create(
+        [Tenant(slug=BENCH_PREFIX + name, name=name) for name in tenant_names])}
+    project_names = sorted({j.project for j in snapshot.pending} | {q.project for q in snapshot.quotas if q.project})
+    projects = {(p.tenant.slug, p.slug): p for p in Project.objects.bulk_create(
+        [Project(tenant=t, slug=name, name=name) for t in tenants.values() for name in project_names])}
+    now = timezone.now()
+    Quota.objects.bulk_create([
+        Quota(tenant=tenants[BENCH_PREFIX + q.tenant], pool=pools[q.pool], gpu_model=models[q.gpu_model], gpus=q.gpus,
+              project=projects[(BENCH_PREFIX + q.tenant, q.project)] if q.project else None,
+              workload_classes=sorted(q.classes), effective_from=now)
+        for q in snapshot.quotas])
+    return list(pools.values())

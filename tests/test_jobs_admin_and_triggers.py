@@ -1,0 +1,50 @@
+"""The Job admin renders with its columns, filters and search; submits coalesce into one evaluation."""
+from unittest import mock
+
+import pytest
+from django.test import Client
+
+from scheduler.models import PoolCycle
+from scheduler.services import job_submit_bulk
+from scheduler.triggers import clear_request, enqueue_if_first
+from tests.jobs import cycle, spec, submit
+
+
+def test_job_admin_lists_filters_and_searches(world):
+    from django.contrib.auth import get_user_model
+
+    admin = get_user_model().objects.create_superuser("root", "root@example.com", "x-pass-123")
+    submit(name="findme", gpus=8), submit(name="other", gpus=8), submit(name="waits", gpus=8)
+    cycle(world)
+    client = Client()
+    client.force_login(admin)
+    page = client.get("/admin/scheduler/job/")
+    assert page.status_code == 200 and "findme" in page.content.decode()
+    assert "QUOTA_EXCEEDED" in client.get("/admin/scheduler/job/?wait_code=QUOTA_EXCEEDED").content.decode()
+    found = client.get("/admin/scheduler/job/?q=findme").content.decode()
+    assert "findme" in found and "other" not in found
+    job_id = world.pool.jobs.first().pk
+    assert client.get(f"/admin/scheduler/job/{job_id}/change/").status_code == 200
+    assert client.get("/admin/scheduler/poolcycle/").status_code == 200
+
+
+def test_many_submits_enqueue_one_evaluation(world, django_capture_on_commit_callbacks):
+    with mock.patch("scheduler.tasks.evaluate_pool.delay") as delay:
+        with django_capture_on_commit_callbacks(execute=True):
+            for i in range(20):
+                submit(name=f"j{i}")
+            job_submit_bulk(actor=None, specs=[spec(name=f"b{i}") for i in range(100)])
+        assert delay.call_count == 1
+        clear_request(world.pool.pk)  # the task clears the flag when it starts
+        assert enqueue_if_first(world.pool.pk) is True
+        assert delay.call_count == 2
+    assert PoolCycle.objects.get(pool=world.pool).requested is True
+
+
+@pytest.mark.django_db
+def test_beat_runs_evaluation_and_backend_ticks():
+    import scheduler.tasks  # noqa: F401  registers the schedule
+    from portal.celery import app
+
+    tasks = {entry["task"] for entry in app.conf.beat_schedule.values()}
+    assert {"scheduler.evaluate_all_pools", "scheduler.backend_tick"} <= tasks

@@ -33,7 +33,7 @@ def browser():
 
 @pytest.fixture
 def browser_errors():
-    """JavaScript errors and failed loads seen by the page; a test expecting one clears it."""
+    """JavaScript errors and failed sub-resource loads seen by the page."""
     return []
 
 
@@ -43,7 +43,12 @@ def page(browser, browser_errors):
     pg = context.new_page()
     errors = browser_errors
     pg.on("pageerror", lambda exc: errors.append(str(exc)))
-    pg.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    # Failed loads are judged by their response: a page the test navigates to may be a 404 on purpose
+    # (the test asserts it), but a failed stylesheet, script or HTMX request is always a bug.
+    pg.on("console", lambda msg: errors.append(msg.text)
+          if msg.type == "error" and not msg.text.startswith("Failed to load resource") else None)
+    pg.on("response", lambda r: errors.append(f"{r.status} {r.url}")
+          if r.status >= 400 and r.request.resource_type != "document" else None)
     yield pg
     context.close()
     assert not errors, f"browser errors: {errors}"

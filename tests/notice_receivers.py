@@ -91,21 +91,22 @@ def webhook_server():
 
 
 def _reset_broker_connections() -> None:
-    # Celery caches its connection and producer pools; drop them so the next publish dials anew.
-    if celery_app._pool is not None:
-        celery_app._pool.force_close_all()
-        celery_app._pool = None
+    # Celery caches its pools (kombu keeps them in a global registry keyed by broker URL); forget the
+    # cached references, without closing them, so the next publish looks up the pool of the new URL.
+    celery_app._pool = None
     celery_app.amqp._producer_pool = None
 
 
 @contextmanager
 def broker_down():
     """Point the Celery app at a port nothing listens on, as when the broker restarts."""
-    saved = celery_app.conf.broker_url
+    # Publishing uses broker_write_url (which defaults to the broker URL); with the CELERY_ settings
+    # namespace, assigning broker_url afterwards would not take effect.
+    saved = celery_app.conf.broker_write_url
     _reset_broker_connections()
-    celery_app.conf.broker_url = f"redis://127.0.0.1:{free_port()}/0"
+    celery_app.conf.broker_write_url = f"redis://127.0.0.1:{free_port()}/0"
     try:
         yield
     finally:
         _reset_broker_connections()
-        celery_app.conf.broker_url = saved
+        celery_app.conf.broker_write_url = saved

@@ -5,6 +5,7 @@ from django.core.exceptions import ValidationError
 from audit.models import AuditEvent
 from scheduler.notices import channels, services
 from scheduler.notices.models import NoticeChannel
+from tests import factories
 
 FEISHU = "feishu://T1JJ3T3L2kjh4Ghj2Hs/"
 
@@ -114,3 +115,33 @@ def test_the_channel_endpoint_is_in_the_schema():
     schema = SchemaGenerator().get_schema(request=None, public=True)
     validate_schema(schema)
     assert set(schema["paths"]["/api/v1/tenants/{slug}/notice-channels/"]) == {"get", "post"}
+
+
+def test_the_admin_lists_channels_notices_and_deliveries(world, client):
+    from scheduler.notices.models import Notice, NoticeDelivery
+
+    admin_user = factories.user("root", is_superuser=True, is_staff=True)
+    channel = services.notice_channel_create(actor=None, tenant=world.alpha, kind="feishu", target=FEISHU)
+    notice = services.notice_enqueue(kind="preemption", tenant=world.alpha, recipients=["a@example.com"],
+                                     facts={"job": {"id": 3}}, subject="Job #3", body="b", job_id=3)
+    NoticeDelivery.objects.create(notice=notice, channel=channel, channel_kind="feishu", attempt=1, status="failed",
+                                  detail="refused", at=notice.created_at)
+    client.force_login(admin_user)
+    for path in ("/admin/notices/noticechannel/?q=alpha&kind__exact=feishu", "/admin/notices/notice/?q=3&state__exact=pending",
+                 "/admin/notices/noticedelivery/?status__exact=failed", f"/admin/notices/notice/{notice.id}/change/"):
+        response = client.get(path)
+        assert response.status_code == 200, path
+    page = client.get("/admin/notices/noticechannel/").content.decode()
+    assert "T1JJ3T3L2kjh4Ghj2Hs" not in page and "feishu://" in page
+    assert Notice.objects.count() == 1
+
+
+def test_adding_a_channel_in_the_admin_goes_through_the_service(world, client):
+    client.force_login(factories.user("root", is_superuser=True, is_staff=True))
+    form = {"tenant": world.alpha.id, "kind": "webhook", "name": "x", "enabled": "on"}
+    response = client.post("/admin/notices/noticechannel/add/", {**form, "target": "http://10.0.0.1/"})
+    assert response.status_code == 200 and channels.SCHEME_NOT_ALLOWED in response.content.decode()
+    response = client.post("/admin/notices/noticechannel/add/", {**form, "target": "json://127.0.0.1:9/h"})
+    assert response.status_code == 302
+    assert NoticeChannel.objects.get().target == "json://127.0.0.1:9/h"
+    assert AuditEvent.objects.filter(event_type="notice_channel.created").count() == 1

@@ -112,6 +112,7 @@ def load_demo() -> list[DemoLogin]:
                                gpus=gpus, workload_classes=classes, cpu_cores=gpus * 16, memory_gb=gpus * 128,
                                gpu_memory_gb=gpus * models[model_name].memory_gb, reason="Demo: initial base quota")
     _demo_quota_requests(pools, models, approver)
+    load_demo_leases(admin)
     demo_jobs()
     return logins
 
@@ -229,3 +230,49 @@ def _demo_quota_requests(pools, models, approver) -> None:
         kind="increase", gpus=32, acknowledge_oversubscription=True, justification="Evaluation sweeps.")
     request_services.quota_request_reject(actor=llm_lead, request=rejected,
                                           comment="Run the sweeps on borrowed capacity first.")
+
+
+# tenant -> lending policy; reserved GPUs are never lent (search-rec keeps its online-inference floor)
+DEMO_LENDING_POLICIES = {
+    "search-rec": {"lending_limit_gpus": 8, "reserved_gpus": 8, "borrowing_limit_gpus": 8},
+    "llm": {"lending_limit_gpus": 16, "reserved_gpus": 8, "borrowing_limit_gpus": 32, "max_lease_minutes": 480},
+    "vision": {"lending_limit_gpus": None, "reserved_gpus": 4, "borrowing_limit_gpus": 16},
+    "speech": {"lending_limit_gpus": 8, "reserved_gpus": 0, "borrowing_limit_gpus": 8},
+}
+# (borrower, lender or None for the unassigned pool, pool, model, GPUs, class, started minutes ago, lease minutes)
+DEMO_LEASES = [
+    ("llm", None, "bj-train", "H100-80G", 8, "training", 50, 180),
+    ("speech", "vision", "bj-train", "H100-80G", 4, "experiment", 20, 120),
+    ("vision", "search-rec", "bj-train", "A100-40G", 8, "batch", 5, 90),
+    ("search-rec", "speech", "sh-infer", "L40S-48G", 4, "candidate", 100, 115),
+]
+
+
+def load_demo_leases(admin) -> None:
+    """Lending policies per demo tenant and a few open leases, through the lease services; only when the
+    demo has no lease yet, so a second run changes nothing."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from quotas import lease_services
+    from quotas.lease_models import Lease
+
+    for slug, fields in DEMO_LENDING_POLICIES.items():
+        lease_services.lending_policy_set(actor=admin, tenant=Tenant.objects.get(slug=slug),
+                                          reason="Demo: initial lending policy", **fields)
+    if Lease.objects.exists():
+        return
+    now = timezone.now()
+    for borrower, lender, pool, model, gpus, priority_class, ago, minutes in DEMO_LEASES:
+        start = now - timedelta(minutes=ago)
+        lease_services.lease_grant(borrower=borrower, lender=lender, pool=pool, gpu_model=model, gpus=gpus,
+                                   priority_class=priority_class, now=start,
+                                   protected_until=start + timedelta(minutes=30),
+                                   expires_at=start + timedelta(minutes=minutes))
+    returned = lease_services.lease_grant(borrower="speech", lender=None, pool="sh-infer", gpu_model="A100-40G",
+                                          gpus=8, priority_class="experiment", now=now - timedelta(hours=3),
+                                          protected_until=now - timedelta(hours=3) + timedelta(minutes=30),
+                                          expires_at=now - timedelta(hours=1))
+    lease_services.lease_return(lease=returned, actor=admin, reason="Demo: jobs finished",
+                                now=now - timedelta(hours=2))

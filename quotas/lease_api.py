@@ -1,6 +1,5 @@
 """REST endpoints of the loan ledger, lending policies and rollout switches (thin: selectors and services)."""
 from django.shortcuts import get_object_or_404
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
 from rest_framework.exceptions import PermissionDenied, ValidationError
@@ -61,6 +60,15 @@ class SwitchChangeSerializer(serializers.Serializer):
     return_leases_now = serializers.BooleanField(default=False)
 
 
+class SwitchSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    label = serializers.CharField()
+    value = serializers.JSONField()
+    updated_at = serializers.DateTimeField(allow_null=True)
+    updated_by = serializers.CharField(allow_null=True)
+    reason = serializers.CharField(allow_blank=True)
+
+
 class LeaseReturnSerializer(serializers.Serializer):
     reason = serializers.CharField()
 
@@ -114,13 +122,13 @@ class LendingPolicyView(APIView):
 
 
 class SwitchView(APIView):
-    @extend_schema(summary="The rollout switches", responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=SwitchSerializer(many=True), summary="The rollout switches")
     def get(self, request):
         if not (can_read_all_tenants(request.user) or request.user.is_staff):
             raise PermissionDenied(SWITCHES_STAFF_ONLY)
-        return Response(selectors.switches_current())
+        return Response(SwitchSerializer(selectors.switches_current(), many=True).data)
 
-    @extend_schema(request=SwitchChangeSerializer, responses=OpenApiTypes.OBJECT,
+    @extend_schema(request=SwitchChangeSerializer, responses=SwitchSerializer(many=True),
                    summary="Set a rollout switch (platform admins)")
     def post(self, request):
         if not is_platform_admin(request.user):  # before validation: outsiders learn nothing from a 400
@@ -128,4 +136,4 @@ class SwitchView(APIView):
         serializer = SwitchChangeSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         services.policy_switch_set(actor=request.user, **serializer.validated_data)
-        return Response(selectors.switches_current())
+        return Response(SwitchSerializer(selectors.switches_current(), many=True).data)

@@ -213,7 +213,8 @@ def _decide(snapshot: Snapshot) -> Decisions:
     in_tenant: dict[tuple[str, str], int] = {}
     in_pool: dict[str, int] = {}
     etas: dict[tuple, Eta] = {}
-    messages: dict[tuple[Blocker, ...], str] = {}
+    messages: dict[tuple[int, ...], str] = {}
+    actions_of: dict[tuple, tuple] = {}
     alternatives: dict[tuple[str, str, int, int], tuple[str, str, int] | None] = {}
     pools_models = _models_by_pool(indexes)
     waits: list[Wait] = []
@@ -232,9 +233,12 @@ def _decide(snapshot: Snapshot) -> Decisions:
         eta = _eta(job, need, blockers, code, tenant_q, lane, node_blocked, book, now,
                    gpus_ahead, longest, quota_releases, etas)
 
-        message = messages.get(blockers)
+        # Blockers are shared, cached objects kept alive by `waiting`, so their ids identify
+        # them for this cycle and are cheaper to hash than their contents.
+        ids = tuple(map(id, blockers))
+        message = messages.get(ids)
         if message is None:
-            message = messages[blockers] = R.render(blockers)
+            message = messages[ids] = R.render(blockers)
         alternative = None
         if node_blocked or code in _OFFER_OTHER_MODEL:
             akey = (job.pool, job.gpu_model, job.gpus, job.replicas)
@@ -245,9 +249,12 @@ def _decide(snapshot: Snapshot) -> Decisions:
                     pools_models.get(job.pool, ()), job.gpu_model, job.gpus, job.replicas,
                     static=code == R.RESOURCE_MISMATCH,
                 )
+        akey = (ids, alternative)
+        actions = actions_of.get(akey)
+        if actions is None:
+            actions = actions_of[akey] = R.next_actions(blockers, alternative)
         waits.append(
-            Wait(job.id, code, message, blockers, R.next_actions(blockers, alternative),
-                 pos_tenant, pos_pool, gpus_ahead, eta)
+            Wait(job.id, code, message, blockers, actions, pos_tenant, pos_pool, gpus_ahead, eta)
         )
 
     # 5. Return the decisions.

@@ -1,6 +1,9 @@
 """One evaluation cycle: `decide(snapshot) -> Decisions`.
 
-The cycle is a fixed sequence of numbered phases in `decide`. Queueing is strict priority
+The cycle is a fixed sequence of numbered phases in `decide`: base quota first, then
+borrowing for the jobs that only lack quota (leases.py), then reclaim and preemption for the
+jobs still waiting (reclaim.py, preemption.py). Base-quota admissions come before any lease,
+so a tenant's guaranteed floor is served before anyone borrows from it. Queueing is strict priority
 order with best-effort FIFO: every job is tried in queue order and a job that does not fit
 does not hold back the jobs behind it (as kueue's default), so a small later job may pass a
 big blocked one. This never admits a lower-priority job of a tenant while a higher-priority job
@@ -16,16 +19,21 @@ from datetime import datetime, timedelta
 from . import reasons as R
 from .eta import UNKNOWN, Timeline, pool_window, quota_time
 from .fit import ModelIndex, build_indexes
+from .leases import LeaseDesk
 from .ordering import order_pending
+from .preemption import PRODUCTION, Victims
 from .quotas import QuotaBook, workload_for_priority
+from .reclaim import reclaim
 from .types import (
     NODE_SCHEDULABLE,
     Admission,
     Blocker,
     Decisions,
     Eta,
+    LeasePlan,
     PendingJob,
     Quota,
+    Reclaim,
     Snapshot,
     Wait,
 )
@@ -100,11 +108,14 @@ def _decide(snapshot: Snapshot) -> Decisions:
     used_on_node: dict[int, int] = {}
     pool_releases: dict[tuple[str, str], Timeline] = {}
     for job in snapshot.running:
+        end = job.expected_end
+        if job.stopping_until is not None and job.stopping_until < end:
+            end = job.stopping_until  # a reclaim or preemption victim in its grace period
         for node_id in job.placements:
             used_on_node[node_id] = used_on_node.get(node_id, 0) + job.gpus
             node = schedulable.get(node_id)
             if node is not None:
-                _timeline(pool_releases, (node.pool, node.gpu_model)).add(job.expected_end, job.gpus)
+                _timeline(pool_releases, (node.pool, node.gpu_model)).add(end, job.gpus)
     indexes = build_indexes(snapshot.nodes, used_on_node)
     book = QuotaBook(snapshot.quotas)
     book.charge_running(snapshot.running)
@@ -114,7 +125,10 @@ def _decide(snapshot: Snapshot) -> Decisions:
             workload = job.workload_class or workload_for_priority(job.priority_class)
             tenant_q, _ = book.cover(job.tenant, job.project, job.pool, job.gpu_model, workload)
             if tenant_q is not None:
-                _timeline(quota_releases, tenant_q.id).add(job.expected_end, job.total_gpus)
+                end = job.expected_end
+                if job.stopping_until is not None and job.stopping_until < end:
+                    end = job.stopping_until
+                _timeline(quota_releases, tenant_q.id).add(end, job.total_gpus)
     lanes: dict[tuple[str, str], _Lane] = {}
 
     # 2. Order the queue.
@@ -122,10 +136,14 @@ def _decide(snapshot: Snapshot) -> Decisions:
         snapshot.pending, snapshot.priority_classes, snapshot.usage, book.tenant_gpus
     )
 
-    # 3. Nominate and assign, in queue order: environment, shape, maintenance, base quota
-    #    (tenant, then project), node fit. Every blocker is collected, not just the first.
+    # 3. Nominate and assign under base quota, in queue order: environment, shape,
+    #    maintenance, base quota (tenant, then project), node fit. Every blocker is collected,
+    #    not just the first. A waiting entry is [job, blockers (None once admitted later),
+    #    tenant quota, lane, node blocked, project quota, quota ok, shape ok].
     admissions: list[Admission] = []
-    waiting: list[tuple[PendingJob, tuple[Blocker, ...], Quota | None, _Lane, bool]] = []
+    waiting: list[list] = []
+    borrowers: list[list] = []  # entries that lack only base quota: phase 4 may lend to them
+    demand: dict[tuple[str, str, str], int] = {}  # GPUs of in-quota jobs blocked on nodes
     used = book.used
     for job in queue:
         key = (job.pool, job.gpu_model)
@@ -178,24 +196,20 @@ def _decide(snapshot: Snapshot) -> Decisions:
         node_blocked = False
         if shape_ok and not index.can_place(g, replicas):
             node_blocked = True
-            if lane.higher_jobs:
-                blockers.append(R.lower_priority(
-                    job.pool, job.gpu_model, lane.higher_jobs, lane.higher_gpus
-                ))
-            if index.total_free >= need:
-                blockers.append(R.fragmented(
-                    job.pool, job.gpu_model, g, replicas, index.total_free, index.max_free
-                ))
-            else:
-                blockers.append(R.pool_full(
-                    job.pool, job.gpu_model, need, index.total_free, index.capacity
-                ))
+            _add_node_blockers(blockers, job, index, need, lane.higher_jobs, lane.higher_gpus)
 
         if shape_ok and quota_ok:  # a legitimate claim on this lane's GPUs
             lane.jobs += 1
             lane.gpus += need
+            if node_blocked and job.env_ready:
+                dkey = (job.tenant, job.pool, job.gpu_model)
+                demand[dkey] = demand.get(dkey, 0) + need
         if blockers:
-            waiting.append((job, R.sort_blockers(blockers), tenant_q, lane, node_blocked))
+            entry = [job, R.sort_blockers(blockers), tenant_q, lane, node_blocked, project_q,
+                     quota_ok, shape_ok]
+            waiting.append(entry)
+            if not quota_ok and shape_ok and job.env_ready:
+                borrowers.append(entry)
             continue
         placements = index.place(g, replicas)
         book.charge(tenant_q, need)
@@ -205,7 +219,61 @@ def _decide(snapshot: Snapshot) -> Decisions:
         lane.releases.add(end, need)
         _timeline(quota_releases, tenant_q.id).add(end, need)
 
-    # 4. Describe every waiting job: positions, GPUs ahead, ETA, next actions.
+    # 4. Borrow, in queue order, for the jobs that lack only base quota: a lease from one
+    #    lender when every borrowing condition holds and the job fits on nodes; otherwise the
+    #    failed condition joins the job's blockers.
+    desk = LeaseDesk(snapshot, book, demand)
+    lease_plans: list[LeasePlan] = []
+    for entry in borrowers:
+        job, lane = entry[0], entry[3]
+        index = lane.index
+        need = job.gpus * job.replicas
+        lender = desk.find(job, need, index.capacity)
+        if lender.__class__ is Blocker:
+            entry[1] = R.sort_blockers([*entry[1], lender])
+            continue
+        if not index.can_place(job.gpus, job.replicas):
+            if not entry[4]:
+                entry[4] = True
+                entry[1] = R.sort_blockers(_add_node_blockers(
+                    list(entry[1]), job, index, need, 0, 0
+                ))
+            continue
+        plan = desk.grant(job, lender, need)
+        admissions.append(Admission(job.id, index.place(job.gpus, job.replicas), plan))
+        lease_plans.append(plan)
+        lane.releases.add(now + timedelta(minutes=job.max_runtime_minutes), need)
+        entry[1] = None
+
+    # 5. Reclaim and preempt, in queue order, for jobs still waiting: a job within base quota
+    #    blocked on nodes reclaims what its tenant lent, or (production) stops others' jobs on
+    #    borrowed capacity; any job may stop its own tenant's lower-priority jobs when that
+    #    makes it fit. A job with a plan waits on it (RECLAIMING / PREEMPTING).
+    reclaims: list[Reclaim] = []
+    victims: Victims | None = None
+    for entry in waiting:
+        job, blockers, tenant_q, lane, node_blocked, project_q, quota_ok, shape_ok = entry
+        if (blockers is None or tenant_q is None or not shape_ok or not job.env_ready
+                or (quota_ok and not node_blocked)):
+            continue
+        if victims is None:
+            victims = Victims(snapshot, book, priority_of)
+        index = lane.index
+        need = job.gpus * job.replicas
+        outcome = None
+        if quota_ok:
+            outcome = reclaim(victims, desk, job, index, reclaims)
+            if outcome is None and job.priority_class == PRODUCTION:
+                outcome = victims.protect_production(
+                    job, need, index, tenant_q.gpus, used.get(tenant_q.id, 0)
+                )
+        if outcome is None:
+            outcome = victims.within_tenant(job, need, index, used, tenant_q, project_q)
+        if outcome is not None:
+            how, blocker = outcome
+            entry[1] = (blocker,) if how == "replace" else R.sort_blockers([*blockers, blocker])
+
+    # 6. Describe every waiting job: positions, GPUs ahead, ETA, next actions.
     for timeline in pool_releases.values():
         timeline.freeze()
     for timeline in quota_releases.values():
@@ -213,11 +281,14 @@ def _decide(snapshot: Snapshot) -> Decisions:
     in_tenant: dict[tuple[str, str], int] = {}
     in_pool: dict[str, int] = {}
     etas: dict[tuple, Eta] = {}
-    messages: dict[tuple[Blocker, ...], str] = {}
+    messages: dict[tuple[int, ...], str] = {}
+    actions_of: dict[tuple, tuple] = {}
     alternatives: dict[tuple[str, str, int, int], tuple[str, str, int] | None] = {}
     pools_models = _models_by_pool(indexes)
     waits: list[Wait] = []
-    for job, blockers, tenant_q, lane, node_blocked in waiting:
+    for job, blockers, tenant_q, lane, node_blocked, _, _, _ in waiting:
+        if blockers is None:  # admitted on a lease in phase 4
+            continue
         tkey = (job.tenant, job.pool)
         pos_tenant = in_tenant[tkey] = in_tenant.get(tkey, 0) + 1
         pos_pool = in_pool[job.pool] = in_pool.get(job.pool, 0) + 1
@@ -232,9 +303,12 @@ def _decide(snapshot: Snapshot) -> Decisions:
         eta = _eta(job, need, blockers, code, tenant_q, lane, node_blocked, book, now,
                    gpus_ahead, longest, quota_releases, etas)
 
-        message = messages.get(blockers)
+        # Blockers are shared, cached objects kept alive by `waiting`, so their ids identify
+        # them for this cycle and are cheaper to hash than their contents.
+        ids = tuple(map(id, blockers))
+        message = messages.get(ids)
         if message is None:
-            message = messages[blockers] = R.render(blockers)
+            message = messages[ids] = R.render(blockers)
         alternative = None
         if node_blocked or code in _OFFER_OTHER_MODEL:
             akey = (job.pool, job.gpu_model, job.gpus, job.replicas)
@@ -245,13 +319,35 @@ def _decide(snapshot: Snapshot) -> Decisions:
                     pools_models.get(job.pool, ()), job.gpu_model, job.gpus, job.replicas,
                     static=code == R.RESOURCE_MISMATCH,
                 )
+        akey = (ids, alternative)
+        actions = actions_of.get(akey)
+        if actions is None:
+            actions = actions_of[akey] = R.next_actions(blockers, alternative)
         waits.append(
-            Wait(job.id, code, message, blockers, R.next_actions(blockers, alternative),
-                 pos_tenant, pos_pool, gpus_ahead, eta)
+            Wait(job.id, code, message, blockers, actions, pos_tenant, pos_pool, gpus_ahead, eta)
         )
 
-    # 5. Return the decisions.
-    return Decisions(admissions=tuple(admissions), waits=tuple(waits))
+    # 7. Return the decisions.
+    return Decisions(
+        admissions=tuple(admissions), waits=tuple(waits), lease_plans=tuple(lease_plans),
+        reclaims=tuple(reclaims),
+        preemptions=tuple(victims.preemptions) if victims is not None else (),
+    )
+
+
+def _add_node_blockers(blockers: list[Blocker], job: PendingJob, index: ModelIndex, need: int,
+                       higher_jobs: int, higher_gpus: int) -> list[Blocker]:
+    if higher_jobs:
+        blockers.append(R.lower_priority(job.pool, job.gpu_model, higher_jobs, higher_gpus))
+    if index.total_free >= need:
+        blockers.append(R.fragmented(
+            job.pool, job.gpu_model, job.gpus, job.replicas, index.total_free, index.max_free
+        ))
+    else:
+        blockers.append(R.pool_full(
+            job.pool, job.gpu_model, need, index.total_free, index.capacity
+        ))
+    return blockers
 
 
 def _timeline(timelines: dict, key) -> Timeline:
@@ -295,7 +391,7 @@ def _eta(job, need, blockers, code, tenant_q, lane, node_blocked, book, now, gpu
     index = lane.index
     if code in _NOT_RUNNABLE or index is None:
         return UNKNOWN
-    if code == R.MAINTENANCE:
+    if code == R.MAINTENANCE or code == R.RECLAIMING or code == R.PREEMPTING:
         until = blockers[0].details["until"]
         return _cached_eta(cache, datetime.fromisoformat(str(until)) if until else None, None)
     if tenant_q is None or need > tenant_q.gpus:

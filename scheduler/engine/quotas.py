@@ -2,8 +2,8 @@
 
 A job is charged to the tenant-level quota of its (tenant, pool, gpu_model) that covers its
 workload class (lowest quota id first), and also to the project-level sub-quota of its project
-if one covers it; both must fit. Jobs on a lease are not charged here: leases are accounted
-separately. A running job whose workload class is unknown is charged as the first workload
+if one covers it; both must fit. Jobs on a lease are not charged to a base quota: their GPUs
+count against their lease (`lease_used`), so base usage and lease usage stay separate. A running job whose workload class is unknown is charged as the first workload
 class that maps to its priority class, and failing that to the tenant's lowest-id quota there,
 so usage is never silently dropped.
 """
@@ -25,7 +25,7 @@ def workload_for_priority(priority_class: str) -> str:
 
 
 class QuotaBook:
-    __slots__ = ("_tenant", "_project", "used", "_cover_cache", "tenant_gpus")
+    __slots__ = ("_tenant", "_project", "used", "_cover_cache", "tenant_gpus", "lease_used")
 
     def __init__(self, quotas: Iterable[Quota]):
         self._tenant: dict[tuple[str, str, str], list[Quota]] = {}
@@ -39,7 +39,8 @@ class QuotaBook:
             else:
                 pkey = (quota.tenant, quota.project, quota.pool, quota.gpu_model)
                 self._project.setdefault(pkey, []).append(quota)
-        self.used: dict[int, int] = {}
+        self.used: dict[int, int] = {}  # base quota id -> GPUs charged
+        self.lease_used: dict[int, int] = {}  # lease id -> GPUs of running jobs on it
         self._cover_cache: dict[tuple, tuple[Quota | None, Quota | None]] = {}
 
     def cover(
@@ -59,19 +60,23 @@ class QuotaBook:
         return hit
 
     def charge_running(self, jobs: Iterable[RunningJob]) -> None:
+        lease_used = self.lease_used
         for job in jobs:
             if job.lease_id is not None:
+                lease_used[job.lease_id] = lease_used.get(job.lease_id, 0) + job.total_gpus
                 continue
-            workload = job.workload_class or workload_for_priority(job.priority_class)
-            tenant_q, project_q = self.cover(
-                job.tenant, job.project, job.pool, job.gpu_model, workload
-            )
-            if tenant_q is None:
-                fallback = self._tenant.get((job.tenant, job.pool, job.gpu_model))
-                tenant_q = fallback[0] if fallback else None
-            for quota in (tenant_q, project_q):
+            for quota in self.charged(job):
                 if quota is not None:
                     self.used[quota.id] = self.used.get(quota.id, 0) + job.total_gpus
+
+    def charged(self, job: RunningJob) -> tuple[Quota | None, Quota | None]:
+        """The (tenant, project) base quotas a running job under base quota is charged to."""
+        workload = job.workload_class or workload_for_priority(job.priority_class)
+        tenant_q, project_q = self.cover(job.tenant, job.project, job.pool, job.gpu_model, workload)
+        if tenant_q is None:
+            fallback = self._tenant.get((job.tenant, job.pool, job.gpu_model))
+            tenant_q = fallback[0] if fallback else None
+        return tenant_q, project_q
 
     def used_of(self, quota: Quota) -> int:
         return self.used.get(quota.id, 0)

@@ -76,6 +76,10 @@ MSG_NO_QUOTA = (
 MSG_NO_IDLE_CAPACITY = (
     "Nothing to borrow on {pool}/{gpu_model}: {needed} GPUs needed, {idle} idle"
 )
+MSG_NO_IDLE_LENDER = (
+    "Nothing to borrow on {pool}/{gpu_model}: {needed} GPUs needed, at most {idle} lendable "
+    "by a single lender"
+)
 MSG_BORROWING_PAUSED = "Borrowing is paused by the platform"
 MSG_NOT_BORROWABLE = "{priority_class} jobs may not borrow capacity"
 MSG_NOT_BORROWABLE_BY_TENANT = "{tenant} does not let {priority_class} jobs borrow capacity"
@@ -85,6 +89,31 @@ MSG_BORROW_LIMIT_REACHED = (
 )
 MSG_RECLAIMING = (
     "Reclaiming {gpus} GPUs that {tenant} lent out on {pool}/{gpu_model}; grace ends {until}"
+)
+MSG_RECLAIMING_APPROVAL = (
+    "Reclaim of {gpus} GPUs that {tenant} lent out on {pool}/{gpu_model} awaits platform "
+    "approval; grace would end {until}"
+)
+MSG_RECLAIM_PAUSED = (
+    "Reclaim is paused by the platform; {gpus} GPUs that {tenant} lent out on "
+    "{pool}/{gpu_model} could otherwise be reclaimed"
+)
+MSG_PREEMPTING_APPROVAL = (
+    "Preemption of {victims} lower-priority jobs ({gpus} GPUs) of {tenant} on "
+    "{pool}/{gpu_model} awaits platform approval; grace would end {until}"
+)
+MSG_PROTECTING = (
+    "Preempting {victims} jobs on borrowed capacity ({gpus} GPUs) on {pool}/{gpu_model} to "
+    "protect production capacity of {tenant}; grace ends {until}"
+)
+MSG_PROTECTING_APPROVAL = (
+    "Preemption of {victims} jobs on borrowed capacity ({gpus} GPUs) on {pool}/{gpu_model} "
+    "to protect production capacity of {tenant} awaits platform approval; grace would end "
+    "{until}"
+)
+MSG_PROTECTION_PAUSED = (
+    "Preemption is paused by the platform; {gpus} GPUs of jobs on borrowed capacity on "
+    "{pool}/{gpu_model} could otherwise be freed for production capacity of {tenant}"
 )
 MSG_PREEMPTING = (
     "Preempting {victims} lower-priority jobs ({gpus} GPUs) of {tenant} on "
@@ -177,6 +206,15 @@ def no_idle_capacity(tenant: str, pool: str, gpu_model: str, needed: int, idle: 
 
 
 @lru_cache(_CACHE)
+def no_idle_lender(tenant: str, pool: str, gpu_model: str, needed: int, idle: int) -> Blocker:
+    """Idle capacity exists in total but no single lender has enough (one lender per lease)."""
+    return _blocker(
+        QUOTA_EXCEEDED, MSG_NO_IDLE_LENDER, tenant=tenant, pool=pool, gpu_model=gpu_model,
+        needed=needed, idle=idle, requested=needed,
+    )
+
+
+@lru_cache(_CACHE)
 def borrowing_paused(tenant: str, pool: str, gpu_model: str, requested: int) -> Blocker:
     return _blocker(
         BORROWING_PAUSED, MSG_BORROWING_PAUSED, tenant=tenant, pool=pool, gpu_model=gpu_model,
@@ -206,26 +244,45 @@ def borrow_limit_reached(
     )
 
 
-def reclaiming(tenant: str, pool: str, gpu_model: str, gpus: int, until: datetime) -> Blocker:
+def reclaiming(
+    tenant: str, pool: str, gpu_model: str, gpus: int, until: datetime,
+    needs_approval: bool = False,
+) -> Blocker:
+    template = MSG_RECLAIMING_APPROVAL if needs_approval else MSG_RECLAIMING
     return _blocker(
-        RECLAIMING, MSG_RECLAIMING, tenant=tenant, pool=pool, gpu_model=gpu_model, gpus=gpus,
+        RECLAIMING, template, tenant=tenant, pool=pool, gpu_model=gpu_model, gpus=gpus,
         until=_iso(until),
     )
 
 
-def preempting(
-    tenant: str, pool: str, gpu_model: str, victims: int, gpus: int, until: datetime
-) -> Blocker:
+def reclaim_paused(tenant: str, pool: str, gpu_model: str, gpus: int) -> Blocker:
     return _blocker(
-        PREEMPTING, MSG_PREEMPTING, tenant=tenant, pool=pool, gpu_model=gpu_model,
+        PREEMPTION_PAUSED, MSG_RECLAIM_PAUSED, tenant=tenant, pool=pool, gpu_model=gpu_model,
+        gpus=gpus,
+    )
+
+
+def preempting(
+    tenant: str, pool: str, gpu_model: str, victims: int, gpus: int, until: datetime,
+    needs_approval: bool = False, protecting: bool = False,
+) -> Blocker:
+    """`protecting`: the victims are other tenants' jobs on borrowed capacity."""
+    if protecting:
+        template = MSG_PROTECTING_APPROVAL if needs_approval else MSG_PROTECTING
+    else:
+        template = MSG_PREEMPTING_APPROVAL if needs_approval else MSG_PREEMPTING
+    return _blocker(
+        PREEMPTING, template, tenant=tenant, pool=pool, gpu_model=gpu_model,
         victims=victims, gpus=gpus, until=_iso(until),
     )
 
 
-def preemption_paused(tenant: str, pool: str, gpu_model: str, gpus: int) -> Blocker:
+def preemption_paused(
+    tenant: str, pool: str, gpu_model: str, gpus: int, protecting: bool = False
+) -> Blocker:
+    template = MSG_PROTECTION_PAUSED if protecting else MSG_PREEMPTION_PAUSED
     return _blocker(
-        PREEMPTION_PAUSED, MSG_PREEMPTION_PAUSED, tenant=tenant, pool=pool,
-        gpu_model=gpu_model, gpus=gpus,
+        PREEMPTION_PAUSED, template, tenant=tenant, pool=pool, gpu_model=gpu_model, gpus=gpus,
     )
 
 

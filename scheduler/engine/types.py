@@ -102,6 +102,9 @@ class RunningJob:
     # Optional: lets the engine charge the job to the right quota when a tenant holds several
     # quotas with different class sets on one pool/model. Empty: derived from priority_class.
     workload_class: str = ""
+    # Set by the Django side while the job is a reclaim or preemption victim in its grace
+    # period: the engine counts its GPUs as coming back at that moment and plans no new stop.
+    stopping_until: datetime | None = None
 
     @property
     def total_gpus(self) -> int:
@@ -140,6 +143,10 @@ class Lease:
     protected_until: datetime
     expires_at: datetime
     state: str = "active"  # "active" | "reclaiming" | "expired" | "released"
+
+
+# Lease states that still hold capacity: a reclaiming lease holds it until its victims stop.
+LEASE_HOLDING_STATES = frozenset({"active", "reclaiming"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,9 +202,11 @@ class LeasePlan:
     gpus: int
     protected_until: datetime
     expires_at: datetime
+    job_id: int | None = None  # the pending job the lease is granted for (one lease per job)
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "job_id": self.job_id,
             "borrower": self.borrower,
             "lender": self.lender,
             "pool": self.pool,
@@ -295,6 +304,7 @@ class Reclaim:
     victim_job_ids: tuple[int, ...]
     lease_ids: tuple[int, ...]
     grace_until: datetime | None = None
+    needs_approval: bool = False  # preemption_mode == "manual"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -302,6 +312,7 @@ class Reclaim:
             "victim_job_ids": list(self.victim_job_ids),
             "lease_ids": list(self.lease_ids),
             "grace_until": self.grace_until.isoformat() if self.grace_until else None,
+            "needs_approval": self.needs_approval,
         }
 
 

@@ -21,13 +21,15 @@ CASES = {
         snap=snapshot(nodes=nodes(8, 8), quotas=[quota("llm", 16)], pending=[pending(1, "llm", 8)]),
         admitted={1: (1,)}, waits={},
     ),
+    # Over base quota with nothing idle to borrow (cv uses all of its own quota): the base
+    # quota blocker and the "nothing to borrow" one, both QUOTA_EXCEEDED.
     "quota exceeded": dict(
         snap=snapshot(
-            nodes=nodes(8, 8, 8), quotas=[quota("llm", 16)],
-            running=[running("llm", [1], 8), running("llm", [2], 4)],
+            nodes=nodes(8, 8, 8), quotas=[quota("llm", 16), quota("cv", 8)],
+            running=[running("llm", [1], 8), running("llm", [2], 4), running("cv", [3], 8)],
             pending=[pending(1, "llm", 8)],
         ),
-        admitted={}, waits={1: [R.QUOTA_EXCEEDED]},
+        admitted={}, waits={1: [R.QUOTA_EXCEEDED, R.QUOTA_EXCEEDED, R.POOL_FULL]},
     ),
     "no node of that size": dict(
         snap=snapshot(nodes=nodes(8, 8), quotas=[quota("llm", 32)], pending=[pending(1, "llm", 16)]),
@@ -80,7 +82,7 @@ CASES = {
     "over quota and pool full at once": dict(
         snap=snapshot(nodes=nodes(8), quotas=[quota("llm", 4), quota("cv", 8)],
                       running=[running("cv", [1], 8)], pending=[pending(1, "llm", 8)]),
-        admitted={}, waits={1: [R.QUOTA_EXCEEDED, R.POOL_FULL]},
+        admitted={}, waits={1: [R.QUOTA_EXCEEDED, R.QUOTA_EXCEEDED, R.POOL_FULL]},
     ),
     "every blocker in precedence order": dict(
         snap=snapshot(nodes=nodes(8), quotas=[quota("llm", 4)], running=[running("cv", [1], 8)],
@@ -90,12 +92,12 @@ CASES = {
     "project sub-quota binds inside the tenant quota": dict(
         snap=snapshot(nodes=nodes(8, 8), quotas=[quota("llm", 16), quota("llm", 4, project="p")],
                       pending=[pending(1, "llm", 8)]),
-        admitted={}, waits={1: [R.QUOTA_EXCEEDED]},
+        admitted={}, waits={1: [R.QUOTA_EXCEEDED, R.QUOTA_EXCEEDED]},
     ),
     "quota that does not cover the workload class": dict(
         snap=snapshot(nodes=nodes(8), quotas=[quota("llm", 8, classes={"online_inference"})],
                       pending=[pending(1, "llm", 8)]),
-        admitted={}, waits={1: [R.QUOTA_EXCEEDED]},
+        admitted={}, waits={1: [R.QUOTA_EXCEEDED, R.QUOTA_EXCEEDED]},
     ),
     "gang is all or nothing, a smaller job behind still runs": dict(
         snap=snapshot(nodes=nodes(8, 8, 8), quotas=[quota("llm", 32)],
@@ -122,7 +124,8 @@ def test_quota_message_has_the_numbers():
     d = decide(CASES["quota exceeded"]["snap"])
     assert wait_of(d, 1).message == (
         "Quota exceeded for llm on gpu-a/H100-80G: requested 8 GPUs, 4 free of base quota 16 "
-        "(12 in use)"
+        "(12 in use); Nothing to borrow on gpu-a/H100-80G: 8 GPUs needed, 0 idle; "
+        "gpu-a/H100-80G is full: requested 8 GPUs, 4 free of 24"
     )
     actions = {a.code: dict(a.params) for a in wait_of(d, 1).next_actions}
     assert actions["request_quota"] == {"tenant": "llm", "pool": "gpu-a", "gpu_model": "H100-80G",
@@ -134,7 +137,7 @@ def test_project_quota_message():
     d = decide(CASES["project sub-quota binds inside the tenant quota"]["snap"])
     assert wait_of(d, 1).message == (
         "Project quota exceeded for llm/p on gpu-a/H100-80G: requested 8 GPUs, 4 free of "
-        "project quota 4 (0 in use)"
+        "project quota 4 (0 in use); Nothing to borrow on gpu-a/H100-80G: 8 GPUs needed, 0 idle"
     )
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from scheduler.engine import decide
 from scheduler.engine.ordering import decayed, order_pending
-from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES
+from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, PolicySwitches
 from tests.engine.builders import (
     NOW, admitted, nodes, pending, quota, running, snapshot, wait_of,
 )
@@ -94,9 +94,11 @@ def test_eta_from_expected_ends_and_jobs_ahead():
 
 def test_eta_waits_for_own_quota_to_free():
     # Pool has room but llm is at quota until its own job ends in 45 min.
+    # Borrowing is off, so only llm's own running job can make room in its quota.
     snap = snapshot(
         nodes=nodes(8, 8), quotas=[quota("llm", 8)],
         running=[running("llm", [1], 8, ends_in=45)], pending=[pending(1, "llm", 8)],
+        switches=PolicySwitches(borrowing_enabled=False),
     )
     eta = decide(snap).waits[0].eta
     assert eta.earliest == NOW + timedelta(minutes=45)

@@ -70,6 +70,8 @@ def _final_state(snap, decisions):
         job = jobs[a.job_id]
         for n in a.placements:
             node_used[n] = node_used.get(n, 0) + job.gpus
+        if a.lease is not None:  # runs on its lease, not on base quota
+            continue
         for scope in ((job.tenant, None, job.gpu_model), (job.tenant, job.project, job.gpu_model)):
             base[scope] = base.get(scope, 0) + job.total_gpus
     return jobs, node_used, base, initial_base
@@ -173,7 +175,8 @@ def test_no_lower_priority_job_of_a_tenant_admitted_while_a_higher_one_that_fits
                 for n in a.placements:
                     free[n] += low.gpus
                 for scope in ((low.tenant, None, low.gpu_model), (low.tenant, low.project, low.gpu_model)):
-                    back[scope] -= low.total_gpus
+                    if a.lease is None:
+                        back[scope] -= low.total_gpus
             tq = _quota_of(snap, high.tenant, None, high.gpu_model)
             pq = _quota_of(snap, high.tenant, high.project, high.gpu_model)
             fits_quota = tq is not None and back.get((high.tenant, None, high.gpu_model), 0) + high.total_gpus <= tq

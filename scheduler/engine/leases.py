@@ -1,0 +1,203 @@
+"""Borrowing (DESIGN section 4): who may borrow, from which lender, and the lease it gets.
+
+A `LeaseDesk` holds the borrowing state of one cycle: GPUs borrowed per tenant, lent per
+tenant and per (lender, pool, model), and per (pool, model) a table of lenders. A job runs
+entirely on one lease (a `RunningJob` has one `lease_id`), so a lease covers the job's total
+GPUs and comes from a single lender: the unassigned pool when it has enough idle, otherwise
+the tenant with most lendable GPUs (then by name) that has enough.
+
+Idle, per (pool, model):
+- unassigned pool: schedulable capacity - sum of tenant base quotas - GPUs it already lends;
+- a tenant: base quota - base usage - what it already lends there - its reserved GPUs - GPUs
+  its own node-blocked jobs within base quota are waiting for (lending those would only
+  start a reclaim), and never more than what is left of its lending limit (over all pools).
+Borrowing and lending limits are per tenant over all pools; `reserved_gpus` is kept per
+(pool, model) where the tenant has base quota.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Mapping
+
+from . import reasons as R
+from .quotas import QuotaBook
+from .types import (
+    LEASE_HOLDING_STATES,
+    Blocker,
+    Lease,
+    LeasePlan,
+    PendingJob,
+    PriorityClass,
+    Snapshot,
+    TenantPolicy,
+)
+
+UNASSIGNED = None  # the lender of a lease taken from the unassigned pool
+_NO_LENDER = object()
+
+
+def policy_of(policies: Mapping[str, TenantPolicy], tenant: str) -> TenantPolicy:
+    policy = policies.get(tenant)
+    return policy if policy is not None else TenantPolicy(tenant)
+
+
+def holding_leases(leases: tuple[Lease, ...]) -> list[Lease]:
+    return [lease for lease in leases if lease.state in LEASE_HOLDING_STATES]
+
+
+class _Lenders:
+    """Lenders of one (pool, model): the unassigned pool and tenants, most lendable first."""
+
+    __slots__ = ("unassigned", "tenants")
+
+    def __init__(self, unassigned: int, tenants: list[list]):
+        self.unassigned = unassigned
+        self.tenants = tenants  # [lendable, name], sorted by (-lendable, name)
+
+    def resort(self) -> None:
+        self.tenants.sort(key=lambda entry: (-entry[0], entry[1]))
+
+
+class LeaseDesk:
+    __slots__ = ("now", "enabled", "classes", "policies", "borrowed", "lent", "lent_in_lane",
+                 "_quota_sum", "_tenants_in_lane", "_lanes", "_book", "_demand", "_limit_left")
+
+    def __init__(self, snapshot: Snapshot, book: QuotaBook, demand: Mapping[tuple, int]):
+        """`demand`: (tenant, pool, model) -> GPUs of its waiting jobs that fit base quota."""
+        self.now = snapshot.now
+        self.enabled = snapshot.switches.borrowing_enabled
+        self.classes: Mapping[str, PriorityClass] = snapshot.priority_classes
+        self.policies = snapshot.policies
+        self.borrowed: dict[str, int] = {}
+        self.lent: dict[str, int] = {}
+        self.lent_in_lane: dict[tuple[str | None, str, str], int] = {}
+        for lease in holding_leases(snapshot.leases):
+            self.borrowed[lease.borrower] = self.borrowed.get(lease.borrower, 0) + lease.gpus
+            key = (lease.lender, lease.pool, lease.gpu_model)
+            self.lent_in_lane[key] = self.lent_in_lane.get(key, 0) + lease.gpus
+            if lease.lender is not None:
+                self.lent[lease.lender] = self.lent.get(lease.lender, 0) + lease.gpus
+        self._quota_sum: dict[tuple[str, str], int] = {}
+        self._tenants_in_lane: dict[tuple[str, str], list[str]] = {}
+        for (tenant, pool, model), gpus in book.tenant_gpus.items():
+            lane = (pool, model)
+            self._quota_sum[lane] = self._quota_sum.get(lane, 0) + gpus
+            self._tenants_in_lane.setdefault(lane, []).append(tenant)
+        self._lanes: dict[tuple[str, str], _Lenders] = {}
+        self._book = book
+        self._demand = demand
+        self._limit_left: dict[str, float] = {}
+
+    # --- questions ---
+
+    def unassigned_overdrawn(self, pool: str, model: str, capacity: int) -> int:
+        """GPUs lent from the unassigned pool beyond what it has (capacity shrank, or quotas
+        grew): that much of the tenants' base quota is on loan to unassigned-pool borrowers."""
+        idle = max(capacity - self._quota_sum.get((pool, model), 0), 0)
+        return max(self.lent_in_lane.get((UNASSIGNED, pool, model), 0) - idle, 0)
+
+    def lent_by(self, tenant: str, pool: str, model: str) -> int:
+        return self.lent_in_lane.get((tenant, pool, model), 0)
+
+    def _lenders(self, pool: str, model: str, capacity: int) -> _Lenders:
+        lane = (pool, model)
+        lenders = self._lanes.get(lane)
+        if lenders is None:
+            book, used = self._book, self._book.used
+            unassigned = (capacity - self._quota_sum.get(lane, 0)
+                          - self.lent_in_lane.get((UNASSIGNED, pool, model), 0))
+            tenants = []
+            for tenant in self._tenants_in_lane.get(lane, ()):
+                quotas = book.tenant_quotas()[(tenant, pool, model)]
+                idle = sum(q.gpus - used.get(q.id, 0) for q in quotas)
+                lendable = (idle - self.lent_in_lane.get((tenant, pool, model), 0)
+                            - policy_of(self.policies, tenant).reserved_gpus
+                            - self._demand.get((tenant, pool, model), 0))
+                if lendable > 0:
+                    tenants.append([lendable, tenant])
+            lenders = self._lanes[lane] = _Lenders(max(unassigned, 0), tenants)
+            lenders.resort()
+        return lenders
+
+    def _lending_left(self, tenant: str) -> float:
+        left = self._limit_left.get(tenant)
+        if left is None:
+            limit = policy_of(self.policies, tenant).lending_limit_gpus
+            left = float("inf") if limit is None else limit - self.lent.get(tenant, 0)
+            self._limit_left[tenant] = left
+        return left
+
+    def find(self, job: PendingJob, need: int, capacity: int):
+        """The lender for `job` (None: the unassigned pool), or the Blocker saying which
+        borrowing condition fails."""
+        if not self.enabled:
+            return R.borrowing_paused(job.tenant, job.pool, job.gpu_model, need)
+        pc = self.classes.get(job.priority_class)
+        if pc is None or not pc.may_borrow:
+            return R.not_borrowable(job.tenant, job.pool, job.gpu_model, job.priority_class, need)
+        policy = policy_of(self.policies, job.tenant)
+        if policy.borrow_classes and job.priority_class not in policy.borrow_classes:
+            return R.not_borrowable(
+                job.tenant, job.pool, job.gpu_model, job.priority_class, need, True
+            )
+        limit = policy.borrowing_limit_gpus
+        if limit is not None:
+            borrowed = self.borrowed.get(job.tenant, 0)
+            if borrowed + need > limit:
+                return R.borrow_limit_reached(
+                    job.tenant, job.pool, job.gpu_model, borrowed, limit, need
+                )
+        lenders = self._lenders(job.pool, job.gpu_model, capacity)
+        if lenders.unassigned >= need:
+            return UNASSIGNED
+        best = lenders.unassigned
+        total = lenders.unassigned
+        for lendable, name in lenders.tenants:
+            if name == job.tenant:
+                continue
+            usable = min(lendable, self._lending_left(name))
+            if usable >= need:
+                return name
+            if usable > 0:
+                total += usable
+                best = max(best, int(usable))
+        if total >= need:
+            return R.no_idle_lender(job.tenant, job.pool, job.gpu_model, need, best)
+        return R.no_idle_capacity(job.tenant, job.pool, job.gpu_model, need, int(total))
+
+    # --- the grant ---
+
+    def grant(self, job: PendingJob, lender: str | None, need: int) -> LeasePlan:
+        lenders = self._lanes[(job.pool, job.gpu_model)]
+        borrower_policy = policy_of(self.policies, job.tenant)
+        minutes = min(borrower_policy.max_lease_minutes, job.max_runtime_minutes)
+        if lender is UNASSIGNED:
+            lenders.unassigned -= need
+        else:
+            for entry in lenders.tenants:
+                if entry[1] == lender:
+                    entry[0] -= need
+                    break
+            lenders.resort()
+            self.lent[lender] = self.lent.get(lender, 0) + need
+            self._limit_left.pop(lender, None)
+            minutes = min(minutes, policy_of(self.policies, lender).max_lease_minutes)
+        key = (lender, job.pool, job.gpu_model)
+        self.lent_in_lane[key] = self.lent_in_lane.get(key, 0) + need
+        self.borrowed[job.tenant] = self.borrowed.get(job.tenant, 0) + need
+        expires_at = self.now + timedelta(minutes=max(minutes, 0))
+        protected_until = min(
+            self.now + timedelta(minutes=borrower_policy.protected_minutes), expires_at
+        )
+        return LeasePlan(
+            job.tenant, lender, job.pool, job.gpu_model, need, protected_until, expires_at,
+            job_id=job.id,
+        )
+
+
+def is_blocker(outcome) -> bool:
+    return isinstance(outcome, Blocker)
+
+
+__all__ = ["LeaseDesk", "UNASSIGNED", "policy_of", "holding_leases", "is_blocker", "datetime"]

@@ -1,0 +1,280 @@
+"""Preemption (DESIGN section 6): who may be stopped for a waiting job, and the smallest set.
+
+`Victims` is the per-cycle state of planned stops; its rules are:
+- `priority_within_tenant`: a job stops its own tenant's lower-priority preemptible jobs
+  running under the same base quota, when their GPUs make the job fit both the quota
+  arithmetic (tenant and project) and the nodes.
+- `production_protection`: a `production` job within its base quota whose nodes are held by
+  other tenants' jobs on borrowed capacity stops some of those (protected lease windows are
+  not honoured). It applies only after a reclaim of the job's own lent quota (reclaim.py) is
+  not possible or not enough; a reclaim is the lender taking back what it lent, this rule is
+  production taking back capacity others borrowed from anyone.
+A victim is preemptible, never `production`, under the 24 h preemption cap, and is chosen for
+at most one waiting job per cycle. Jobs already stopping (`stopping_until`) are counted as
+coming back first and never chosen again.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from types import MappingProxyType
+from typing import Callable, Iterable, Mapping
+
+from . import reasons as R
+from .fit import ModelIndex
+from .quotas import QuotaBook
+from .types import (
+    PREEMPTION_MANUAL,
+    PREEMPTION_PAUSED,
+    Blocker,
+    PendingJob,
+    PreemptionPlan,
+    Quota,
+    RunningJob,
+    Snapshot,
+)
+
+PRODUCTION = "production"
+RULE_PRIORITY = "priority_within_tenant"
+RULE_PRODUCTION = "production_protection"
+
+
+def victim_key(now: datetime, priority_of: Mapping[str, int]) -> Callable[[RunningJob], tuple]:
+    """Sort key putting the job to stop first, first:
+
+    1. on loan (running on a lease) before in quota;
+    2. lowest priority first;
+    3. least work lost since its last checkpoint first:
+       (now - (last_checkpoint_at or started_at)) x GPUs;
+    4. most recently started first;
+    then job id, so equal keys never depend on input order.
+    """
+    def key(job: RunningJob) -> tuple:
+        since = job.last_checkpoint_at or job.started_at
+        lost = (now - since).total_seconds() * job.total_gpus
+        return (job.lease_id is None, priority_of.get(job.priority_class, 0), lost,
+                -job.started_at.timestamp(), job.id)
+    return key
+
+
+class Room:
+    """Would a gang shape fit, and the quota arithmetic hold, if these jobs' GPUs came back?
+
+    Slots are kept incrementally: a node with f free GPUs holds f // g replicas of g GPUs, and
+    a gang of r replicas fits iff the slots sum to r (see fit.py).
+    """
+
+    __slots__ = ("free", "g", "replicas", "slots", "released", "missing_tenant",
+                 "missing_project", "freed_tenant", "freed_project", "charges")
+
+    def __init__(self, index: ModelIndex, gpus: int, replicas: int, missing_tenant: int = 0,
+                 missing_project: int = 0, charges: Mapping[int, tuple[bool, bool]] | None = None):
+        self.free = index.free
+        self.g = gpus
+        self.replicas = replicas
+        self.slots = index.slots(gpus)
+        self.released: dict[int, int] = {}
+        self.missing_tenant = missing_tenant
+        self.missing_project = missing_project
+        self.freed_tenant = self.freed_project = 0
+        self.charges = charges  # job id -> (charged to the tenant quota, to the project quota)
+
+    def add(self, job: RunningJob, sign: int = 1) -> None:
+        g, free, released = self.g, self.free, self.released
+        for node_id in job.placements:
+            f = free.get(node_id)
+            if f is None:  # not a schedulable node of this lane: frees nothing usable
+                continue
+            before = released.get(node_id, 0)
+            after = released[node_id] = before + sign * job.gpus
+            self.slots += (f + after) // g - (f + before) // g
+        if self.charges is not None:
+            tenant, project = self.charges.get(job.id, (False, False))
+            if tenant:
+                self.freed_tenant += sign * job.total_gpus
+            if project:
+                self.freed_project += sign * job.total_gpus
+
+    def ok(self) -> bool:
+        return (self.slots >= self.replicas and self.freed_tenant >= self.missing_tenant
+                and self.freed_project >= self.missing_project)
+
+
+def smallest_sufficient(
+    releasing: Iterable[RunningJob], candidates: Iterable[RunningJob], room: Room
+) -> tuple[list[RunningJob], list[RunningJob]] | None:
+    """(already-stopping jobs relied on, new victims), or None if even all are not enough.
+
+    Already-stopping jobs are taken first (they cost nothing more), then candidates greedily in
+    victim order; then every victim not needed is dropped (earliest first, so one big victim
+    replaces several small ones), and so is every stopping job not needed, leaving it for
+    another waiting job.
+    """
+    used: list[RunningJob] = []
+    for job in releasing:
+        if room.ok():
+            break
+        room.add(job)
+        used.append(job)
+    victims: list[RunningJob] = []
+    if not room.ok():
+        for job in candidates:
+            room.add(job)
+            victims.append(job)
+            if room.ok():
+                break
+        else:
+            return None
+        for job in list(victims):
+            room.add(job, -1)
+            if room.ok():
+                victims.remove(job)
+            else:
+                room.add(job)
+    for job in list(used):
+        room.add(job, -1)
+        if room.ok():
+            used.remove(job)
+        else:
+            room.add(job)
+    if not used and not victims:
+        return None
+    return used, victims
+
+
+class Victims:
+    """Candidate victims of one cycle and the stops planned so far."""
+
+    def __init__(self, snapshot: Snapshot, book: QuotaBook, priority_of: Mapping[str, int]):
+        self.now = snapshot.now
+        self.mode = snapshot.switches.preemption_mode
+        self.paused = self.mode == PREEMPTION_PAUSED
+        self.manual = self.mode == PREEMPTION_MANUAL
+        self.grace_until = snapshot.now + timedelta(minutes=snapshot.grace_minutes)
+        self.cap = snapshot.preemption_cap_24h
+        self.priority_of = priority_of
+        self.key = victim_key(snapshot.now, priority_of)
+        classes = snapshot.priority_classes
+        self.preemptible = {name: pc.preemptible for name, pc in classes.items()}
+        self.leases = {lease.id: lease for lease in snapshot.leases}
+        self.on_lease: dict[tuple[str, str], list[RunningJob]] = {}
+        self.in_base: dict[int, list[tuple[RunningJob, int | None]]] = {}  # tenant quota id
+        for job in snapshot.running:
+            if job.lease_id is not None:
+                self.on_lease.setdefault((job.pool, job.gpu_model), []).append(job)
+            elif job.stopping_until is not None or self.preemptible.get(job.priority_class):
+                tenant_q, project_q = book.charged(job)
+                if tenant_q is not None:
+                    self.in_base.setdefault(tenant_q.id, []).append(
+                        (job, project_q.id if project_q else None)
+                    )
+        self.claimed: set[int] = set()
+        self.preemptions: list[PreemptionPlan] = []
+
+    def may_stop(self, job: RunningJob) -> bool:
+        """A new victim: preemptible, not production, under the cap, not stopping or claimed."""
+        return (job.stopping_until is None and job.id not in self.claimed
+                and job.priority_class != PRODUCTION
+                and self.preemptible.get(job.priority_class, False)
+                and job.preemptions_24h < self.cap)
+
+    def stopping(self, jobs: Iterable[RunningJob]) -> list[RunningJob]:
+        out = [j for j in jobs if j.stopping_until is not None and j.id not in self.claimed]
+        out.sort(key=lambda j: (j.stopping_until, j.id))
+        return out
+
+    def until(self, used: list[RunningJob], victims: list[RunningJob]) -> datetime:
+        moments = [j.stopping_until for j in used]
+        if victims:
+            moments.append(self.grace_until)
+        return max(moments)
+
+    def claim(self, used: list[RunningJob], victims: list[RunningJob]) -> None:
+        self.claimed.update(j.id for j in used)
+        self.claimed.update(j.id for j in victims)
+
+    # --- rules ---
+
+    def within_tenant(self, job: PendingJob, need: int, index: ModelIndex, used_gpus: dict,
+                      tenant_q: Quota, project_q: Quota | None) -> tuple[str, Blocker] | None:
+        pool = self.in_base.get(tenant_q.id)
+        if not pool:
+            return None
+        priority = self.priority_of.get(job.priority_class, 0)
+        tenant_used = used_gpus.get(tenant_q.id, 0)
+        missing_tenant = tenant_used + need - tenant_q.gpus
+        missing_project = 0
+        if project_q is not None:
+            missing_project = used_gpus.get(project_q.id, 0) + need - project_q.gpus
+        stopping = self.stopping(j for j, _ in pool)
+        candidates = [j for j, _ in pool if self.priority_of.get(j.priority_class, 0) < priority
+                      and self.may_stop(j)]
+        if not candidates and not stopping:
+            return None
+        if sum(j.total_gpus for j in candidates) + sum(j.total_gpus for j in stopping) < max(
+                missing_tenant, 0):
+            return None  # cheap exit: not even all of them would free enough quota
+        project_id = project_q.id if project_q else None
+        charges = {j.id: (True, project_id is not None and p == project_id) for j, p in pool}
+        room = Room(index, job.gpus, job.replicas, missing_tenant, missing_project, charges)
+        candidates.sort(key=self.key)
+        chosen = smallest_sufficient(stopping, candidates, room)
+        if chosen is None:
+            return None
+        used, victims = chosen
+        gpus = sum(j.total_gpus for j in used) + sum(j.total_gpus for j in victims)
+        if victims and self.paused:
+            return "add", R.preemption_paused(job.tenant, job.pool, job.gpu_model, gpus)
+        self.claim(used, victims)
+        until = self.until(used, victims)
+        if victims:
+            arithmetic = {
+                "requested": need, "base_quota": tenant_q.gpus, "base_used": tenant_used,
+                "missing": max(missing_tenant, 0),
+                "freed": sum(j.total_gpus for j in victims), "free_on_nodes": index.total_free,
+            }
+            if project_q is not None:
+                arithmetic.update(project=job.project, project_quota=project_q.gpus,
+                                  project_used=used_gpus.get(project_q.id, 0))
+            self._plan(job, victims, RULE_PRIORITY, arithmetic)
+        return "replace", R.preempting(
+            job.tenant, job.pool, job.gpu_model, len(used) + len(victims), gpus, until,
+            needs_approval=bool(victims) and self.manual,
+        )
+
+    def protect_production(self, job: PendingJob, need: int, index: ModelIndex,
+                           base_quota: int, base_used: int) -> tuple[str, Blocker] | None:
+        borrowed = [j for j in self.on_lease.get((job.pool, job.gpu_model), ())
+                    if j.tenant != job.tenant]
+        if not borrowed:
+            return None
+        stopping = self.stopping(borrowed)
+        candidates = sorted((j for j in borrowed if self.may_stop(j)), key=self.key)
+        chosen = smallest_sufficient(stopping, candidates, Room(index, job.gpus, job.replicas))
+        if chosen is None:
+            return None
+        used, victims = chosen
+        gpus = sum(j.total_gpus for j in used) + sum(j.total_gpus for j in victims)
+        if victims and self.paused:
+            return "add", R.preemption_paused(
+                job.tenant, job.pool, job.gpu_model, gpus, protecting=True
+            )
+        self.claim(used, victims)
+        until = self.until(used, victims)
+        if victims:
+            self._plan(job, victims, RULE_PRODUCTION, {
+                "requested": need, "base_quota": base_quota, "base_used": base_used,
+                "free_on_nodes": index.total_free,
+                "freed": sum(j.total_gpus for j in victims),
+            })
+        return "replace", R.preempting(
+            job.tenant, job.pool, job.gpu_model, len(used) + len(victims), gpus, until,
+            needs_approval=bool(victims) and self.manual, protecting=True,
+        )
+
+    def _plan(self, job: PendingJob, victims: list[RunningJob], rule: str,
+              arithmetic: dict) -> None:
+        self.preemptions.append(PreemptionPlan(
+            job.id, tuple(v.id for v in victims), rule, MappingProxyType(arithmetic),
+            self.grace_until, needs_approval=self.manual,
+        ))

@@ -1,0 +1,71 @@
+"""Reclaim (DESIGN section 4): a lender takes back the base quota it lent out.
+
+A waiting job that fits its tenant's base quota but not the nodes may stop the jobs running
+on leases its tenant lent (and, when the unassigned pool has lent more than it has, because
+capacity shrank or quotas grew, jobs on unassigned-pool leases too: that excess sits on the
+tenants' base quota). The borrowers chosen are the smallest sufficient set in victim order
+(preemption.py); a lease inside its protected window is left alone unless the lender's job is
+`production`. Borrowers are reclaimable whatever their class's `preemptible` flag and
+preemption count: a lease is revocable by definition, and the lender's floor is guaranteed.
+"""
+
+from __future__ import annotations
+
+from . import reasons as R
+from .fit import ModelIndex
+from .leases import UNASSIGNED, LeaseDesk
+from .preemption import PRODUCTION, Room, Victims, smallest_sufficient
+from .types import Blocker, PendingJob, Reclaim, RunningJob
+
+
+def reclaim(
+    victims: Victims, desk: LeaseDesk, job: PendingJob, index: ModelIndex,
+    reclaims: list[Reclaim],
+) -> tuple[str, Blocker] | None:
+    """Plan (or wait on) a reclaim for `job`; ("replace" | "add", blocker) or None."""
+    borrowed = victims.on_lease.get((job.pool, job.gpu_model))
+    if not borrowed:
+        return None
+    lent = desk.lent_by(job.tenant, job.pool, job.gpu_model)
+    overdrawn = desk.unassigned_overdrawn(job.pool, job.gpu_model, index.capacity)
+    if not lent and not overdrawn:
+        return None
+    production = job.priority_class == PRODUCTION
+    now = victims.now
+    leases = victims.leases
+
+    def in_scope(run: RunningJob) -> bool:
+        lease = leases.get(run.lease_id)
+        if lease is None:
+            return False
+        return lease.lender == job.tenant or (lease.lender is UNASSIGNED and overdrawn > 0)
+
+    def may_reclaim(run: RunningJob) -> bool:
+        return (run.stopping_until is None and run.id not in victims.claimed
+                and run.priority_class != PRODUCTION
+                and (production or leases[run.lease_id].protected_until <= now))
+
+    scope = [run for run in borrowed if in_scope(run)]
+    if not scope:
+        return None
+    stopping = victims.stopping(scope)
+    candidates = sorted((run for run in scope if may_reclaim(run)), key=victims.key)
+    chosen = smallest_sufficient(stopping, candidates, Room(index, job.gpus, job.replicas))
+    if chosen is None:
+        return None
+    used, chosen_victims = chosen
+    gpus = sum(r.total_gpus for r in used) + sum(r.total_gpus for r in chosen_victims)
+    if chosen_victims and victims.paused:
+        return "add", R.reclaim_paused(job.tenant, job.pool, job.gpu_model, gpus)
+    victims.claim(used, chosen_victims)
+    until = victims.until(used, chosen_victims)
+    if chosen_victims:
+        reclaims.append(Reclaim(
+            job.id, tuple(r.id for r in chosen_victims),
+            tuple(sorted({r.lease_id for r in chosen_victims})), victims.grace_until,
+            needs_approval=victims.manual,
+        ))
+    return "replace", R.reclaiming(
+        job.tenant, job.pool, job.gpu_model, gpus, until,
+        needs_approval=bool(chosen_victims) and victims.manual,
+    )

@@ -23,4 +23,5 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("", include("quotas.urls")),
     path("", include("audit.urls")),
+    path("", include("scheduler.urls")),
 ]

@@ -44,5 +44,20 @@ def tenant_quota(request, slug: str):
         "quotas": selectors.tenant_quotas(tenant=access.tenant),
         "history": selectors.quota_history(tenant=access.tenant)[:30],
         **tenant_panel_context(access),
+        **fair_share_context(access.tenant),
     }
     return render(request, "quotas/tenant_quota.html", context)
+
+
+def fair_share_context(tenant) -> dict:
+    """The tenant's decayed GPU-hours per pool, as the scheduler's fair-share ordering sees them."""
+    from django.utils import timezone
+
+    from quotas.models import Pool
+    from scheduler.snapshot import fair_share_usage, half_life_hours
+
+    now, half_life = timezone.now(), half_life_hours()
+    pools = Pool.objects.filter(quotas__tenant=tenant).distinct().order_by("name")
+    return {"fair_share": [{"pool": p.name, "gpu_hours": fair_share_usage(pool=p, now=now, half_life=half_life)
+                            .get(tenant.slug, 0.0)} for p in pools],
+            "half_life_hours": half_life}

@@ -91,3 +91,11 @@ def test_cancel_button_cancels_and_returns_the_partial(member, outsider, world):
     response = client_for(member).post(reverse("job-cancel", args=[job.pk]), HTTP_HX_REQUEST="true")
     assert response.status_code == 200 and response.content.decode().lstrip().startswith('<div id="queue-live"')
     assert reload(job).status == Job.Status.CANCELLED
+
+
+@pytest.mark.django_db
+def test_tenant_quota_page_shows_fair_share_with_half_life(member, world):
+    response = client_for(member).get(reverse("tenant-quota", args=["alpha"]))
+    assert response.status_code == 200
+    assert response.context["fair_share"] == [{"pool": "gpu-a", "gpu_hours": 0.0}]
+    assert "every 168 hours" in response.content.decode()

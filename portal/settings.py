@@ -248,3 +248,6 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# Prometheus scrape endpoint /metrics: when set, scrapers must send "Authorization: Bearer <token>".
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")

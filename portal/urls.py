@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
-from portal import views
+from portal import metrics, views
 
 api_v1 = [
     path("", include("quotas.api_urls")),
@@ -15,6 +15,8 @@ api_v1 = [
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
+    path("metrics", metrics.metrics_view, name="metrics"),
+    path("platform/", views.platform_dashboard, name="platform-dashboard"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),
@@ -23,4 +25,5 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("", include("quotas.urls")),
     path("", include("audit.urls")),
+    path("", include("scheduler.urls")),
 ]

@@ -1,17 +1,30 @@
-"""Landing page and health check."""
+"""Landing page, the platform dashboard and the health check."""
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.db import connection
 from django.http import JsonResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
 
-from portal.roles import platform_roles
+from portal.dashboard import platform_overview
+from portal.roles import can_read_all_tenants, platform_roles
 from portal.tenancy import tenants_for_user
+
+PLATFORM_ONLY = "The platform dashboard needs a platform role."
 
 
 @login_required
 def home(request):
     tenants = list(tenants_for_user(request.user))
     return render(request, "portal/home.html", {"tenants": tenants, "roles": sorted(platform_roles(request.user))})
+
+
+@login_required
+def platform_dashboard(request):
+    if not can_read_all_tenants(request.user):
+        raise PermissionDenied(_(PLATFORM_ONLY))
+    template = "portal/platform.html#platform-live" if request.htmx else "portal/platform.html"
+    return render(request, template, platform_overview())
 
 
 def healthz(request):

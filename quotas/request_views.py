@@ -69,7 +69,9 @@ def quota_request_new(request, slug: str):
                 messages.success(request, f"Request #{qr.pk} {qr.get_state_display().lower()}.")
                 return redirect("quota-request-detail", qr.pk)
     else:
-        form = QuotaRequestForm(initial={"pool": request.GET.get("pool"), "gpu_model": request.GET.get("gpu_model")})
+        # Prefilled from a queue page's "request quota" action: pool, model and the new base quota.
+        form = QuotaRequestForm(initial={"pool": request.GET.get("pool"), "gpu_model": request.GET.get("gpu_model"),
+                                         "gpus": request.GET.get("gpus")})
     impact = _impact_from(form, tenant) if form.is_bound else None
     return render(request, "quotas/request_form.html", {"tenant": tenant, "form": form, "impact": impact},
                   status=400 if form.is_bound and form.errors else 200)

@@ -68,10 +68,17 @@ def pool_queue(*, pool: Pool) -> QuerySet[Job]:
         "tenant", "project", "gpu_model").order_by(F("queue_position").asc(nulls_last=True), "submitted_at", "id")
 
 
+def pool_model_usage() -> dict[tuple[str, str], int]:
+    """GPUs held by admitted and running jobs (base quota and leases alike) per (pool, GPU model) name."""
+    return {(r["pool__name"], r["gpu_model__name"]): r["used"] or 0
+            for r in Job.objects.filter(status__in=HOLDING_STATUSES).values("pool__name", "gpu_model__name")
+            .annotate(used=Sum(F("gpus") * F("replicas"))).order_by()}
+
+
 def readable_tenant_ids(user) -> set[int]:
     return set(tenants_for_user(user).values_list("id", flat=True))
 
 
 
 __all__ = ["tenant_usage_gpus", "quota_usage_gpus", "jobs_for_user", "job_for_user", "pool_queue",
-           "readable_tenant_ids"]
+           "pool_model_usage", "readable_tenant_ids"]

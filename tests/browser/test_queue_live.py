@@ -1,0 +1,53 @@
+"""A member submits a job through the queue page, sees why it waits, and watches it start without reloading."""
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from scheduler.backends import backend_tick
+from scheduler.models import Job
+from scheduler.services import job_cancel
+from tests.jobs import cycle, submit
+
+
+@pytest.mark.django_db(transaction=True)
+def test_job_moves_from_waiting_to_running_live_then_language_and_report(world, member, login, live_server):
+    blocker = submit(name="holds-all", gpus=8, replicas=2)  # alpha's whole base quota of 16
+    cycle(world)
+    backend_tick()
+    assert Job.objects.get(pk=blocker.pk).status == Job.Status.RUNNING
+
+    page = login(member)
+    page.click("nav >> text=Queue: Alpha team")
+    page.wait_for_url(f"{live_server.url}/tenants/alpha/queue/")
+    page.fill("#id_name", "ui-finetune")
+    page.select_option("#id_project", "train")
+    page.select_option("#id_pool", "gpu-a")
+    page.select_option("#id_gpu_model", "H100-80G")
+    page.fill("#id_gpus", "8")
+    page.click("#submit-job button.primary")
+    page.wait_for_url(f"{live_server.url}/tenants/alpha/queue/")
+    job = Job.objects.get(name="ui-finetune")
+
+    cycle(world)  # the engine explains the wait; the page picks it up on its next poll
+    row = page.locator(f"#job-{job.pk}")
+    expect(row).to_contain_text("QUOTA_EXCEEDED", timeout=10_000)
+    expect(row).to_contain_text("requested 8 GPUs, 0 free of base quota 16 (16 in use)")
+    expect(row.locator("a", has_text="Request 8 more GPUs")).to_have_attribute(
+        "href", re.compile(r"/tenants/alpha/quota-requests/new/\?pool=gpu-a&gpu_model=H100-80G&gpus=24"))
+    marker = page.evaluate("() => { window.__noReload = 1; return window.__noReload; }")
+    assert marker == 1
+
+    job_cancel(actor=member, job=blocker)  # capacity frees up
+    cycle(world)
+    backend_tick()
+    expect(page.locator(f"#job-{job.pk}")).to_have_attribute("data-status", "running", timeout=10_000)
+    assert page.evaluate("() => window.__noReload") == 1, "the page reloaded instead of swapping the partial"
+
+    page.select_option("#lang-select", "zh-hans")
+    page.click("form.lang button")
+    expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
+
+    page.goto(f"{live_server.url}/reports/")
+    expect(page.locator("h1")).to_be_visible()
+    assert page.locator("html").get_attribute("lang") == "zh-hans"

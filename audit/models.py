@@ -1,6 +1,7 @@
 """Audit evidence (append-only, hash-chained events) and usage (run intervals, monthly rollups)."""
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 APPEND_ONLY = "Audit events are append-only: {operation} is refused. Record a new event instead."
 
@@ -30,10 +31,9 @@ class AuditEventQuerySet(models.QuerySet):
 
 class AuditEvent(models.Model):
     class ActorKind(models.TextChoices):
-        USER = "user", "User"
-        WORKER = "worker", "Worker"
-        SYSTEM = "system", "System"
-
+        USER = "user", _("User")
+        WORKER = "worker", _("Worker")
+        SYSTEM = "system", _("System")
     # Position in the one platform-wide chain; hash covers the fields below plus prev_hash.
     seq = models.BigIntegerField(unique=True)
     occurred_at = models.DateTimeField(db_index=True)
@@ -84,12 +84,11 @@ class UsageRecord(models.Model):
     or a lease, and how it ended. Job identity is copied (id and name) so usage outlives the job row."""
 
     class Outcome(models.TextChoices):
-        RUNNING = "running", "Running"
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Failed"
-        CANCELLED = "cancelled", "Cancelled"
-        PREEMPTED = "preempted", "Preempted"
-
+        RUNNING = "running", _("Running")
+        SUCCEEDED = "succeeded", _("Succeeded")
+        FAILED = "failed", _("Failed")
+        CANCELLED = "cancelled", _("Cancelled")
+        PREEMPTED = "preempted", _("Preempted")
     job_id = models.BigIntegerField(db_index=True)
     job_name = models.CharField(max_length=200)
     tenant = models.ForeignKey("quotas.Tenant", on_delete=models.PROTECT, related_name="+")

@@ -2,6 +2,7 @@
 themselves. Writes go through quotas.lease_services; reads through quotas.lease_selectors."""
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 from django.db.models import F, Q
 from simple_history.models import HistoricalRecords
 
@@ -52,14 +53,12 @@ class PolicySwitch(models.Model):
     """One platform-wide rollout switch; the value is JSON so a bool and a mode share one table."""
 
     class Key(models.TextChoices):
-        BORROWING_ENABLED = "borrowing_enabled", "Borrowing enabled"
-        PREEMPTION_MODE = "preemption_mode", "Preemption mode"
-
+        BORROWING_ENABLED = "borrowing_enabled", _("Borrowing enabled")
+        PREEMPTION_MODE = "preemption_mode", _("Preemption mode")
     class PreemptionMode(models.TextChoices):
-        AUTO = "auto", "Automatic"
-        MANUAL = "manual", "Manual approval"
-        PAUSED = "paused", "Paused"
-
+        AUTO = "auto", _("Automatic")
+        MANUAL = "manual", _("Manual approval")
+        PAUSED = "paused", _("Paused")
     DEFAULTS = {Key.BORROWING_ENABLED: True, Key.PREEMPTION_MODE: PreemptionMode.AUTO.value}
 
     key = models.CharField(max_length=40, choices=Key, unique=True)
@@ -82,11 +81,10 @@ class Lease(models.Model):
     lender is empty) held by ``borrower`` on one pool × GPU model until ``expires_at``."""
 
     class State(models.TextChoices):
-        ACTIVE = "active", "Active"
-        RECLAIMING = "reclaiming", "Reclaiming"
-        RETURNED = "returned", "Returned"
-        EXPIRED = "expired", "Expired"
-
+        ACTIVE = "active", _("Active")
+        RECLAIMING = "reclaiming", _("Reclaiming")
+        RETURNED = "returned", _("Returned")
+        EXPIRED = "expired", _("Expired")
     OPEN_STATES = (State.ACTIVE, State.RECLAIMING)
 
     borrower = models.ForeignKey("quotas.Tenant", on_delete=models.PROTECT, related_name="leases_borrowed")

@@ -2,19 +2,18 @@
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 from django.db.models import Q
 from simple_history.models import HistoricalRecords
 
 
 class WorkloadClass(models.TextChoices):
-    ONLINE_INFERENCE = "online_inference", "Online inference"
-    EVALUATION = "evaluation", "Evaluation (production candidate)"
-    TRAINING = "training", "Training"
-    BATCH_INFERENCE = "batch_inference", "Batch inference"
-    EXPERIMENT = "experiment", "Experiment"
-    VALIDATION = "validation", "Validation"
-
-
+    ONLINE_INFERENCE = "online_inference", _("Online inference")
+    EVALUATION = "evaluation", _("Evaluation (production candidate)")
+    TRAINING = "training", _("Training")
+    BATCH_INFERENCE = "batch_inference", _("Batch inference")
+    EXPERIMENT = "experiment", _("Experiment")
+    VALIDATION = "validation", _("Validation")
 slug_validator = RegexValidator(r"^[a-z0-9][a-z0-9-]*$", "Use lowercase letters, digits and hyphens.")
 
 
@@ -33,9 +32,8 @@ class Tenant(models.Model):
 
 class Project(models.Model):
     class State(models.TextChoices):
-        ACTIVE = "active", "Active"
-        ARCHIVED = "archived", "Archived"
-
+        ACTIVE = "active", _("Active")
+        ARCHIVED = "archived", _("Archived")
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="projects")
     slug = models.SlugField(max_length=50, validators=[slug_validator])
     name = models.CharField(max_length=100)
@@ -53,9 +51,8 @@ class Project(models.Model):
 
 class Membership(models.Model):
     class Role(models.TextChoices):
-        MEMBER = "member", "Member"
-        TENANT_ADMIN = "tenant_admin", "Tenant admin"
-
+        MEMBER = "member", _("Member")
+        TENANT_ADMIN = "tenant_admin", _("Tenant admin")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=20, choices=Role, default=Role.MEMBER)
@@ -96,10 +93,9 @@ class GpuModel(models.Model):
 
 class Node(models.Model):
     class State(models.TextChoices):
-        SCHEDULABLE = "schedulable", "Schedulable"
-        CORDONED = "cordoned", "Cordoned"
-        MAINTENANCE = "maintenance", "Maintenance"
-
+        SCHEDULABLE = "schedulable", _("Schedulable")
+        CORDONED = "cordoned", _("Cordoned")
+        MAINTENANCE = "maintenance", _("Maintenance")
     name = models.CharField(max_length=100, unique=True)
     pool = models.ForeignKey(Pool, on_delete=models.PROTECT, related_name="nodes")
     gpu_model = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="nodes")
@@ -134,15 +130,13 @@ class Quota(models.Model):
     """A base quota: the guaranteed floor of a tenant (or one of its projects) on a pool × GPU model."""
 
     class Status(models.TextChoices):
-        SCHEDULED = "scheduled", "Scheduled"
-        ACTIVE = "active", "Active"
-        ENDED = "ended", "Ended"
-
+        SCHEDULED = "scheduled", _("Scheduled")
+        ACTIVE = "active", _("Active")
+        ENDED = "ended", _("Ended")
     class OverQuotaRule(models.TextChoices):
-        QUEUE = "queue", "Queue"
-        REJECT = "reject", "Reject at submit"
-        DOWNGRADE = "downgrade", "Downgrade class"
-
+        QUEUE = "queue", _("Queue")
+        REJECT = "reject", _("Reject at submit")
+        DOWNGRADE = "downgrade", _("Downgrade class")
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="quotas")
     project = models.ForeignKey(Project, on_delete=models.PROTECT, null=True, blank=True, related_name="quotas")
     pool = models.ForeignKey(Pool, on_delete=models.PROTECT, related_name="quotas")

@@ -5,27 +5,26 @@ actors racing on the same request cannot both win.
 """
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 from django.db.models import Q
 
 
 class QuotaRequest(models.Model):
     class Kind(models.TextChoices):
-        INCREASE = "increase", "Increase"
-        DECREASE = "decrease", "Decrease"
-        NEW_SCOPE = "new_scope", "New scope"
-        TEMPORARY = "temporary", "Temporary grant"
-
+        INCREASE = "increase", _("Increase")
+        DECREASE = "decrease", _("Decrease")
+        NEW_SCOPE = "new_scope", _("New scope")
+        TEMPORARY = "temporary", _("Temporary grant")
     class State(models.TextChoices):
-        DRAFT = "draft", "Draft"
-        SUBMITTED = "submitted", "Submitted"
-        ENDORSED = "endorsed", "Endorsed"
-        APPROVED = "approved", "Approved"
-        REJECTED = "rejected", "Rejected"
-        APPLIED = "applied", "Applied"
-        REVERTED = "reverted", "Reverted (grant ended)"
-        WITHDRAWN = "withdrawn", "Withdrawn"
-        EXPIRED = "expired", "Expired"
-
+        DRAFT = "draft", _("Draft")
+        SUBMITTED = "submitted", _("Submitted")
+        ENDORSED = "endorsed", _("Endorsed")
+        APPROVED = "approved", _("Approved")
+        REJECTED = "rejected", _("Rejected")
+        APPLIED = "applied", _("Applied")
+        REVERTED = "reverted", _("Reverted (grant ended)")
+        WITHDRAWN = "withdrawn", _("Withdrawn")
+        EXPIRED = "expired", _("Expired")
     PENDING_STATES = (State.DRAFT, State.SUBMITTED, State.ENDORSED)
     OPEN_STATES = (State.DRAFT, State.SUBMITTED, State.ENDORSED, State.APPROVED)
 

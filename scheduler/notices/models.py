@@ -1,6 +1,7 @@
 """Notice channels of a tenant, the notice outbox, and the log of every delivery attempt."""
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 from django.db.models import Q
 
 
@@ -8,13 +9,12 @@ class NoticeChannel(models.Model):
     """Where a tenant wants its notices: an email address list or one IM webhook (an apprise URL)."""
 
     class Kind(models.TextChoices):
-        EMAIL = "email", "Email"
-        FEISHU = "feishu", "Feishu / Lark"
-        DINGTALK = "dingtalk", "DingTalk"
-        WECOM = "wecom", "WeCom bot"
-        SLACK = "slack", "Slack"
-        WEBHOOK = "webhook", "JSON webhook"
-
+        EMAIL = "email", _("Email")
+        FEISHU = "feishu", _("Feishu / Lark")
+        DINGTALK = "dingtalk", _("DingTalk")
+        WECOM = "wecom", _("WeCom bot")
+        SLACK = "slack", _("Slack")
+        WEBHOOK = "webhook", _("JSON webhook")
     tenant = models.ForeignKey("quotas.Tenant", on_delete=models.CASCADE, related_name="notice_channels")
     kind = models.CharField(max_length=10, choices=Kind)
     name = models.CharField(max_length=100, blank=True)
@@ -45,17 +45,15 @@ class Notice(models.Model):
     and re-delivered by the beat sweeper until it succeeds or runs out of attempts."""
 
     class Kind(models.TextChoices):
-        PREEMPTION = "preemption", "Preemption"
-        RECLAIM = "reclaim", "Reclaim of lent quota"
-        LEASE_EXPIRY = "lease_expiry", "Lease expiry"
-
+        PREEMPTION = "preemption", _("Preemption")
+        RECLAIM = "reclaim", _("Reclaim of lent quota")
+        LEASE_EXPIRY = "lease_expiry", _("Lease expiry")
     class State(models.TextChoices):
-        PENDING = "pending", "Pending"
-        SENDING = "sending", "Sending"
-        RETRYING = "retrying", "Waiting to retry"
-        DELIVERED = "delivered", "Delivered"
-        FAILED = "failed", "Failed"
-
+        PENDING = "pending", _("Pending")
+        SENDING = "sending", _("Sending")
+        RETRYING = "retrying", _("Waiting to retry")
+        DELIVERED = "delivered", _("Delivered")
+        FAILED = "failed", _("Failed")
     kind = models.CharField(max_length=20, choices=Kind)
     tenant = models.ForeignKey("quotas.Tenant", on_delete=models.PROTECT, related_name="notices")
     # The job the notice is about, as a plain id: the notice outlives the job row and this app must
@@ -92,9 +90,8 @@ class NoticeDelivery(models.Model):
     """One attempt of one notice on one channel; channel is empty for the direct email to the recipients."""
 
     class Status(models.TextChoices):
-        DELIVERED = "delivered", "Delivered"
-        FAILED = "failed", "Failed"
-
+        DELIVERED = "delivered", _("Delivered")
+        FAILED = "failed", _("Failed")
     notice = models.ForeignKey(Notice, on_delete=models.CASCADE, related_name="deliveries")
     channel = models.ForeignKey(NoticeChannel, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     channel_kind = models.CharField(max_length=10, choices=NoticeChannel.Kind)

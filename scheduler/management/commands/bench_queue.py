@@ -53,7 +53,6 @@ class Command(BaseCommand):
         from scheduler.models import Job
         from scheduler.submit import BULK_LIMIT, job_submit_bulk
 
-        _reset()
         pools = _load_world(snapshot)
         specs = [{"tenant": BENCH_PREFIX + j.tenant, "project": j.project, "name": f"bench-{j.id}",
                   "workload_class": j.workload_class, "pool": BENCH_PREFIX + j.pool, "gpu_model": j.gpu_model,

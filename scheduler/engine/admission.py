@@ -421,9 +421,12 @@ def _eta(job, need, blockers, code, tenant_q, lane, node_blocked, book, now, gpu
     index = lane.index
     if code in _NOT_RUNNABLE or index is None:
         return UNKNOWN
-    if code == R.MAINTENANCE or code == R.RECLAIMING or code == R.PREEMPTING:
+    if code == R.MAINTENANCE:
         until = blockers[0].details["until"]
         return _cached_eta(cache, datetime.fromisoformat(str(until)) if until else None, None)
+    if code == R.RECLAIMING or code == R.PREEMPTING:  # starts when the victims' grace ends
+        until = datetime.fromisoformat(str(blockers[0].details["until"]))
+        return _cached_eta(cache, until, until)
     if tenant_q is None or need > tenant_q.gpus:
         return UNKNOWN  # only a bigger quota (or a lease) lets it run
     earliest, latest = pool_window(

@@ -239,12 +239,13 @@ def _decide(snapshot: Snapshot) -> Decisions:
     desk = LeaseDesk(snapshot, book, demand)
     lease_plans: list[LeasePlan] = []
     full: dict[tuple, tuple[Blocker, ...]] = {}
+    find = desk.find
     for entry in borrowers:
         job, lane = entry[0], entry[3]
         index = lane.index
         need = job.gpus * job.replicas
         fits = index.can_place(job.gpus, job.replicas)
-        lender = desk.find(job, need, index.capacity, fits)
+        lender = find(job, need, index.capacity, fits)
         if lender.__class__ is Blocker:
             entry[1] = _with_borrow_blocker(entry[1], lender)
             continue

@@ -132,7 +132,7 @@ def _decide(snapshot: Snapshot) -> Decisions:
                 _timeline(quota_releases, tenant_q.id).add(end, job.total_gpus)
     lanes: dict[tuple[str, str], _Lane] = {}
     victims = Victims(snapshot, book, priority_of)  # who could be stopped, for phase 5
-    floors = victims.floors
+    floors, ceilings = victims.floors, victims.ceilings
 
     # 2. Order the queue.
     queue = order_pending(
@@ -217,7 +217,8 @@ def _decide(snapshot: Snapshot) -> Decisions:
                 if not quota_ok:
                     borrowers.append(entry)
                 floor = floors.get(tenant_q.id)
-                if ((floor is not None and priority > floor)
+                if ((floor is not None and priority > floor
+                     and used.get(tenant_q.id, 0) + need - tenant_q.gpus <= ceilings[tenant_q.id])
                         or (quota_ok and node_blocked and lane.loaned)):
                     stoppers.append(entry)
             elif not quota_ok and shape_ok and job.env_ready:
@@ -277,11 +278,12 @@ def _decide(snapshot: Snapshot) -> Decisions:
         job, blockers, tenant_q, lane, node_blocked, project_q, quota_ok, _ = entry
         if blockers is None:  # admitted on a lease in phase 4
             continue
+        need = job.gpus * job.replicas
         floor = floors.get(tenant_q.id)
-        may_preempt = floor is not None and priority_of.get(job.priority_class, 0) > floor
+        may_preempt = (floor is not None and priority_of.get(job.priority_class, 0) > floor
+                       and used.get(tenant_q.id, 0) + need - tenant_q.gpus <= ceilings[tenant_q.id])
         may_reclaim = quota_ok and node_blocked and lane.loaned
         index = lane.index
-        need = job.gpus * job.replicas
         outcome = None
         if may_reclaim:
             outcome = reclaim(victims, desk, job, index, reclaims)

@@ -173,7 +173,13 @@ class Victims:
         # tenant quota id -> the priority a job must exceed to find a victim there (any, when
         # a job there is already stopping): a deep queue of over-quota jobs is skipped cheaply.
         self.floors: dict[int, float] = {}
+        # tenant quota id -> GPUs all its stoppable and stopping jobs hold: a job missing more
+        # quota than that can never be helped (usage only grows during a cycle).
+        self.ceilings: dict[int, int] = {}
         for quota_id, jobs in self.in_base.items():
+            self.ceilings[quota_id] = sum(
+                j.total_gpus for j, _ in jobs if j.stopping_until is not None or self.may_stop(j)
+            )
             if any(j.stopping_until is not None for j, _ in jobs):
                 self.floors[quota_id] = float("-inf")
             else:

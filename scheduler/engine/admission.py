@@ -54,7 +54,7 @@ class _Lane:
     """
 
     __slots__ = ("index", "releases", "priority", "jobs", "gpus", "higher_jobs", "higher_gpus",
-                 "ahead_gpus", "ahead_longest", "shapes")
+                 "ahead_gpus", "ahead_longest", "shapes", "loaned")
 
     def __init__(self, index: ModelIndex | None, releases: Timeline) -> None:
         self.index = index
@@ -63,6 +63,7 @@ class _Lane:
         self.jobs = self.gpus = self.higher_jobs = self.higher_gpus = 0
         self.ahead_gpus = self.ahead_longest = 0  # phase 4: waiting jobs met so far
         self.shapes: dict[tuple[int, int], Blocker | None] = {}  # (gpus, replicas) -> shape check
+        self.loaned = False  # phase 5: some running job here is on a lease
 
 
 _UNSEEN = object()
@@ -130,6 +131,8 @@ def _decide(snapshot: Snapshot) -> Decisions:
                     end = job.stopping_until
                 _timeline(quota_releases, tenant_q.id).add(end, job.total_gpus)
     lanes: dict[tuple[str, str], _Lane] = {}
+    victims = Victims(snapshot, book, priority_of)  # who could be stopped, for phase 5
+    floors, ceilings = victims.floors, victims.ceilings
 
     # 2. Order the queue.
     queue = order_pending(
@@ -143,6 +146,7 @@ def _decide(snapshot: Snapshot) -> Decisions:
     admissions: list[Admission] = []
     waiting: list[list] = []
     borrowers: list[list] = []  # entries that lack only base quota: phase 4 may lend to them
+    stoppers: list[list] = []  # entries some reclaim or preemption might help: phase 5
     demand: dict[tuple[str, str, str], int] = {}  # GPUs of in-quota jobs blocked on nodes
     used = book.used
     for job in queue:
@@ -150,6 +154,7 @@ def _decide(snapshot: Snapshot) -> Decisions:
         lane = lanes.get(key)
         if lane is None:
             lane = lanes[key] = _Lane(indexes.get(key), _timeline(pool_releases, key))
+            lane.loaned = key in victims.on_lease
         priority = priority_of.get(job.priority_class, 0)
         if priority != lane.priority:
             lane.priority = priority
@@ -208,7 +213,15 @@ def _decide(snapshot: Snapshot) -> Decisions:
             entry = [job, R.sort_blockers(blockers), tenant_q, lane, node_blocked, project_q,
                      quota_ok, shape_ok]
             waiting.append(entry)
-            if not quota_ok and shape_ok and job.env_ready:
+            if shape_ok and job.env_ready and tenant_q is not None:
+                if not quota_ok:
+                    borrowers.append(entry)
+                floor = floors.get(tenant_q.id)
+                if ((floor is not None and priority > floor
+                     and used.get(tenant_q.id, 0) + need - tenant_q.gpus <= ceilings[tenant_q.id])
+                        or (quota_ok and node_blocked and lane.loaned)):
+                    stoppers.append(entry)
+            elif not quota_ok and shape_ok and job.env_ready:
                 borrowers.append(entry)
             continue
         placements = index.place(g, replicas)
@@ -222,22 +235,30 @@ def _decide(snapshot: Snapshot) -> Decisions:
     # 4. Borrow, in queue order, for the jobs that lack only base quota: a lease from one
     #    lender when every borrowing condition holds and the job fits on nodes; otherwise the
     #    failed condition joins the job's blockers.
+    #    A borrower has no environment or shape blocker, so its blockers start with the quota
+    #    ones and the new ones are inserted where `sort_blockers` would put them.
     desk = LeaseDesk(snapshot, book, demand)
     lease_plans: list[LeasePlan] = []
+    full: dict[tuple, tuple[Blocker, ...]] = {}
+    find = desk.find
     for entry in borrowers:
         job, lane = entry[0], entry[3]
         index = lane.index
         need = job.gpus * job.replicas
-        lender = desk.find(job, need, index.capacity)
+        fits = index.can_place(job.gpus, job.replicas)
+        lender = find(job, need, index.capacity, fits)
         if lender.__class__ is Blocker:
-            entry[1] = R.sort_blockers([*entry[1], lender])
+            entry[1] = _with_borrow_blocker(entry[1], lender)
             continue
-        if not index.can_place(job.gpus, job.replicas):
-            if not entry[4]:
+        if not fits:
+            if not entry[4]:  # had room in phase 3, none left now
                 entry[4] = True
-                entry[1] = R.sort_blockers(_add_node_blockers(
-                    list(entry[1]), job, index, need, 0, 0
-                ))
+                fkey = (job.pool, job.gpu_model, job.gpus, job.replicas, index.total_free,
+                        index.max_free)
+                extra = full.get(fkey)
+                if extra is None:
+                    extra = full[fkey] = tuple(_add_node_blockers([], job, index, need, 0, 0))
+                entry[1] = entry[1] + extra
             continue
         plan = desk.grant(job, lender, need)
         admissions.append(Admission(job.id, index.place(job.gpus, job.replicas), plan))
@@ -249,25 +270,28 @@ def _decide(snapshot: Snapshot) -> Decisions:
     #    blocked on nodes reclaims what its tenant lent, or (production) stops others' jobs on
     #    borrowed capacity; any job may stop its own tenant's lower-priority jobs when that
     #    makes it fit. A job with a plan waits on it (RECLAIMING / PREEMPTING).
+    #    Only a job that some stop could help is looked at (collected in phase 3): one above
+    #    the lowest stoppable priority of its tenant quota, or one within quota blocked on
+    #    nodes in a lane where jobs run on leases.
     reclaims: list[Reclaim] = []
-    victims: Victims | None = None
-    for entry in waiting:
-        job, blockers, tenant_q, lane, node_blocked, project_q, quota_ok, shape_ok = entry
-        if (blockers is None or tenant_q is None or not shape_ok or not job.env_ready
-                or (quota_ok and not node_blocked)):
+    for entry in stoppers:
+        job, blockers, tenant_q, lane, node_blocked, project_q, quota_ok, _ = entry
+        if blockers is None:  # admitted on a lease in phase 4
             continue
-        if victims is None:
-            victims = Victims(snapshot, book, priority_of)
-        index = lane.index
         need = job.gpus * job.replicas
+        floor = floors.get(tenant_q.id)
+        may_preempt = (floor is not None and priority_of.get(job.priority_class, 0) > floor
+                       and used.get(tenant_q.id, 0) + need - tenant_q.gpus <= ceilings[tenant_q.id])
+        may_reclaim = quota_ok and node_blocked and lane.loaned
+        index = lane.index
         outcome = None
-        if quota_ok:
+        if may_reclaim:
             outcome = reclaim(victims, desk, job, index, reclaims)
             if outcome is None and job.priority_class == PRODUCTION:
                 outcome = victims.protect_production(
                     job, need, index, tenant_q.gpus, used.get(tenant_q.id, 0)
                 )
-        if outcome is None:
+        if outcome is None and may_preempt:
             outcome = victims.within_tenant(job, need, index, used, tenant_q, project_q)
         if outcome is not None:
             how, blocker = outcome
@@ -331,8 +355,17 @@ def _decide(snapshot: Snapshot) -> Decisions:
     return Decisions(
         admissions=tuple(admissions), waits=tuple(waits), lease_plans=tuple(lease_plans),
         reclaims=tuple(reclaims),
-        preemptions=tuple(victims.preemptions) if victims is not None else (),
+        preemptions=tuple(victims.preemptions),
     )
+
+
+def _with_borrow_blocker(blockers: tuple[Blocker, ...], blocker: Blocker) -> tuple[Blocker, ...]:
+    if blocker.code != R.QUOTA_EXCEEDED:  # the borrowing codes rank before QUOTA_EXCEEDED
+        return (blocker,) + blockers
+    k = 0
+    while k < len(blockers) and blockers[k].code == R.QUOTA_EXCEEDED:
+        k += 1
+    return blockers[:k] + (blocker,) + blockers[k:]
 
 
 def _add_node_blockers(blockers: list[Blocker], job: PendingJob, index: ModelIndex, need: int,
@@ -391,9 +424,12 @@ def _eta(job, need, blockers, code, tenant_q, lane, node_blocked, book, now, gpu
     index = lane.index
     if code in _NOT_RUNNABLE or index is None:
         return UNKNOWN
-    if code == R.MAINTENANCE or code == R.RECLAIMING or code == R.PREEMPTING:
+    if code == R.MAINTENANCE:
         until = blockers[0].details["until"]
         return _cached_eta(cache, datetime.fromisoformat(str(until)) if until else None, None)
+    if code == R.RECLAIMING or code == R.PREEMPTING:  # starts when the victims' grace ends
+        until = datetime.fromisoformat(str(blockers[0].details["until"]))
+        return _cached_eta(cache, until, until)
     if tenant_q is None or need > tenant_q.gpus:
         return UNKNOWN  # only a bigger quota (or a lease) lets it run
     earliest, latest = pool_window(

@@ -17,14 +17,13 @@ Borrowing and lending limits are per tenant over all pools; `reserved_gpus` is k
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Mapping
 
 from . import reasons as R
 from .quotas import QuotaBook
 from .types import (
     LEASE_HOLDING_STATES,
-    Blocker,
     Lease,
     LeasePlan,
     PendingJob,
@@ -34,12 +33,12 @@ from .types import (
 )
 
 UNASSIGNED = None  # the lender of a lease taken from the unassigned pool
-_NO_LENDER = object()
+_UNSEEN = object()
+_DEFAULT_POLICY = TenantPolicy("")  # a tenant without a policy: defaults, only limits are read
 
 
 def policy_of(policies: Mapping[str, TenantPolicy], tenant: str) -> TenantPolicy:
-    policy = policies.get(tenant)
-    return policy if policy is not None else TenantPolicy(tenant)
+    return policies.get(tenant) or _DEFAULT_POLICY
 
 
 def holding_leases(leases: tuple[Lease, ...]) -> list[Lease]:
@@ -49,11 +48,13 @@ def holding_leases(leases: tuple[Lease, ...]) -> list[Lease]:
 class _Lenders:
     """Lenders of one (pool, model): the unassigned pool and tenants, most lendable first."""
 
-    __slots__ = ("unassigned", "tenants")
+    __slots__ = ("unassigned", "tenants", "by_name", "total")
 
     def __init__(self, unassigned: int, tenants: list[list]):
         self.unassigned = unassigned
         self.tenants = tenants  # [lendable, name], sorted by (-lendable, name)
+        self.by_name = {entry[1]: entry for entry in tenants}
+        self.total = sum(entry[0] for entry in tenants)  # every entry is positive
 
     def resort(self) -> None:
         self.tenants.sort(key=lambda entry: (-entry[0], entry[1]))
@@ -61,7 +62,8 @@ class _Lenders:
 
 class LeaseDesk:
     __slots__ = ("now", "enabled", "classes", "policies", "borrowed", "lent", "lent_in_lane",
-                 "_quota_sum", "_tenants_in_lane", "_lanes", "_book", "_demand", "_limit_left")
+                 "_quota_sum", "_tenants_in_lane", "_lanes", "_book", "_demand", "_limit_left",
+                 "_lending_limited", "_found")
 
     def __init__(self, snapshot: Snapshot, book: QuotaBook, demand: Mapping[tuple, int]):
         """`demand`: (tenant, pool, model) -> GPUs of its waiting jobs that fit base quota."""
@@ -88,6 +90,12 @@ class LeaseDesk:
         self._book = book
         self._demand = demand
         self._limit_left: dict[str, float] = {}
+        # (tenant, class, pool, model, need, nodes fit) -> find's answer until the next grant:
+        # a deep queue asks the same question many times.
+        self._found: dict[tuple, object] = {}
+        self._lending_limited = any(
+            p.lending_limit_gpus is not None for p in self.policies.values()
+        )
 
     # --- questions ---
 
@@ -128,40 +136,69 @@ class LeaseDesk:
             self._limit_left[tenant] = left
         return left
 
-    def find(self, job: PendingJob, need: int, capacity: int):
+    def find(self, job: PendingJob, need: int, capacity: int, nodes_fit: bool = True):
         """The lender for `job` (None: the unassigned pool), or the Blocker saying which
-        borrowing condition fails."""
+        borrowing condition fails.
+
+        Without `nodes_fit` no lease can be granted anyway: only the lane's total idle is
+        checked (one lookup), not which single lender could cover the job, and the result
+        without a blocker is meaningless.
+        """
+        key = (job.tenant, job.priority_class, job.pool, job.gpu_model, need, nodes_fit)
+        found = self._found.get(key, _UNSEEN)
+        if found is _UNSEEN:
+            found = self._found[key] = self._find(job, need, capacity, nodes_fit)
+        return found
+
+    def _find(self, job: PendingJob, need: int, capacity: int, nodes_fit: bool):
         if not self.enabled:
             return R.borrowing_paused(job.tenant, job.pool, job.gpu_model, need)
+        tenant = job.tenant
         pc = self.classes.get(job.priority_class)
         if pc is None or not pc.may_borrow:
-            return R.not_borrowable(job.tenant, job.pool, job.gpu_model, job.priority_class, need)
-        policy = policy_of(self.policies, job.tenant)
+            return R.not_borrowable(tenant, job.pool, job.gpu_model, job.priority_class, need)
+        policy = self.policies.get(tenant) or _DEFAULT_POLICY
         if policy.borrow_classes and job.priority_class not in policy.borrow_classes:
             return R.not_borrowable(
-                job.tenant, job.pool, job.gpu_model, job.priority_class, need, True
+                tenant, job.pool, job.gpu_model, job.priority_class, need, True
             )
         limit = policy.borrowing_limit_gpus
         if limit is not None:
-            borrowed = self.borrowed.get(job.tenant, 0)
+            borrowed = self.borrowed.get(tenant, 0)
             if borrowed + need > limit:
                 return R.borrow_limit_reached(
-                    job.tenant, job.pool, job.gpu_model, borrowed, limit, need
+                    tenant, job.pool, job.gpu_model, borrowed, limit, need
                 )
-        lenders = self._lenders(job.pool, job.gpu_model, capacity)
+        lenders = self._lanes.get((job.pool, job.gpu_model))
+        if lenders is None:
+            lenders = self._lenders(job.pool, job.gpu_model, capacity)
         if lenders.unassigned >= need:
             return UNASSIGNED
-        best = lenders.unassigned
-        total = lenders.unassigned
-        for lendable, name in lenders.tenants:
-            if name == job.tenant:
-                continue
-            usable = min(lendable, self._lending_left(name))
-            if usable >= need:
-                return name
-            if usable > 0:
-                total += usable
-                best = max(best, int(usable))
+        best = total = lenders.unassigned
+        if not nodes_fit and not self._lending_limited:
+            own = lenders.by_name.get(tenant)
+            total += lenders.total - (own[0] if own is not None and own[0] > 0 else 0)
+            if total >= need:
+                return UNASSIGNED
+            return R.no_idle_capacity(tenant, job.pool, job.gpu_model, need, int(total))
+        if self._lending_limited:
+            for lendable, name in lenders.tenants:
+                if name != tenant:
+                    usable = min(lendable, self._lending_left(name))
+                    if usable >= need:
+                        return name
+                    if usable > 0:
+                        total += usable
+                        best = max(best, int(usable))
+        else:
+            for lendable, name in lenders.tenants:
+                if name != tenant:
+                    if lendable >= need:
+                        return name
+                    best = max(best, lendable)
+                    break  # most lendable first: nobody after it has enough either
+            own = lenders.by_name.get(tenant)
+            total += lenders.total - (own[0] if own is not None and own[0] > 0 else 0)
         if total >= need:
             return R.no_idle_lender(job.tenant, job.pool, job.gpu_model, need, best)
         return R.no_idle_capacity(job.tenant, job.pool, job.gpu_model, need, int(total))
@@ -169,16 +206,16 @@ class LeaseDesk:
     # --- the grant ---
 
     def grant(self, job: PendingJob, lender: str | None, need: int) -> LeasePlan:
+        self._found.clear()
         lenders = self._lanes[(job.pool, job.gpu_model)]
         borrower_policy = policy_of(self.policies, job.tenant)
         minutes = min(borrower_policy.max_lease_minutes, job.max_runtime_minutes)
         if lender is UNASSIGNED:
             lenders.unassigned -= need
         else:
-            for entry in lenders.tenants:
-                if entry[1] == lender:
-                    entry[0] -= need
-                    break
+            entry = lenders.by_name[lender]
+            entry[0] -= need
+            lenders.total -= need
             lenders.resort()
             self.lent[lender] = self.lent.get(lender, 0) + need
             self._limit_left.pop(lender, None)
@@ -196,8 +233,3 @@ class LeaseDesk:
         )
 
 
-def is_blocker(outcome) -> bool:
-    return isinstance(outcome, Blocker)
-
-
-__all__ = ["LeaseDesk", "UNASSIGNED", "policy_of", "holding_leases", "is_blocker", "datetime"]

@@ -170,6 +170,41 @@ class Victims:
                     )
         self.claimed: set[int] = set()
         self.preemptions: list[PreemptionPlan] = []
+        # tenant quota id -> the priority a job must exceed to find a victim there (any, when
+        # a job there is already stopping): a deep queue of over-quota jobs is skipped cheaply.
+        self.floors: dict[int, float] = {}
+        # tenant quota id -> GPUs all its stoppable and stopping jobs hold: a job missing more
+        # quota than that can never be helped (usage only grows during a cycle).
+        self.ceilings: dict[int, int] = {}
+        for quota_id, jobs in self.in_base.items():
+            self.ceilings[quota_id] = sum(
+                j.total_gpus for j, _ in jobs if j.stopping_until is not None or self.may_stop(j)
+            )
+            if any(j.stopping_until is not None for j, _ in jobs):
+                self.floors[quota_id] = float("-inf")
+            else:
+                stoppable = [priority_of.get(j.priority_class, 0) for j, _ in jobs
+                             if self.may_stop(j)]
+                if stoppable:
+                    self.floors[quota_id] = min(stoppable)
+        # tenant quota id -> {priority: GPUs that stopping lower-priority jobs could free}
+        self._freeable: dict[int, dict[int, int]] = {}
+
+    def freeable(self, tenant_q_id: int, priority: int) -> int:
+        cached = self._freeable.get(tenant_q_id)
+        if cached is None:
+            cached = self._freeable[tenant_q_id] = {}
+        gpus = cached.get(priority)
+        if gpus is None:
+            priority_of = self.priority_of
+            gpus = cached[priority] = sum(
+                j.total_gpus for j, _ in self.in_base.get(tenant_q_id, ())
+                if j.id not in self.claimed and (
+                    j.stopping_until is not None
+                    or (priority_of.get(j.priority_class, 0) < priority and self.may_stop(j))
+                )
+            )
+        return gpus
 
     def may_stop(self, job: RunningJob) -> bool:
         """A new victim: preemptible, not production, under the cap, not stopping or claimed."""
@@ -189,7 +224,12 @@ class Victims:
             moments.append(self.grace_until)
         return max(moments)
 
-    def claim(self, used: list[RunningJob], victims: list[RunningJob]) -> None:
+    def claim(self, used: list[RunningJob], victims: list[RunningJob], quota_id=None) -> None:
+        """`quota_id`: the only tenant quota whose victims change (None: forget them all)."""
+        if quota_id is None:
+            self._freeable.clear()
+        else:
+            self._freeable.pop(quota_id, None)
         self.claimed.update(j.id for j in used)
         self.claimed.update(j.id for j in victims)
 
@@ -206,14 +246,11 @@ class Victims:
         missing_project = 0
         if project_q is not None:
             missing_project = used_gpus.get(project_q.id, 0) + need - project_q.gpus
+        if self.freeable(tenant_q.id, priority) < max(missing_tenant, missing_project, 1):
+            return None  # not even all of them would free enough
         stopping = self.stopping(j for j, _ in pool)
         candidates = [j for j, _ in pool if self.priority_of.get(j.priority_class, 0) < priority
                       and self.may_stop(j)]
-        if not candidates and not stopping:
-            return None
-        if sum(j.total_gpus for j in candidates) + sum(j.total_gpus for j in stopping) < max(
-                missing_tenant, 0):
-            return None  # cheap exit: not even all of them would free enough quota
         project_id = project_q.id if project_q else None
         charges = {j.id: (True, project_id is not None and p == project_id) for j, p in pool}
         room = Room(index, job.gpus, job.replicas, missing_tenant, missing_project, charges)
@@ -225,7 +262,7 @@ class Victims:
         gpus = sum(j.total_gpus for j in used) + sum(j.total_gpus for j in victims)
         if victims and self.paused:
             return "add", R.preemption_paused(job.tenant, job.pool, job.gpu_model, gpus)
-        self.claim(used, victims)
+        self.claim(used, victims, tenant_q.id)
         until = self.until(used, victims)
         if victims:
             arithmetic = {

@@ -142,6 +142,7 @@ def _blocker(code: str, template: str, **details: int | str) -> Blocker:
     return Blocker(code, template.format(**details), MappingProxyType(details))
 
 
+@lru_cache(256)  # a cycle's reclaim and preemption blockers share one grace deadline
 def _iso(moment: datetime | None) -> str:
     return moment.isoformat() if moment else ""
 

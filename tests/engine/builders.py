@@ -7,11 +7,13 @@ from itertools import count
 
 from scheduler.engine.types import (
     WORKLOAD_TO_PRIORITY,
+    Lease,
     Node,
     PendingJob,
     Quota,
     RunningJob,
     Snapshot,
+    TenantPolicy,
 )
 
 NOW = datetime(2025, 3, 3, 9, 0, tzinfo=timezone.utc)
@@ -37,7 +39,7 @@ def quota(tenant, gpus, *, pool=POOL, model=H100, classes=(), project=None, id=N
 
 def running(tenant, placements, gpus=8, *, id=None, project="p", pool=POOL, model=H100,
             priority="training", ends_in=60, started_ago=30, lease_id=None,
-            checkpoint_ago=None, preemptions_24h=0) -> RunningJob:
+            checkpoint_ago=None, preemptions_24h=0, stopping_in=None) -> RunningJob:
     placements = tuple(placements)
     return RunningJob(
         id=id or next(_ids), tenant=tenant, project=project, pool=pool, gpu_model=model,
@@ -46,7 +48,21 @@ def running(tenant, placements, gpus=8, *, id=None, project="p", pool=POOL, mode
         expected_end=NOW + timedelta(minutes=ends_in), lease_id=lease_id,
         last_checkpoint_at=None if checkpoint_ago is None else NOW - timedelta(minutes=checkpoint_ago),
         preemptions_24h=preemptions_24h,
+        stopping_until=None if stopping_in is None else NOW + timedelta(minutes=stopping_in),
     )
+
+
+def lease(id, borrower, lender, gpus, *, pool=POOL, model=H100, protected_for=0,
+          expires_in=120, state="active") -> Lease:
+    """`lender` None: the unassigned pool. `protected_for` minutes from now (<= 0: over)."""
+    return Lease(id, borrower, lender, pool, model, gpus,
+                 NOW + timedelta(minutes=protected_for), NOW + timedelta(minutes=expires_in), state)
+
+
+def policy(tenant, **kw) -> TenantPolicy:
+    if "borrow_classes" in kw:
+        kw["borrow_classes"] = frozenset(kw["borrow_classes"])
+    return TenantPolicy(tenant, **kw)
 
 
 def pending(id, tenant, gpus=8, *, replicas=1, project="p", pool=POOL, model=H100,

@@ -131,3 +131,19 @@ def test_lender_demand_counts_pending_jobs(world, member):
     assert not lender_has_pending_demand(lease)
     submit(tenant="beta", project="exp", gpus=8)
     assert lender_has_pending_demand(lease)
+
+
+def test_snapshot_marks_victims_in_grace_and_counts_stops_in_24h(world, member):
+    from scheduler.snapshot import build_snapshot
+
+    _, victim = alpha_borrows_from_beta(world, member)
+    beta_wants_its_quota(world)
+    running = {r.id: r for r in build_snapshot(pool=world.pool, now=at(35)).snapshot.running}
+    assert running[victim.pk].stopping_until == Preemption.objects.get().grace_until
+    preemption_grace_due(now=at(42))
+    run(world, 42)
+    # Once the victim runs again its earlier stop counts towards the thrash cap.
+    Job.objects.filter(pk=victim.pk).update(status=Job.Status.RUNNING, started_at=at(50))
+    snapshot = build_snapshot(pool=world.pool, now=at(60)).snapshot
+    assert {r.id: r for r in snapshot.running}[victim.pk].preemptions_24h == 1
+    assert snapshot.switches.preemption_mode == "auto" and {lease.id for lease in snapshot.leases}

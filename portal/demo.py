@@ -239,18 +239,11 @@ DEMO_LENDING_POLICIES = {
     "vision": {"lending_limit_gpus": None, "reserved_gpus": 4, "borrowing_limit_gpus": 16},
     "speech": {"lending_limit_gpus": 8, "reserved_gpus": 0, "borrowing_limit_gpus": 8},
 }
-# (borrower, lender or None for the unassigned pool, pool, model, GPUs, class, started minutes ago, lease minutes)
-DEMO_LEASES = [
-    ("llm", None, "bj-train", "H100-80G", 8, "training", 50, 180),
-    ("speech", "vision", "bj-train", "H100-80G", 4, "experiment", 20, 120),
-    ("vision", "search-rec", "bj-train", "A100-40G", 8, "batch", 5, 90),
-    ("search-rec", "speech", "sh-infer", "L40S-48G", 4, "candidate", 100, 115),
-]
-
-
 def load_demo_leases(admin) -> None:
-    """Lending policies per demo tenant and a few open leases, through the lease services; only when the
-    demo has no lease yet, so a second run changes nothing."""
+    """Lending policies per demo tenant and one returned lease for the ledger's history; only when the
+    demo has no lease yet, so a second run changes nothing. Open leases are not faked: the cycle opens
+    them for demo jobs that do not fit their base quota (a lease without jobs would be returned by the
+    grace worker at once)."""
     from datetime import timedelta
 
     from django.utils import timezone
@@ -264,12 +257,6 @@ def load_demo_leases(admin) -> None:
     if Lease.objects.exists():
         return
     now = timezone.now()
-    for borrower, lender, pool, model, gpus, priority_class, ago, minutes in DEMO_LEASES:
-        start = now - timedelta(minutes=ago)
-        lease_services.lease_grant(borrower=borrower, lender=lender, pool=pool, gpu_model=model, gpus=gpus,
-                                   priority_class=priority_class, now=start,
-                                   protected_until=start + timedelta(minutes=30),
-                                   expires_at=start + timedelta(minutes=minutes))
     returned = lease_services.lease_grant(borrower="speech", lender=None, pool="sh-infer", gpu_model="A100-40G",
                                           gpus=8, priority_class="experiment", now=now - timedelta(hours=3),
                                           protected_until=now - timedelta(hours=3) + timedelta(minutes=30),

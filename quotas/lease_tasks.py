@@ -8,7 +8,10 @@ from quotas.lease_expiry import lease_expire_due
 
 @shared_task
 def lease_expiry_tick() -> dict[str, int]:
-    return lease_expire_due()
+    # The scheduler's demand test also counts the lender's pending jobs.
+    from scheduler.preemptions import lender_has_pending_demand
+
+    return lease_expire_due(lender_has_demand=lender_has_pending_demand)
 
 
 app.conf.beat_schedule["lease-expiry-tick"] = {"task": lease_expiry_tick.name,

@@ -2,7 +2,7 @@
 from django.contrib import admin, messages
 
 from scheduler import services
-from scheduler.models import FINAL_STATUSES, Job, PoolCycle
+from scheduler.models import FINAL_STATUSES, Job, PoolCycle, Preemption
 
 
 @admin.register(Job)
@@ -39,6 +39,20 @@ class PoolCycleAdmin(admin.ModelAdmin):
                     "runs"]
     readonly_fields = ["pool", "requested", "requested_at", "last_started_at", "last_duration_ms", "last_admitted",
                        "last_waiting", "runs"]
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(Preemption)
+class PreemptionAdmin(admin.ModelAdmin):
+    """Read-only: plans come from the cycle, approvals from the API, stops from the grace worker."""
+
+    list_display = ["id", "kind", "state", "rule", "victim", "preemptor", "planned_at", "grace_until",
+                    "gpu_hours_lost"]
+    list_filter = ["kind", "state", "rule"]
+    list_select_related = ["victim", "preemptor"]
+    readonly_fields = [f.name for f in Preemption._meta.concrete_fields]
 
     def has_add_permission(self, request):
         return False

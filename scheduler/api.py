@@ -7,7 +7,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from quotas.models import Pool
-from scheduler import selectors, services
+from scheduler import preemption_selectors, preemptions, selectors, services
+from scheduler.models import Preemption
 from scheduler.serializers import (
     BulkResultSerializer, CancelSerializer, JobBulkSubmitSerializer, JobSerializer, JobSubmitSerializer, JobSummarySerializer,
     PoolQueueSerializer,
@@ -81,3 +82,30 @@ class PoolQueueView(APIView):
                 "message": (job.wait or {}).get("message") if mine else None, "submitted_at": job.submitted_at,
             })
         return Response(PoolQueueSerializer({"pool": pool.name, "count": queue.count(), "jobs": entries}).data)
+
+
+class JobCheckpointView(APIView):
+    @extend_schema(request=None, responses=JobSerializer,
+                   summary="Report a finished checkpoint (releases the GPUs early during a preemption's grace)")
+    def post(self, request, job_id: int):
+        job = selectors.job_for_user(request.user, job_id)
+        preemptions.job_checkpoint_report(actor=request.user, job=job)
+        return Response(JobSerializer(selectors.job_for_user(request.user, job_id)).data)
+
+
+class PreemptionListView(APIView):
+    @extend_schema(parameters=[OpenApiParameter("state", str, description="comma list")], responses=dict,
+                   summary="Planned and past preemptions (the approvers' inbox with state=awaiting_approval)")
+    def get(self, request):
+        rows = preemption_selectors.preemptions_for_user(request.user, state=request.query_params.get("state", ""))
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(rows, request, view=self)
+        return paginator.get_paginated_response([preemption_selectors.preemption_view(p) for p in page])
+
+
+class PreemptionApproveView(APIView):
+    @extend_schema(request=None, responses=dict, summary="Approve a planned preemption (manual mode)")
+    def post(self, request, preemption_id: int):
+        p = get_object_or_404(Preemption, pk=preemption_id)
+        p = preemptions.preemption_approve(actor=request.user, preemption=p)
+        return Response(preemption_selectors.preemption_view(p))

@@ -5,22 +5,27 @@ Phases:
      already serialise writers), or return at once when another worker holds it;
   2. build the snapshot from the database;
   3. run the engine;
-  4. write admissions (compare-and-swap against concurrent cancels) and their audit events;
-  5. write every changed wait reason and queue position, with an audit event when a code changes;
-  6. record the cycle's figures on the pool's PoolCycle row.
+  4. write admissions (compare-and-swap against concurrent cancels) and their audit events; an
+     admission on borrowed capacity opens its lease first (a refused grant leaves the job pending);
+  5. record the engine's reclaims and preemptions (scheduler.preemptions);
+  6. write every changed wait reason and queue position, with an audit event when a code changes;
+  7. record the cycle's figures on the pool's PoolCycle row.
 """
 import time
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
 from audit.services import audit_record_bulk
+from quotas.lease_services import lease_grant_for_plan
 from quotas.models import Pool
 from scheduler.bulk import insert_rows, update_jobs
 from scheduler.engine import decide
 from scheduler.models import PENDING_STATUSES, Job, PoolCycle
+from scheduler.preemptions import preemptions_plan
 from scheduler.snapshot import build_snapshot
 
 # First key of the two-int advisory lock: a namespace so other advisory locks never collide.
@@ -33,6 +38,8 @@ class CycleResult:
     ran: bool  # False: another worker holds the pool's lock, nothing was done
     admitted: int = 0
     waiting: int = 0
+    leases: int = 0  # leases opened for admissions on borrowed capacity
+    stops_planned: int = 0  # reclaim and preemption victims recorded
     changed: int = 0  # wait rows written
     ms: float = 0.0
 
@@ -71,18 +78,34 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
             if admission.job_id not in still_pending:
                 continue  # cancelled since the snapshot: its placement simply stays free
             job, stored = pending_by_id[admission.job_id], bundle.stored[admission.job_id]
+            lease = None
+            if admission.lease is not None:
+                try:
+                    with transaction.atomic():
+                        lease = lease_grant_for_plan(plan=admission.lease, priority_class=job.priority_class,
+                                                     job_ids=[job.id], now=now)
+                except ValidationError as refused:
+                    # The services re-check every limit against the database; the engine's view was
+                    # older. The job stays pending and the next cycle decides again.
+                    events.append(_audit("job.lease_refused", job.id, stored.tenant_id, now, {
+                        "name": stored.name, "reason": "; ".join(refused.messages)}))
+                    continue
             admitted_rows.append(Job(
                 pk=job.id, status=Job.Status.ADMITTED, admitted_at=now, queued_at=stored.queued_at or now,
                 placements=list(admission.placements), wait=None, wait_code="", queue_position=None,
-                expected_end=now + timedelta(minutes=job.max_runtime_minutes), lease_id=None))
+                expected_end=now + timedelta(minutes=job.max_runtime_minutes),
+                lease_id=lease.pk if lease else None))
             events.append(_audit("job.admitted", job.id, stored.tenant_id, now, {
                 "name": stored.name, "project": job.project, "pool": pool.name, "gpu_model": job.gpu_model,
                 "gpus": job.gpus, "replicas": job.replicas, "priority_class": job.priority_class,
-                "placements": list(admission.placements), "under": "base_quota"}))
+                "placements": list(admission.placements), "under": "lease" if lease else "base_quota",
+                "lease_id": lease.pk if lease else None}))
         update_jobs(Job, admitted_rows, ["status", "admitted_at", "queued_at", "placements", "wait", "wait_code",
                                          "queue_position", "expected_end", "lease_id"],
                     only_statuses=PENDING_STATUSES)
-        # 5. waits: only rows whose stored reason or position changed
+        # 5. planned stops
+        stops = preemptions_plan(decisions=decisions, now=now)
+        # 6. waits: only rows whose stored reason or position changed
         wait_rows = []
         for wait in decisions.waits:
             stored = bundle.stored[wait.job_id]
@@ -101,7 +124,7 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
         update_jobs(Job, wait_rows, ["status", "queued_at", "wait", "wait_code", "queue_position"],
                     only_statuses=PENDING_STATUSES)
         audit_record_bulk(events)
-        # 6. bookkeeping
+        # 7. bookkeeping
         ms = (time.perf_counter() - started) * 1000.0
         figures = {"last_started_at": now, "last_duration_ms": ms, "last_admitted": len(admitted_rows),
                    "last_waiting": len(decisions.waits)}
@@ -112,4 +135,5 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
             cycle.runs += 1
             cycle.save(update_fields=[*figures, "runs"])
     return CycleResult(pool=pool.name, ran=True, admitted=len(admitted_rows), waiting=len(decisions.waits),
+                       leases=sum(1 for row in admitted_rows if row.lease_id), stops_planned=len(stops),
                        changed=len(wait_rows), ms=(time.perf_counter() - started) * 1000.0)

@@ -58,7 +58,23 @@ def demo_jobs_seed(*, per_tenant: int = 10, seed: int = 7) -> int:
         specs = _specs_for(tenant, per_tenant, rng)
         if specs:
             total += len(job_submit_bulk(actor=_submitter(tenant), specs=specs))
-    return total
+    return total + _borrowing_showcase()
+
+
+def _borrowing_showcase() -> int:
+    """Two long experiments beyond vision's H100 quota on bj-train, so the first cycle borrows idle
+    capacity for them (leases in the ledger) and llm's demand later reclaims it."""
+    tenant = Tenant.objects.filter(slug="vision").first()
+    project = Project.objects.filter(tenant=tenant, state=Project.State.ACTIVE).values_list("slug", flat=True).first()
+    if tenant is None or project is None or not Quota.objects.filter(
+            tenant=tenant, pool__name="bj-train", gpu_model__name="H100-80G", status=Quota.Status.ACTIVE).exists():
+        return 0
+    specs = [{"tenant": tenant.slug, "project": project, "name": f"borrowed-sweep-{i}", "workload_class": "experiment",
+              "pool": "bj-train", "gpu_model": "H100-80G", "gpus": 8, "replicas": 1, "cpu": 64, "memory_gb": 512,
+              "max_runtime_minutes": 120, "checkpoint_interval_minutes": 15,
+              "environment": {"image": "registry.local/vision/trainer:1.0", "ready": True, "detail": ""}}
+             for i in range(3)]
+    return len(job_submit_bulk(actor=_submitter(tenant), specs=specs))
 
 
 def demo_jobs_top_up(*, now=None) -> int:

@@ -55,7 +55,8 @@ class Job(models.Model):
     wait = models.JSONField(null=True, blank=True, help_text="The engine's Wait.to_dict() of the last cycle")
     wait_code = models.CharField(max_length=30, blank=True, db_index=True)
     queue_position = models.PositiveIntegerField(null=True, blank=True, help_text="Position in the pool queue")
-    lease_id = models.BigIntegerField(null=True, blank=True)  # seam: set when admitted on borrowed capacity
+    lease_id = models.BigIntegerField(null=True, blank=True)  # set when admitted on borrowed capacity
+    last_checkpoint_at = models.DateTimeField(null=True, blank=True, help_text="Last checkpoint the job reported")
     error_type = models.CharField(max_length=60, blank=True)
 
     simulated_duration_seconds = models.PositiveIntegerField(null=True, blank=True)
@@ -105,3 +106,53 @@ class PoolCycle(models.Model):
 
     def __str__(self) -> str:
         return f"cycle of {self.pool_id}"
+
+
+class Preemption(models.Model):
+    """One planned stop of a running job: a reclaim of lent quota, a preemption by priority, or the end
+    of the lease it ran on. Written by the cycle, approved by a platform approver in manual mode,
+    settled by the grace worker (scheduler.preemptions) or early by a checkpoint report."""
+
+    class Kind(models.TextChoices):
+        RECLAIM = "reclaim", "Reclaim of lent quota"
+        PREEMPTION = "preemption", "Preemption"
+        LEASE_END = "lease_end", "Lease ended"
+
+    class State(models.TextChoices):
+        PLANNED = "planned", "Planned"
+        AWAITING_APPROVAL = "awaiting_approval", "Awaiting approval"
+        NOTIFIED = "notified", "Notified, in grace"
+        RELEASED_EARLY = "released_early", "Released early on checkpoint"
+        STOPPED = "stopped", "Stopped at the deadline"
+        CANCELLED = "cancelled", "Cancelled"
+
+    OPEN_STATES = (State.PLANNED, State.AWAITING_APPROVAL, State.NOTIFIED)
+    DONE_STATES = (State.RELEASED_EARLY, State.STOPPED)
+
+    kind = models.CharField(max_length=12, choices=Kind)
+    preemptor = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    victim = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="preemptions")
+    lease_id = models.BigIntegerField(null=True, blank=True)
+    rule = models.CharField(max_length=40)
+    arithmetic = models.JSONField(default=dict, blank=True)
+    planned_at = models.DateTimeField()
+    grace_until = models.DateTimeField()
+    state = models.CharField(max_length=20, choices=State)
+    approved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    approved_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    gpu_hours_lost = models.FloatField(null=True, blank=True)
+    notice_id = models.BigIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-planned_at", "-id"]
+        indexes = [models.Index(fields=["state", "grace_until"]), models.Index(fields=["victim", "planned_at"])]
+        constraints = [
+            # A job has at most one open stop planned at a time.
+            models.UniqueConstraint(fields=["victim"], condition=Q(state__in=["planned", "awaiting_approval", "notified"]),
+                                    name="preemption_one_open_per_victim"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} of job {self.victim_id} ({self.state})"

@@ -112,11 +112,15 @@ class JobSerializer(serializers.Serializer):
     def get_wait(self, job) -> WaitSerializer(allow_null=True):
         return wait_payload(job.wait)
 
-    def get_lease(self, job) -> int | None:
-        return job.lease_id  # the leases issue replaces this with the lease's shape
+    def get_lease(self, job) -> dict | None:
+        from scheduler.preemption_selectors import job_lease
+
+        return job_lease(job)
 
     def get_preemption(self, job) -> dict | None:
-        return None  # filled by the preemption issue
+        from scheduler.preemption_selectors import job_preemption
+
+        return job_preemption(job)
 
 
 class JobSummarySerializer(serializers.Serializer):

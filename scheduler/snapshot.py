@@ -12,12 +12,13 @@ from django.db.models import Q
 from django.utils import timezone
 
 from audit.models import UsageRecord
+from quotas import lease_selectors
 from quotas.models import Node, Pool, Quota
 from scheduler.engine import reasons
 from scheduler.engine.types import (
     DEFAULT_PRIORITY_CLASSES, Node as EngineNode, PendingJob, Quota as EngineQuota, RunningJob, Snapshot,
 )
-from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job
+from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job, Preemption
 
 # Usage that ended this many half-lives ago weighs under 0.1 %: not worth reading.
 USAGE_HORIZON_HALF_LIVES = 10
@@ -66,10 +67,37 @@ def fair_share_usage(*, pool: Pool, now: datetime, half_life: float) -> dict[str
     return usage
 
 
+def grace_minutes() -> int:
+    return int(getattr(settings, "PREEMPTION_GRACE_MINUTES", 10))
+
+
+def preemption_cap_24h() -> int:
+    return int(getattr(settings, "PREEMPTION_CAP_24H", 3))
+
+
+def _victim_state(*, pool: Pool, now: datetime) -> tuple[dict[int, datetime], dict[int, int]]:
+    """One query: the grace deadline of each running job with an open stop planned, and how often each
+    was stopped in the last 24 h (thrash protection)."""
+    stopping: dict[int, datetime] = {}
+    counts: dict[int, int] = {}
+    rows = Preemption.objects.filter(victim__pool=pool, victim__status__in=HOLDING_STATUSES).filter(
+        Q(state__in=Preemption.OPEN_STATES) | Q(state__in=Preemption.DONE_STATES, ended_at__gte=now - timedelta(hours=24))
+    ).values_list("victim_id", "state", "grace_until")
+    for victim, state, grace_until in rows:
+        if state in Preemption.OPEN_STATES:
+            stopping[victim] = grace_until
+        else:
+            counts[victim] = counts.get(victim, 0) + 1
+    return stopping, counts
+
+
 def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
-    """Five queries whatever the number of nodes, quotas and jobs."""
+    """Eleven queries whatever the number of nodes, quotas, leases and jobs."""
     now = now or timezone.now()
     half_life = half_life_hours()
+    leases = lease_selectors.engine_leases(pool)
+    open_lease_ids = {lease.id for lease in leases}
+    stopping, preempted = _victim_state(pool=pool, now=now)
     nodes = tuple(
         EngineNode(id=i, pool=pool.name, gpu_model=model, gpus=gpus, state=state, maintenance_until=until)
         for i, model, gpus, state, until in Node.objects.filter(pool=pool).order_by("id").values_list(
@@ -84,16 +112,22 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
     )
     running = []
     for (i, tenant, project, model, gpus, replicas, priority, placements, admitted_at, started_at, expected_end,
-         lease_id, workload, max_runtime) in Job.objects.filter(pool=pool, status__in=HOLDING_STATUSES).order_by(
+         lease_id, workload, max_runtime, checkpoint) in Job.objects.filter(pool=pool, status__in=HOLDING_STATUSES).order_by(
             "id").values_list("id", "tenant__slug", "project__slug", "gpu_model__name", "gpus", "replicas",
                               "priority_class", "placements", "admitted_at", "started_at", "expected_end",
-                              "lease_id", "workload_class", "max_runtime_minutes"):
+                              "lease_id", "workload_class", "max_runtime_minutes", "last_checkpoint_at"):
         started = started_at or admitted_at or now
+        until = stopping.get(i)
+        if lease_id is not None and lease_id not in open_lease_ids:
+            # Its lease was returned or expired: the grace worker stops it now, so count its GPUs as
+            # coming back and plan nothing more against it.
+            until = now
         running.append(RunningJob(
             id=i, tenant=tenant, project=project, pool=pool.name, gpu_model=model, gpus=gpus, replicas=replicas,
             priority_class=priority, placements=tuple(placements or ()), started_at=started,
             expected_end=expected_end or started + timedelta(minutes=max_runtime), lease_id=lease_id,
-            workload_class=workload))
+            workload_class=workload, last_checkpoint_at=checkpoint, preemptions_24h=preempted.get(i, 0),
+            stopping_until=until))
     pending = []
     stored: dict[int, StoredPending] = {}
     # A job already told its environment is not ready is left out until the environment changes
@@ -113,6 +147,8 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
     snapshot = Snapshot(
         now=now, nodes=nodes, quotas=quotas, running=tuple(running), pending=tuple(pending),
         usage=fair_share_usage(pool=pool, now=now, half_life=half_life),
-        priority_classes=DEFAULT_PRIORITY_CLASSES, half_life_hours=half_life,
+        priority_classes=DEFAULT_PRIORITY_CLASSES, half_life_hours=half_life, leases=leases,
+        switches=lease_selectors.engine_switches(), policies=lease_selectors.engine_policies(),
+        preemption_cap_24h=preemption_cap_24h(), grace_minutes=grace_minutes(),
     )
     return PoolSnapshot(pool=pool, snapshot=snapshot, stored=stored)

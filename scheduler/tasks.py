@@ -39,6 +39,13 @@ def backend_tick() -> dict:
     return backend_tick_service().__dict__
 
 
+@app.task(name="scheduler.preemption_grace_tick")
+def preemption_grace_tick() -> dict:
+    from scheduler.preemptions import preemption_grace_due
+
+    return preemption_grace_due()
+
+
 @app.task(name="scheduler.demo_top_up")
 def demo_top_up() -> int:
     from scheduler.demo import demo_jobs_top_up
@@ -51,6 +58,8 @@ app.conf.beat_schedule.update({
                                      "schedule": float(getattr(settings, "SCHEDULER_EVALUATION_INTERVAL_SECONDS", 5))},
     "scheduler-backend-tick": {"task": "scheduler.backend_tick",
                                "schedule": float(getattr(settings, "SCHEDULER_BACKEND_TICK_SECONDS", 3))},
+    "scheduler-preemption-grace-tick": {"task": "scheduler.preemption_grace_tick",
+                                        "schedule": float(getattr(settings, "PREEMPTION_GRACE_TICK_SECONDS", 15))},
 })
 if settings.PORTAL_ENV == "development":
     app.conf.beat_schedule["scheduler-demo-top-up"] = {"task": "scheduler.demo_top_up", "schedule": 20.0}

@@ -25,3 +25,17 @@ def cycle(world):
 def reload(job: Job) -> Job:
     job.refresh_from_db()
     return job
+
+
+
+def borrowing_off(world) -> None:
+    """Tests of base-quota behaviour: a third tenant takes the unassigned 8 H100 and no tenant lends,
+    so no idle capacity is left to borrow and a job over its quota waits with QUOTA_EXCEEDED."""
+    from quotas.lease_models import LendingPolicy
+    from quotas.models import Tenant
+    from tests import factories
+
+    gamma = Tenant.objects.create(slug="gamma", name="Gamma team")
+    factories.quota(gamma, world.pool, world.h100, 8)
+    for tenant in (world.alpha, world.beta, gamma):
+        LendingPolicy.objects.update_or_create(tenant=tenant, defaults={"lending_limit_gpus": 0})

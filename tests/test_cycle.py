@@ -13,7 +13,12 @@ from scheduler.engine import reasons
 from scheduler.models import Job, PoolCycle
 from scheduler.services import job_cancel, job_environment_update, job_submit_bulk
 from scheduler.snapshot import build_snapshot, decayed_gpu_hours
-from tests.jobs import beta, cycle, reload, spec, submit
+from tests.jobs import borrowing_off, beta, cycle, reload, spec, submit
+
+
+@pytest.fixture(autouse=True)
+def _base_quota_only(world):
+    borrowing_off(world)
 
 
 def test_cycle_admits_what_fits_and_stores_a_reason_for_every_other_job(world):
@@ -75,7 +80,7 @@ def test_snapshot_takes_a_constant_number_of_queries(world):
     backend_tick()
     UsageRecord.objects.update(started_at=timezone.now() - timedelta(hours=3))
     large = _count_snapshot_queries(world)
-    assert small == large == 5
+    assert small == large == 11
 
 
 def test_env_not_ready_waits_and_is_not_retried_until_the_environment_changes(world):

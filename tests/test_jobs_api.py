@@ -4,7 +4,12 @@ import pytest
 
 from scheduler.engine import reasons
 from scheduler.models import Job
-from tests.jobs import beta, cycle, reload, submit
+from tests.jobs import borrowing_off, beta, cycle, reload, submit
+
+
+@pytest.fixture(autouse=True)
+def _base_quota_only(world):
+    borrowing_off(world)
 
 
 @pytest.fixture

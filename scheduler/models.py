@@ -1,6 +1,7 @@
 """Jobs and their lifecycle state, and the per-pool bookkeeping of evaluation cycles."""
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 from django.db.models import Q
 
 from quotas.models import WorkloadClass
@@ -12,18 +13,16 @@ class Job(models.Model):
         SUBMITTED = "submitted", "Submitted"  # accepted, not yet evaluated by a cycle
         QUEUED = "queued", "Queued"  # evaluated, waiting with a stored reason
         ADMITTED = "admitted", "Admitted"  # holds its placements, the backend starts it
-        RUNNING = "running", "Running"
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Failed"
-        CANCELLED = "cancelled", "Cancelled"
+        RUNNING = "running", _("Running")
+        SUCCEEDED = "succeeded", _("Succeeded")
+        FAILED = "failed", _("Failed")
+        CANCELLED = "cancelled", _("Cancelled")
         # Set by the preemption issue: a stopped victim is preempted, then requeued (pending again).
-        PREEMPTED = "preempted", "Preempted"
-        REQUEUED = "requeued", "Requeued"
-
+        PREEMPTED = "preempted", _("Preempted")
+        REQUEUED = "requeued", _("Requeued")
     class SimulatedOutcome(models.TextChoices):
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Failed"
-
+        SUCCEEDED = "succeeded", _("Succeeded")
+        FAILED = "failed", _("Failed")
     tenant = models.ForeignKey("quotas.Tenant", on_delete=models.PROTECT, related_name="jobs")
     project = models.ForeignKey("quotas.Project", on_delete=models.PROTECT, related_name="jobs")
     name = models.CharField(max_length=200)
@@ -114,18 +113,16 @@ class Preemption(models.Model):
     settled by the grace worker (scheduler.preemptions) or early by a checkpoint report."""
 
     class Kind(models.TextChoices):
-        RECLAIM = "reclaim", "Reclaim of lent quota"
-        PREEMPTION = "preemption", "Preemption"
-        LEASE_END = "lease_end", "Lease ended"
-
+        RECLAIM = "reclaim", _("Reclaim of lent quota")
+        PREEMPTION = "preemption", _("Preemption")
+        LEASE_END = "lease_end", _("Lease ended")
     class State(models.TextChoices):
-        PLANNED = "planned", "Planned"
-        AWAITING_APPROVAL = "awaiting_approval", "Awaiting approval"
-        NOTIFIED = "notified", "Notified, in grace"
-        RELEASED_EARLY = "released_early", "Released early on checkpoint"
-        STOPPED = "stopped", "Stopped at the deadline"
-        CANCELLED = "cancelled", "Cancelled"
-
+        PLANNED = "planned", _("Planned")
+        AWAITING_APPROVAL = "awaiting_approval", _("Awaiting approval")
+        NOTIFIED = "notified", _("Notified, in grace")
+        RELEASED_EARLY = "released_early", _("Released early on checkpoint")
+        STOPPED = "stopped", _("Stopped at the deadline")
+        CANCELLED = "cancelled", _("Cancelled")
     OPEN_STATES = (State.PLANNED, State.AWAITING_APPROVAL, State.NOTIFIED)
     DONE_STATES = (State.RELEASED_EARLY, State.STOPPED)
 

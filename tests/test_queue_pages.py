@@ -4,7 +4,7 @@ from django.test import Client
 from django.urls import reverse
 
 from scheduler.models import Job
-from tests.jobs import cycle, reload, submit
+from tests.jobs import borrowing_off, cycle, reload, submit
 
 
 def client_for(user):
@@ -20,6 +20,7 @@ def test_outsider_gets_404_on_the_queue(outsider):
 
 @pytest.mark.django_db
 def test_member_sees_waiting_job_with_reason_numbers_and_actions(member, world):
+    borrowing_off(world)  # the test is about waiting on base quota, not borrowing
     submit(gpus=8, replicas=2)  # 16: the whole base quota
     waiting = submit(name="big", gpus=8)
     cycle(world)

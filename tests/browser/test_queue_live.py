@@ -7,11 +7,12 @@ from playwright.sync_api import expect
 from scheduler.backends import backend_tick
 from scheduler.models import Job
 from scheduler.services import job_cancel
-from tests.jobs import cycle, submit
+from tests.jobs import borrowing_off, cycle, submit
 
 
 @pytest.mark.django_db(transaction=True)
 def test_job_moves_from_waiting_to_running_live_then_language_and_report(world, member, login, live_server):
+    borrowing_off(world)  # the test is about waiting on base quota, not borrowing
     blocker = submit(name="holds-all", gpus=8, replicas=2)  # alpha's whole base quota of 16
     cycle(world)
     backend_tick()

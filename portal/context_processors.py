@@ -1,4 +1,8 @@
-"""Navigation shared by every page: the user's tenants and platform roles."""
+"""Navigation shared by every page: the tenants the user belongs to and their platform roles.
+
+Platform staff read every tenant, but their bar lists only their own memberships; the home page and
+the platform dashboard link to every tenant, so the bar stays one line.
+"""
 from portal.roles import platform_roles
 
 
@@ -6,7 +10,7 @@ def navigation(request):
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {}
-    from portal.tenancy import tenants_for_user
+    from quotas.models import Tenant
 
-    return {"nav_tenants": list(tenants_for_user(user).only("slug", "name")[:20]),
+    return {"nav_tenants": list(Tenant.objects.filter(memberships__user=user).only("slug", "name")[:10]),
             "nav_roles": platform_roles(user)}

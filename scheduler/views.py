@@ -11,6 +11,7 @@ from portal.errors import ConflictError
 from portal.tenancy import tenant_for_user
 from scheduler import queue, selectors, services
 from scheduler.forms import JobSubmitForm
+from scheduler.preemption_selectors import job_preemption
 
 SUBMITTED = "Job #{id} submitted; it appears in the queue below once evaluated."
 CANCELLED = "Job #{id} cancelled."
@@ -64,7 +65,8 @@ def job_detail(request, job_id: int):
     access = tenant_for_user(request.user, job.tenant.slug)
     row = queue.tenant_queue_row(job)
     template = "scheduler/job_detail.html#job-live" if request.htmx else "scheduler/job_detail.html"
-    return render(request, template, {"access": access, "tenant": job.tenant, "row": row, "job": job})
+    return render(request, template, {"access": access, "tenant": job.tenant, "row": row, "job": job,
+                                      "preemption": job_preemption(job)})
 
 
 @login_required

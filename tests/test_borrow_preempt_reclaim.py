@@ -147,3 +147,16 @@ def test_snapshot_marks_victims_in_grace_and_counts_stops_in_24h(world, member):
     snapshot = build_snapshot(pool=world.pool, now=at(60)).snapshot
     assert {r.id: r for r in snapshot.running}[victim.pk].preemptions_24h == 1
     assert snapshot.switches.preemption_mode == "auto" and {lease.id for lease in snapshot.leases}
+
+
+def test_victims_job_page_shows_why_when_by_whom_and_impact(world, member):
+    from django.test import Client
+
+    _, victim = alpha_borrows_from_beta(world, member)
+    beta_wants_its_quota(world)
+    client = Client()
+    client.force_login(member)
+    html = client.get(f"/jobs/{victim.pk}/").content.decode()
+    assert 'role="alert"' in html and "Beta team" in html
+    assert "GPU-hours at risk since the last checkpoint" in html and f"/api/v1/jobs/{victim.pk}/checkpoint/" in html
+    assert "beta-secret-run" not in html

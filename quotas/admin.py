@@ -3,6 +3,7 @@ and audit are written; the admin shows that history."""
 from django.contrib import admin, messages
 from simple_history.admin import SimpleHistoryAdmin
 
+from portal.admin_readonly import ReadOnlyAdminMixin
 from quotas import services
 from quotas.models import GpuModel, Membership, Node, Pool, Project, Quota, Tenant
 
@@ -70,7 +71,9 @@ class NodeAdmin(SimpleHistoryAdmin):
 
 
 @admin.register(Quota)
-class QuotaAdmin(SimpleHistoryAdmin):
+class QuotaAdmin(ReadOnlyAdminMixin, SimpleHistoryAdmin):
+    """Read-only: base quotas change through quota_set (API, quota requests) so every change has a reason."""
+
     list_display = ["tenant", "project", "pool", "gpu_model", "gpus", "classes", "status", "effective_from",
                     "effective_to", "over_quota_rule"]
     list_filter = ["status", "pool", "gpu_model", "over_quota_rule", "tenant"]
@@ -81,15 +84,6 @@ class QuotaAdmin(SimpleHistoryAdmin):
     def classes(self, obj):
         return ", ".join(obj.workload_classes) or "all"
 
-    # Base quotas change through quota_set (API, quota requests) so every change has a reason.
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 # Leases, lending policies and switches register their own (read-only) admin.
 from quotas import lease_admin  # noqa: E402,F401

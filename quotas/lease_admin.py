@@ -3,18 +3,12 @@ portal pages) so limits are checked and audit is written."""
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
+from portal.admin_readonly import ReadOnlyAdminMixin
 from quotas.lease_models import Lease, LendingPolicy, PolicySwitch
 
 
-class ReadOnlyAdmin(SimpleHistoryAdmin):
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
+class ReadOnlyAdmin(ReadOnlyAdminMixin, SimpleHistoryAdmin):
+    """History-aware and read-only."""
 
 
 @admin.register(Lease)

@@ -4,6 +4,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 
+from portal.admin_readonly import ReadOnlyAdminMixin
 from scheduler.notices import services
 from scheduler.notices.models import Notice, NoticeChannel, NoticeDelivery
 
@@ -90,17 +91,8 @@ class NoticeAdmin(admin.ModelAdmin):
 
 
 @admin.register(NoticeDelivery)
-class NoticeDeliveryAdmin(admin.ModelAdmin):
+class NoticeDeliveryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ["at", "notice", "attempt", "channel_kind", "channel", "status"]
     list_filter = ["status", "channel_kind"]
     search_fields = ["notice__id", "notice__tenant__slug", "detail"]
     date_hierarchy = "at"
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

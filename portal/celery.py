@@ -21,7 +21,7 @@ app.conf.beat_schedule = {}
 def ensure_broker_folders() -> None:
     """kombu's filesystem transport needs its folders to exist before the first message."""
     options = app.conf.broker_transport_options or {}
-    for key in ("data_folder_in", "data_folder_out", "processed_folder"):
+    for key in ("data_folder_in", "data_folder_out", "processed_folder", "control_folder"):
         if options.get(key):
             Path(options[key]).mkdir(parents=True, exist_ok=True)
 

@@ -217,7 +217,8 @@ CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
 BROKER_DIR = VAR_DIR / "broker"
 CELERY_BROKER_TRANSPORT_OPTIONS = (
     {"data_folder_in": str(BROKER_DIR / "out"), "data_folder_out": str(BROKER_DIR / "out"),
-     "processed_folder": str(BROKER_DIR / "processed"), "store_processed": False}
+     "processed_folder": str(BROKER_DIR / "processed"),
+     "control_folder": str(BROKER_DIR / "control"), "store_processed": False}
     if CELERY_BROKER_URL.startswith("filesystem")
     else {"visibility_timeout": 3600}
 )

@@ -210,7 +210,9 @@ def _decide(snapshot: Snapshot) -> Decisions:
                 dkey = (job.tenant, job.pool, job.gpu_model)
                 demand[dkey] = demand.get(dkey, 0) + need
         if blockers:
-            entry = [job, R.sort_blockers(blockers), tenant_q, lane, node_blocked, project_q,
+            # Appended in precedence order already (environment, shape, quota, nodes), so
+            # no sort is needed; test_properties checks the order holds.
+            entry = [job, tuple(blockers), tenant_q, lane, node_blocked, project_q,
                      quota_ok, shape_ok]
             waiting.append(entry)
             if shape_ok and job.env_ready and tenant_q is not None:
@@ -305,7 +307,6 @@ def _decide(snapshot: Snapshot) -> Decisions:
     in_tenant: dict[tuple[str, str], int] = {}
     in_pool: dict[str, int] = {}
     etas: dict[tuple, Eta] = {}
-    messages: dict[tuple[int, ...], str] = {}
     actions_of: dict[tuple, tuple] = {}
     alternatives: dict[tuple[str, str, int, int], tuple[str, str, int] | None] = {}
     pools_models = _models_by_pool(indexes)
@@ -330,9 +331,6 @@ def _decide(snapshot: Snapshot) -> Decisions:
         # Blockers are shared, cached objects kept alive by `waiting`, so their ids identify
         # them for this cycle and are cheaper to hash than their contents.
         ids = tuple(map(id, blockers))
-        message = messages.get(ids)
-        if message is None:
-            message = messages[ids] = R.render(blockers)
         alternative = None
         if node_blocked or code in _OFFER_OTHER_MODEL:
             akey = (job.pool, job.gpu_model, job.gpus, job.replicas)
@@ -348,7 +346,7 @@ def _decide(snapshot: Snapshot) -> Decisions:
         if actions is None:
             actions = actions_of[akey] = R.next_actions(blockers, alternative)
         waits.append(
-            Wait(job.id, code, message, blockers, actions, pos_tenant, pos_pool, gpus_ahead, eta)
+            Wait(job.id, code, blockers, actions, pos_tenant, pos_pool, gpus_ahead, eta)
         )
 
     # 7. Return the decisions.

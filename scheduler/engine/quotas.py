@@ -25,7 +25,8 @@ def workload_for_priority(priority_class: str) -> str:
 
 
 class QuotaBook:
-    __slots__ = ("_tenant", "_project", "used", "_cover_cache", "tenant_gpus", "lease_used")
+    __slots__ = ("_tenant", "_project", "used", "_cover_cache", "tenant_gpus", "lease_used",
+                 "_project_lanes", "_project_cache")
 
     def __init__(self, quotas: Iterable[Quota]):
         self._tenant: dict[tuple[str, str, str], list[Quota]] = {}
@@ -41,23 +42,33 @@ class QuotaBook:
                 self._project.setdefault(pkey, []).append(quota)
         self.used: dict[int, int] = {}  # base quota id -> GPUs charged
         self.lease_used: dict[int, int] = {}  # lease id -> GPUs of running jobs on it
-        self._cover_cache: dict[tuple, tuple[Quota | None, Quota | None]] = {}
+        # Project sub-quotas are rare, so the cover of a job is cached without its project
+        # (one entry per tenant, lane and workload class) and the project looked up only in
+        # lanes that have project quotas.
+        self._project_lanes = {(t, pool, model) for (t, _, pool, model) in self._project}
+        self._cover_cache: dict[tuple[str, str, str, str], tuple[Quota | None, None]] = {}
+        self._project_cache: dict[tuple, tuple[Quota | None, Quota | None]] = {}
 
     def cover(
         self, tenant: str, project: str, pool: str, gpu_model: str, workload_class: str
     ) -> tuple[Quota | None, Quota | None]:
         """(tenant-level quota, project-level quota or None) covering such a job."""
-        key = (tenant, project, pool, gpu_model, workload_class)
+        key = (tenant, pool, gpu_model, workload_class)
         hit = self._cover_cache.get(key)
         if hit is None:
-            tenant_q = _first_covering(self._tenant.get((tenant, pool, gpu_model)), workload_class)
-            project_q = None
-            if tenant_q is not None:
-                project_q = _first_covering(
-                    self._project.get((tenant, project, pool, gpu_model)), workload_class
-                )
-            hit = self._cover_cache[key] = (tenant_q, project_q)
-        return hit
+            lane = (tenant, pool, gpu_model)
+            hit = self._cover_cache[key] = (
+                _first_covering(self._tenant.get(lane), workload_class), None
+            )
+        if hit[0] is None or (tenant, pool, gpu_model) not in self._project_lanes:
+            return hit
+        pkey = (tenant, project, pool, gpu_model, workload_class)
+        both = self._project_cache.get(pkey)
+        if both is None:
+            both = self._project_cache[pkey] = (hit[0], _first_covering(
+                self._project.get((tenant, project, pool, gpu_model)), workload_class
+            ))
+        return both
 
     def charge_running(self, jobs: Iterable[RunningJob]) -> None:
         lease_used = self.lease_used

@@ -320,13 +320,6 @@ def sort_blockers(blockers: list[Blocker]) -> tuple[Blocker, ...]:
     return tuple(blockers)
 
 
-def render(blockers: tuple[Blocker, ...]) -> str:
-    """One message for a person: every blocker, most important first."""
-    if len(blockers) == 1:
-        return blockers[0].message
-    return "; ".join(b.message for b in blockers)
-
-
 # --- next actions ---------------------------------------------------------------------------
 
 LABEL_FIX_ENVIRONMENT = "Fix the environment ({detail}) and resubmit"

@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler.engine import decide
+from scheduler.engine.reasons import RANK
 from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, WORKLOAD_TO_PRIORITY
 from tests.engine.builders import NOW, node, pending, quota, running, snapshot
 
@@ -184,3 +185,13 @@ def test_no_lower_priority_job_of_a_tenant_admitted_while_a_higher_one_that_fits
                 fits_quota &= back.get((high.tenant, high.project, high.gpu_model), 0) + high.total_gpus <= pq
             fits_nodes = _slots(free, snap, high) >= high.replicas
             assert not (fits_quota and fits_nodes), (low.id, high.id)
+
+
+@COMMON
+@given(snapshots())
+def test_every_wait_lists_its_blockers_in_precedence_order_and_leads_with_the_first(snap):
+    for w in decide(snap).waits:
+        ranks = [RANK[b.code] for b in w.blockers]
+        assert ranks and ranks == sorted(ranks), [b.code for b in w.blockers]
+        assert w.code == w.blockers[0].code
+        assert w.message.startswith(w.blockers[0].message)

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler.engine import decide
+from scheduler.engine.reasons import RANK
 from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, WORKLOAD_TO_PRIORITY, PolicySwitches
 from tests.engine.builders import lease, node, pending, policy, quota, running, snapshot
 
@@ -170,3 +171,12 @@ def test_same_snapshot_same_decisions_with_leases(snap, rnd):
     running = list(snap.running)
     rnd.shuffle(running)
     assert decide(replace(snap, pending=tuple(shuffled), running=tuple(running))) == first
+
+
+@COMMON
+@given(snapshots())
+def test_borrow_and_stop_phases_keep_every_wait_in_precedence_order(snap):
+    for w in decide(snap).waits:
+        ranks = [RANK[b.code] for b in w.blockers]
+        assert ranks and ranks == sorted(ranks), [b.code for b in w.blockers]
+        assert w.code == w.blockers[0].code

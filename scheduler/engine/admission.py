@@ -328,9 +328,6 @@ def _decide(snapshot: Snapshot) -> Decisions:
         eta = _eta(job, need, blockers, code, tenant_q, lane, node_blocked, book, now,
                    gpus_ahead, longest, quota_releases, etas)
 
-        # Blockers are shared, cached objects kept alive by `waiting`, so their ids identify
-        # them for this cycle and are cheaper to hash than their contents.
-        ids = tuple(map(id, blockers))
         alternative = None
         if node_blocked or code in _OFFER_OTHER_MODEL:
             akey = (job.pool, job.gpu_model, job.gpus, job.replicas)
@@ -341,10 +338,15 @@ def _decide(snapshot: Snapshot) -> Decisions:
                     pools_models.get(job.pool, ()), job.gpu_model, job.gpus, job.replicas,
                     static=code == R.RESOURCE_MISMATCH,
                 )
-        akey = (ids, alternative)
-        actions = actions_of.get(akey)
-        if actions is None:
-            actions = actions_of[akey] = R.next_actions(blockers, alternative)
+        if alternative is None and len(blockers) == 1:
+            actions = blockers[0].actions
+        else:
+            # Blockers are shared, cached objects kept alive by `waiting`, so their ids
+            # identify them for this cycle and are cheaper to hash than their contents.
+            akey = (tuple(map(id, blockers)), alternative)
+            actions = actions_of.get(akey)
+            if actions is None:
+                actions = actions_of[akey] = R.next_actions(blockers, alternative)
         waits.append(
             Wait(job.id, code, blockers, actions, pos_tenant, pos_pool, gpus_ahead, eta)
         )

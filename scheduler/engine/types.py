@@ -12,6 +12,8 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
+from .texts import LABELS, MESSAGES
+
 NODE_SCHEDULABLE = "schedulable"
 NODE_CORDONED = "cordoned"
 NODE_MAINTENANCE = "maintenance"
@@ -217,9 +219,10 @@ class LeasePlan:
         }
 
 
-# The per-job decision types are named tuples rather than frozen dataclasses: a cycle makes one
-# per pending job, and a frozen dataclass's __init__ (one object.__setattr__ per field) was a
-# measured tenth of the 10k-job cycle. They stay immutable and compare by value.
+# The per-job decision types (and the blockers and actions they hold) are named tuples rather
+# than frozen dataclasses: a cycle makes one per pending job, and a frozen dataclass's __init__
+# (one object.__setattr__ per field) was a measured tenth of the 10k-job cycle. They stay
+# immutable and compare by value.
 class Admission(NamedTuple):
     job_id: int
     placements: tuple[int, ...]  # node id per replica
@@ -233,30 +236,42 @@ class Admission(NamedTuple):
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Blocker:
+class Blocker(NamedTuple):
     code: str
-    message: str
+    kind: str  # which text of texts.MESSAGES says it; the code alone may have several
     details: Mapping[str, int | str]
+    # What this blocker alone suggests, worked out once when the (cached) blocker is made, so
+    # a wait only merges its blockers' actions (reasons.next_actions).
+    actions: tuple["NextAction", ...] = ()
 
-    def __hash__(self) -> int:  # the message carries every number, so it identifies the blocker
-        return hash((self.code, self.message))
+    @property
+    def message(self) -> str:
+        """In English; formatted on demand, since most are never read in English."""
+        return MESSAGES[self.kind].format_map(self.details)
+
+    def __hash__(self) -> int:  # the details mapping is not hashable itself
+        return hash((self.code, self.kind, tuple(self.details.items())))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "details": dict(self.details)}
+        return {"code": self.code, "kind": self.kind, "message": self.message,
+                "details": dict(self.details)}
 
 
-@dataclass(frozen=True, slots=True)
-class NextAction:
+class NextAction(NamedTuple):
     code: str
-    label: str
+    kind: str  # which text of texts.LABELS says it
     params: Mapping[str, str]
 
+    @property
+    def label(self) -> str:
+        return LABELS[self.kind].format_map(self.params)
+
     def __hash__(self) -> int:
-        return hash((self.code, self.label))
+        return hash((self.code, self.kind, tuple(self.params.items())))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "label": self.label, "params": dict(self.params)}
+        return {"code": self.code, "kind": self.kind, "label": self.label,
+                "params": dict(self.params)}
 
 
 @dataclass(frozen=True, slots=True)

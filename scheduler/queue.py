@@ -83,8 +83,8 @@ def wait_actions(job: Job, wait: dict) -> list[Action]:
             actions.append(Action(code, label, href=href))
         elif code == "resize":
             gpus = int(params.get("gpus", job.gpus))
-            # LABEL_RESIZE_TOTAL speaks of the total GPUs: offer one replica of that size.
-            total = label.startswith(reasons.LABEL_RESIZE_TOTAL.split("{")[0])
+            # "resize_total" speaks of the total GPUs: offer one replica of that size.
+            total = action.get("kind") == "resize_total"
             overrides = {"gpus": gpus, "replicas": 1} if total else {"gpus": gpus}
             actions.append(Action(code, label, href=_resubmit_href(job.tenant, job, **overrides), hint=HINT_RESIZE))
         elif code == "other_gpu_model":

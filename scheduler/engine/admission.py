@@ -17,7 +17,7 @@ import gc
 from datetime import datetime, timedelta
 
 from . import reasons as R
-from .eta import UNKNOWN, Timeline, pool_window, quota_time
+from .eta import UNKNOWN, EtaDesk, Timeline
 from .fit import ModelIndex, build_indexes
 from .leases import LeaseDesk
 from .ordering import order_pending
@@ -306,7 +306,7 @@ def _decide(snapshot: Snapshot) -> Decisions:
         timeline.freeze()
     in_tenant: dict[tuple[str, str], int] = {}
     in_pool: dict[str, int] = {}
-    etas: dict[tuple, Eta] = {}
+    etas = EtaDesk(now, quota_releases)
     actions_of: dict[tuple, tuple] = {}
     alternatives: dict[tuple[str, str, int, int], tuple[str, str, int] | None] = {}
     pools_models = _models_by_pool(indexes)
@@ -325,8 +325,8 @@ def _decide(snapshot: Snapshot) -> Decisions:
             if job.max_runtime_minutes > longest:
                 lane.ahead_longest = job.max_runtime_minutes
 
-        eta = _eta(job, need, blockers, code, tenant_q, lane, node_blocked, book, now,
-                   gpus_ahead, longest, quota_releases, etas)
+        eta = _eta(job, need, blockers, code, tenant_q, lane, node_blocked, used, gpus_ahead,
+                   longest, etas)
 
         alternative = None
         if node_blocked or code in _OFFER_OTHER_MODEL:
@@ -418,39 +418,21 @@ def _other_model(
     return (best.pool, best.gpu_model, best.total_free) if best else None
 
 
-def _eta(job, need, blockers, code, tenant_q, lane, node_blocked, book, now, gpus_ahead,
-         longest, quota_releases, cache) -> Eta:
+def _eta(job, need, blockers, code, tenant_q, lane, node_blocked, used, gpus_ahead, longest,
+         etas: EtaDesk) -> Eta:
     """See eta.py for the model; the tenant's quota can push the start later."""
     index = lane.index
     if code in _NOT_RUNNABLE or index is None:
         return UNKNOWN
     if code == R.MAINTENANCE:
         until = blockers[0].details["until"]
-        return _cached_eta(cache, datetime.fromisoformat(str(until)) if until else None, None)
+        return etas.fixed(datetime.fromisoformat(str(until)) if until else None, None)
     if code == R.RECLAIMING or code == R.PREEMPTING:  # starts when the victims' grace ends
         until = datetime.fromisoformat(str(blockers[0].details["until"]))
-        return _cached_eta(cache, until, until)
+        return etas.fixed(until, until)
     if tenant_q is None or need > tenant_q.gpus:
         return UNKNOWN  # only a bigger quota (or a lease) lets it run
-    earliest, latest = pool_window(
-        lane.releases, now, need + gpus_ahead - index.total_free, node_blocked, longest
+    return etas.estimate(
+        lane.releases, need + gpus_ahead - index.total_free, node_blocked, longest,
+        tenant_q.id, used.get(tenant_q.id, 0) + need - tenant_q.gpus,
     )
-    if earliest is None:
-        return UNKNOWN
-    missing_quota = book.used.get(tenant_q.id, 0) + need - tenant_q.gpus
-    if missing_quota > 0:
-        when = quota_time(quota_releases.get(tenant_q.id), missing_quota)
-        if when is None:
-            return UNKNOWN
-        if when > earliest:
-            latest = latest + (when - earliest) if latest else None
-            earliest = when
-    return _cached_eta(cache, earliest, latest)
-
-
-def _cached_eta(cache: dict, earliest: datetime | None, latest: datetime | None) -> Eta:
-    key = (earliest, latest)
-    eta = cache.get(key)
-    if eta is None:
-        eta = cache[key] = Eta(earliest, latest)
-    return eta

@@ -54,30 +54,66 @@ class Timeline:
         return self.times[0] if self.times else None
 
 
-def pool_window(
-    timeline: Timeline | None,
-    now: datetime,
-    missing: int,
-    node_blocked: bool,
-    longest_ahead_minutes: int,
-) -> tuple[datetime | None, datetime | None]:
-    """(earliest, latest) from pool capacity alone; `missing` = needed + ahead - free now."""
-    if missing <= 0:
-        if not node_blocked:
-            start = now
-        else:  # enough GPUs in total but badly spread: the next release is the first chance
-            start = timeline.first if timeline else None
-            if start is None:
-                return None, None
-    else:
-        start = timeline.time_for(missing) if timeline else None
-        if start is None:
-            return (timeline.last if timeline else None), None
-    return start, start + timedelta(minutes=longest_ahead_minutes)
+class EtaDesk:
+    """The ETA of each waiting job of one cycle, from the frozen release timelines.
 
+    The answer depends on the job only through which release covers it (an index into a
+    timeline) and the longest runtime ahead, and deep queues share those, so results are
+    cached by indexes and no datetime arithmetic is repeated.
+    """
 
-def quota_time(timeline: Timeline | None, missing: int) -> datetime | None:
-    """When the tenant's own running jobs give back `missing` GPUs of its quota."""
-    if missing <= 0:
-        return None
-    return timeline.time_for(missing) if timeline else None
+    __slots__ = ("now", "_quota", "_cache", "_minutes")
+
+    def __init__(self, now: datetime, quota_releases: dict[int, Timeline]) -> None:
+        self.now = now
+        self._quota = quota_releases  # tenant quota id -> its running jobs' releases
+        self._cache: dict[tuple, Eta] = {}
+        self._minutes: dict[int, timedelta] = {}
+
+    def fixed(self, earliest: datetime | None, latest: datetime | None) -> Eta:
+        key = (earliest, latest)
+        eta = self._cache.get(key)
+        if eta is None:
+            eta = self._cache[key] = Eta(earliest, latest)
+        return eta
+
+    def estimate(self, releases: Timeline, missing: int, node_blocked: bool, longest: int,
+                 quota_id: int, missing_quota: int) -> Eta:
+        """`missing`: GPUs needed beyond free now, counting the jobs ahead; `missing_quota`:
+        GPUs beyond what the tenant's quota has free (the quota's releases must cover it)."""
+        j, quota_times = -1, None
+        if missing_quota > 0:
+            quota = self._quota.get(quota_id)
+            if quota is None:
+                return UNKNOWN
+            j = bisect_left(quota.cumulative, missing_quota)
+            if j >= len(quota.cumulative):
+                return UNKNOWN
+            quota_times = quota.times
+        cumulative = releases.cumulative
+        if missing <= 0 and not node_blocked:
+            i = -1  # starts now
+        else:  # badly spread capacity (missing <= 0) waits for the first release
+            i = bisect_left(cumulative, missing) if missing > 0 else 0
+            if i >= len(cumulative):
+                # Jobs ahead need more than all running work gives back: the last release is
+                # a lower bound and nothing bounds it above.
+                if not cumulative:
+                    return UNKNOWN
+                earliest = releases.times[-1]
+                if quota_times is not None and quota_times[j] > earliest:
+                    earliest = quota_times[j]
+                return self.fixed(earliest, None)
+        key = (id(releases), i, longest, quota_id, j)
+        eta = self._cache.get(key)
+        if eta is None:
+            earliest = self.now if i < 0 else releases.times[i]
+            span = self._minutes.get(longest)
+            if span is None:
+                span = self._minutes[longest] = timedelta(minutes=longest)
+            latest = earliest + span
+            if quota_times is not None and quota_times[j] > earliest:
+                latest += quota_times[j] - earliest
+                earliest = quota_times[j]
+            eta = self._cache[key] = Eta(earliest, latest)
+        return eta

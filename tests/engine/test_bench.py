@@ -3,7 +3,7 @@
 from collections import Counter
 
 from scheduler.engine import decide
-from scheduler.engine.bench import run_cycles, synthetic_snapshot
+from scheduler.engine.bench import fresh_snapshots, run_cycles, synthetic_snapshot
 
 
 def test_synthetic_snapshot_is_reproducible_per_seed():
@@ -24,6 +24,12 @@ def test_synthetic_snapshot_shape():
     assert len(Counter(w.code for w in d.waits)) >= 2
 
 
-def test_run_cycles_returns_one_timing_per_repeat():
-    timings = run_cycles(synthetic_snapshot(100, 20, 4), 3)
+def test_run_cycles_times_one_cycle_per_snapshot():
+    timings = run_cycles(fresh_snapshots(100, 20, 4, 3))
     assert len(timings) == 3 and all(t > 0 for t in timings)
+
+
+def test_fresh_snapshots_differ_but_keep_the_size():
+    snaps = list(fresh_snapshots(200, 30, 5, 3))
+    assert len({s.pending for s in snaps}) == 3
+    assert all(len(s.pending) == 200 and len(s.nodes) == 30 for s in snaps)

@@ -13,6 +13,7 @@ from quotas.lease_models import Lease
 from quotas.models import Tenant
 from scheduler.engine import reasons
 from scheduler.models import FINAL_STATUSES, HOLDING_STATUSES, PENDING_STATUSES, Job
+from scheduler.wait_text import localized_wait
 
 RECENT_FINISHED = 20
 NOTICE_CODES = (reasons.PREEMPTING, reasons.RECLAIMING)
@@ -100,7 +101,7 @@ def wait_actions(job: Job, wait: dict) -> list[Action]:
 
 def queue_row(job: Job, *, lease: Lease | None = None, now: datetime | None = None) -> QueueRow:
     now = now or timezone.now()
-    wait = job.wait if job.status in PENDING_STATUSES else None
+    wait = localized_wait(job.wait) if job.status in PENDING_STATUSES else None
     row = QueueRow(job=job, wait=wait)
     if wait:
         row.actions = wait_actions(job, wait)

@@ -3,6 +3,7 @@ single and bulk submissions give the same field errors."""
 from rest_framework import serializers
 
 from quotas.models import WorkloadClass
+from scheduler.wait_text import localized_wait
 
 
 class EnvironmentSerializer(serializers.Serializer):
@@ -40,12 +41,14 @@ class BulkResultSerializer(serializers.Serializer):
 
 class BlockerSerializer(serializers.Serializer):
     code = serializers.CharField()
+    kind = serializers.CharField(help_text="Which text says it; message is that text in the request's language")
     message = serializers.CharField()
     details = serializers.DictField()
 
 
 class NextActionSerializer(serializers.Serializer):
     code = serializers.CharField()
+    kind = serializers.CharField(help_text="Which text says it; label is that text in the request's language")
     label = serializers.CharField()
     params = serializers.DictField()
 
@@ -71,8 +74,10 @@ class WaitSerializer(serializers.Serializer):
 
 
 def wait_payload(stored: dict | None) -> dict | None:
+    """The stored wait in the API's shape, its text in the request's language."""
     if not stored:
         return None
+    stored = localized_wait(stored)
     return {"code": stored["code"], "message": stored["message"], "blockers": stored["blockers"],
             "next_actions": stored["next_actions"],
             "position": {"tenant": stored["position_in_tenant"], "pool": stored["position_in_pool"]},

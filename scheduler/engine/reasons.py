@@ -13,6 +13,7 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import Mapping
 
+from .texts import NOT_REPORTED
 from .types import Blocker, NextAction
 
 ENV_NOT_READY = "ENV_NOT_READY"
@@ -64,7 +65,7 @@ def _iso(moment: datetime | None) -> str:
 
 @lru_cache(_CACHE)
 def env_not_ready(detail: str) -> Blocker:
-    return _blocker(ENV_NOT_READY, "env_not_ready", detail=detail or "not reported")
+    return _blocker(ENV_NOT_READY, "env_not_ready", detail=detail or NOT_REPORTED)
 
 
 @lru_cache(_CACHE)

@@ -13,6 +13,9 @@ def gettext_noop(message: str) -> str:
     return message
 
 
+# What an environment detail says when the backend has not reported one.
+NOT_REPORTED = gettext_noop("not reported")
+
 MESSAGES: dict[str, str] = {
     "env_not_ready": gettext_noop(
         "Environment not ready: {detail}; the job is not retried until it is fixed"

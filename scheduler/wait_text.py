@@ -1,0 +1,61 @@
+"""Wait reasons and next actions in the reader's language.
+
+The engine stores each blocker's text `kind` and its numbers next to the English text; here the
+English template (scheduler/engine/texts.py, which is the gettext message id) is translated and
+filled with the same numbers. A stored wait without a known kind (rows written before kinds
+existed) keeps its stored English text, so nothing a job once said is lost.
+"""
+from django.utils import formats, timezone
+from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext, pgettext
+
+from quotas.models import WorkloadClass
+from scheduler.engine.texts import LABELS, MESSAGES, NOT_REPORTED
+
+
+def _moment(value: str) -> str:
+    moment = parse_datetime(value) if value else None
+    if moment is None:
+        return value
+    return formats.date_format(timezone.localtime(moment), "Y-m-d H:i")
+
+
+def _readable(details: dict) -> dict:
+    """The numbers as they are; deadlines in local time, workload classes and unset details in words."""
+    readable = dict(details)
+    if readable.get("until"):
+        readable["until"] = _moment(str(readable["until"]))
+    if readable.get("workload_class") in WorkloadClass.values:
+        readable["workload_class"] = WorkloadClass(readable["workload_class"]).label
+    if readable.get("detail") == NOT_REPORTED:
+        readable["detail"] = gettext(NOT_REPORTED)
+    return readable
+
+
+def _render(templates: dict, kind: str | None, values: dict, stored: str) -> str:
+    template = templates.get(kind or "")
+    if template is None:
+        return stored
+    try:
+        return gettext(template).format_map(_readable(values))
+    except (KeyError, IndexError, ValueError):  # details of another version of the template
+        return stored
+
+
+def blocker_message(blocker: dict) -> str:
+    return _render(MESSAGES, blocker.get("kind"), blocker.get("details") or {}, blocker.get("message", ""))
+
+
+def action_label(action: dict) -> str:
+    return _render(LABELS, action.get("kind"), action.get("params") or {}, action.get("label", ""))
+
+
+def localized_wait(stored: dict | None) -> dict | None:
+    """A copy of a stored wait whose message, blocker messages and action labels speak the active language."""
+    if not stored:
+        return stored
+    blockers = [{**b, "message": blocker_message(b)} for b in stored.get("blockers", ())]
+    actions = [{**a, "label": action_label(a)} for a in stored.get("next_actions", ())]
+    message = (pgettext("separator between wait reasons", "; ").join(b["message"] for b in blockers)
+               if blockers else stored.get("message", ""))
+    return {**stored, "message": message, "blockers": blockers, "next_actions": actions}

@@ -10,9 +10,9 @@ from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES
 
 class Job(models.Model):
     class Status(models.TextChoices):
-        SUBMITTED = "submitted", "Submitted"  # accepted, not yet evaluated by a cycle
-        QUEUED = "queued", "Queued"  # evaluated, waiting with a stored reason
-        ADMITTED = "admitted", "Admitted"  # holds its placements, the backend starts it
+        SUBMITTED = "submitted", _("Submitted")  # accepted, not yet evaluated by a cycle
+        QUEUED = "queued", _("Queued")  # evaluated, waiting with a stored reason
+        ADMITTED = "admitted", _("Admitted")  # holds its placements, the backend starts it
         RUNNING = "running", _("Running")
         SUCCEEDED = "succeeded", _("Succeeded")
         FAILED = "failed", _("Failed")

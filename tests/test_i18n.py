@@ -2,6 +2,7 @@
 import re
 from pathlib import Path
 
+from django.apps import apps
 from django.urls import reverse
 from django.utils import translation
 
@@ -27,3 +28,21 @@ def test_language_switch_renders_the_pool_page_in_chinese(client, member):
     response = client.post(reverse("set_language"), {"language": "zh-hans", "next": reverse("pools")}, follow=True)
     html = response.content.decode()
     assert '<html lang="zh-hans">' in html and "资源池容量" in html
+
+
+def test_every_choice_label_of_the_portal_reads_in_chinese():
+    """States and kinds shown on pages come from model choices: each must be marked for translation."""
+    proper_names = {"Slack"}
+    untranslated = []
+    for model in apps.get_models():
+        if model._meta.app_label not in {"quotas", "scheduler", "audit", "notices", "portal"}:
+            continue
+        for field in model._meta.concrete_fields:
+            for value, label in field.flatchoices:
+                with translation.override("en"):
+                    english = str(label)
+                with translation.override("zh-hans"):
+                    chinese = str(label)
+                if english != value and english == chinese and english not in proper_names:  # identifier choices (value as label) excepted
+                    untranslated.append(f"{model.__name__}.{field.name}: {english}")
+    assert untranslated == []

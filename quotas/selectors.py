@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db.models import Count, Q, Sum
+from django.utils.translation import gettext_lazy as _
 
 from quotas.models import Node, Quota, Tenant
 
@@ -97,6 +98,13 @@ class HistoryEntry:
     change: str  # created / changed / deleted
     values: dict
     changed_fields: tuple[str, ...]
+
+    @property
+    def change_label(self) -> str:
+        return CHANGE_LABELS[self.change]
+
+
+CHANGE_LABELS = {"created": _("created"), "changed": _("changed"), "deleted": _("deleted")}
 
 
 def _history(records) -> list[HistoryEntry]:

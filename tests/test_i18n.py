@@ -46,3 +46,9 @@ def test_every_choice_label_of_the_portal_reads_in_chinese():
                 if english != value and english == chinese and english not in proper_names:  # identifier choices (value as label) excepted
                     untranslated.append(f"{model.__name__}.{field.name}: {english}")
     assert untranslated == []
+
+
+def test_quota_history_says_what_changed_in_chinese(client, member, world):
+    client.force_login(member)
+    html = client.get(reverse("tenant-quota", args=["alpha"]), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "<td>创建</td>" in html and "<td>created</td>" not in html

@@ -1,6 +1,8 @@
 """Geometry for the report's server-rendered SVG bar charts; templates draw the rects and labels."""
 from dataclasses import dataclass
 
+from django.utils.translation import gettext as _
+
 WIDTH = 560
 LABEL_WIDTH = 150
 ROW_HEIGHT = 22
@@ -45,12 +47,12 @@ def report_charts(report: dict) -> list[Chart]:
     quota = []
     for row in report["quota"]["rows"]:
         label = f"{row['pool']} {row['gpu_model']}"
-        quota.append((f"{label} base", row["base_quota_gpu_hours"], "bar-base"))
-        quota.append((f"{label} used", row["used_under_base_gpu_hours"], "bar-use"))
+        quota.append((_("%(lane)s base") % {"lane": label}, row["base_quota_gpu_hours"], "bar-base"))
+        quota.append((_("%(lane)s used") % {"lane": label}, row["used_under_base_gpu_hours"], "bar-use"))
     waits = []
     for row in report["waits"]:
         waits.append((f"{row['priority_class']} p50", (row["p50_seconds"] or 0) / 60, "bar-use"))
         waits.append((f"{row['priority_class']} p95", (row["p95_seconds"] or 0) / 60, "bar-warn"))
-    return [bar_chart("GPU-hours by GPU model", by_model, unit=" h"),
-            bar_chart("Base quota vs used under base (GPU-hours)", quota, unit=" h"),
-            bar_chart("Wait time per class (minutes)", waits, unit=" min")]
+    return [bar_chart(_("GPU-hours by GPU model"), by_model, unit=" h"),
+            bar_chart(_("Base quota vs used under base (GPU-hours)"), quota, unit=" h"),
+            bar_chart(_("Wait time per class (minutes)"), waits, unit=" min")]

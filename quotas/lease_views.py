@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from portal.roles import can_read_all_tenants, is_platform_admin
 from portal.tenancy import tenant_for_user, tenants_for_user
@@ -13,7 +14,7 @@ from quotas import lease_errors
 from quotas import lease_selectors as selectors
 from quotas import lease_services as services
 from quotas.lease_api import SWITCHES_STAFF_ONLY, STATE_FILTERS
-from quotas.lease_models import PolicySwitch
+from quotas.lease_models import Lease, PolicySwitch
 from quotas.models import Pool
 
 LEDGER_ROWS = 200
@@ -22,6 +23,11 @@ LEDGER_ROWS = 200
 def ledger_rows(leases, *, now) -> list[dict]:
     return [{"lease": lease, "expires_in": selectors.expires_in_minutes(lease, now=now),
              "reclaimable": lease.protected_until <= now} for lease in leases]
+
+
+def lease_state_filters() -> list[tuple[str, str]]:
+    """The ledger's state filter: every open lease, all of them, or one state."""
+    return [("open", _("Open (active or reclaiming)")), ("all", _("All")), *Lease.State.choices]
 
 
 @login_required
@@ -37,7 +43,7 @@ def lease_ledger(request):
     context = {
         "rows": ledger_rows(leases, now=now), "totals": selectors.leases_by_model(
             lease for lease in leases if lease.is_open),
-        "tenants": visible, "pools": Pool.objects.order_by("name"), "states": ["all", *STATE_FILTERS],
+        "tenants": visible, "pools": Pool.objects.order_by("name"), "states": lease_state_filters(),
         "selected": {"tenant": tenant.slug if tenant else "", "state": state, "pool": params.get("pool", "")},
         "borrowing_enabled": selectors.borrowing_enabled(), "now": now,
     }
@@ -57,10 +63,10 @@ def tenant_lease_panel(request, slug: str):
 
 
 class BorrowingSwitchForm(forms.Form):
-    borrowing_enabled = forms.TypedChoiceField(choices=[("true", "On"), ("false", "Paused")],
+    borrowing_enabled = forms.TypedChoiceField(choices=[("true", _("On")), ("false", _("Paused"))],
                                                coerce=lambda v: v == "true", widget=forms.RadioSelect)
-    on_pause = forms.ChoiceField(choices=[("run", "Existing leases run to their expiry"),
-                                          ("return", "Return every open lease now")],
+    on_pause = forms.ChoiceField(choices=[("run", _("Existing leases run to their expiry")),
+                                          ("return", _("Return every open lease now"))],
                                  widget=forms.RadioSelect, initial="run", required=False)
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}))
 

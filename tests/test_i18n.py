@@ -2,6 +2,7 @@
 import re
 from pathlib import Path
 
+import pytest
 from django.apps import apps
 from django.urls import reverse
 from django.utils import translation
@@ -52,3 +53,14 @@ def test_quota_history_says_what_changed_in_chinese(client, member, world):
     client.force_login(member)
     html = client.get(reverse("tenant-quota", args=["alpha"]), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "<td>创建</td>" in html and "<td>created</td>" not in html
+
+
+@pytest.mark.parametrize("url, chinese", [
+    ("/platform/switches/", "已有借用运行到期"),  # form choices
+    ("/leases/", "进行中（生效或回收中）"),  # the state filter
+    ("/reports/", "各 GPU 型号的 GPU 小时"),  # chart titles drawn on the server
+])
+def test_forms_filters_and_charts_read_in_chinese(client, platform_admin, url, chinese):
+    client.force_login(platform_admin)
+    response = client.get(url, HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert response.status_code == 200 and chinese in response.content.decode()

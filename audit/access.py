@@ -3,14 +3,15 @@ from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
+from django.utils.translation import gettext_lazy as _
 
 from portal.roles import AUDITOR, PLATFORM_ADMIN, can_read_all_tenants, has_platform_role
 from portal.tenancy import tenant_for_user
 from quotas.models import Membership, Project, Tenant
 
-AUDIT_ROLE_REQUIRED = "Audit evidence is visible to auditors and, for their own tenant, tenant admins."
-PLATFORM_REPORT_ROLE_REQUIRED = "The platform-wide report is for platform staff and auditors; choose a tenant."
-NO_SUCH_PROJECT = "No such project in this tenant."
+AUDIT_ROLE_REQUIRED = _("Audit evidence is visible to auditors and, for their own tenant, tenant admins.")
+PLATFORM_REPORT_ROLE_REQUIRED = _("The platform-wide report is for platform staff and auditors; choose a tenant.")
+NO_SUCH_PROJECT = _("No such project in this tenant.")
 
 # Platform admins run the platform (and are superusers in the admin), so they read audit evidence too.
 AUDIT_PLATFORM_ROLES = (AUDITOR, PLATFORM_ADMIN)

@@ -3,8 +3,9 @@ from collections.abc import Iterator
 from datetime import date, datetime
 
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
-MONTH_FORMAT = "Month must look like YYYY-MM."
+MONTH_FORMAT = _("Month must look like YYYY-MM.")
 
 
 def parse_month(text: str) -> date:

@@ -3,12 +3,13 @@ from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
+from django.utils.translation import gettext_lazy as _
 
 from portal.roles import can_read_all_tenants, is_platform_admin
 from quotas.models import Membership, Tenant
 
-NOT_FOUND = "No such tenant."
-ROLE_REQUIRED = "This action needs the {role} role in {tenant}."
+NOT_FOUND = _("No such tenant.")
+ROLE_REQUIRED = _("This action needs the {role} role in {tenant}.")
 
 
 @dataclass(frozen=True)

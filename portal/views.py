@@ -5,12 +5,13 @@ from django.db import connection
 from django.http import JsonResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from portal.dashboard import platform_overview
 from portal.roles import can_read_all_tenants, platform_roles
 from portal.tenancy import tenants_for_user
 
-PLATFORM_ONLY = "The platform dashboard needs a platform role."
+PLATFORM_ONLY = gettext_lazy("The platform dashboard needs a platform role.")
 
 
 @login_required

@@ -1,5 +1,6 @@
 """REST endpoints for pools, nodes and base quotas."""
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.exceptions import PermissionDenied
@@ -15,7 +16,7 @@ from quotas.serializers import (
     QuotaSetSerializer, TenantQuotaSerializer,
 )
 
-PLATFORM_ADMIN_REQUIRED = "Only platform admins can change pools, nodes and base quotas."
+PLATFORM_ADMIN_REQUIRED = _("Only platform admins can change pools, nodes and base quotas.")
 
 
 def require_platform_admin(user) -> None:

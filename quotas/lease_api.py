@@ -1,5 +1,6 @@
 """REST endpoints of the loan ledger, lending policies and rollout switches (thin: selectors and services)."""
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
 from rest_framework.exceptions import PermissionDenied, ValidationError
@@ -16,8 +17,8 @@ from quotas.models import Membership
 
 STATE_FILTERS = ("open", *Lease.State.values)
 UNKNOWN_STATE = "Unknown state {value!r}: use one of " + ", ".join(STATE_FILTERS) + "."
-SWITCHES_STAFF_ONLY = "Only platform staff can read the rollout switches."
-RETURN_NEEDS_ADMIN = "Only the borrower's tenant admins and platform admins can return a lease."
+SWITCHES_STAFF_ONLY = _("Only platform staff can read the rollout switches.")
+RETURN_NEEDS_ADMIN = _("Only the borrower's tenant admins and platform admins can return a lease.")
 
 
 class LeaseSerializer(serializers.ModelSerializer):

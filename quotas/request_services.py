@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from audit.services import audit_record
 from portal.errors import ConflictError
@@ -24,31 +25,32 @@ from quotas.services import quota_end, quota_set
 State = QuotaRequest.State
 Kind = QuotaRequest.Kind
 
-# User-facing messages; tests assert these texts.
-JUSTIFICATION_REQUIRED = "Say why this change is needed: the justification is kept with the quota history."
-NOT_A_MEMBER = "Only members of {tenant} can request quota for it."
-END_REQUIRED = "A temporary grant needs an end time."
-END_ONLY_FOR_TEMPORARY = "Only a temporary grant has an end time."
-IN_THE_PAST = "The effective time must be in the future; leave it empty to apply as soon as approved."
-INCREASE_NEEDS_MORE = "An increase must ask for more than the current {current} GPUs."
-DECREASE_NEEDS_LESS = "A decrease must ask for fewer than the current {current} GPUs."
-DECREASE_NEEDS_QUOTA = "There is no base quota on {pool}/{gpu_model} for these classes to decrease."
-INCREASE_NEEDS_QUOTA = "There is no base quota on {pool}/{gpu_model} for these classes yet: ask for a new scope."
-SCOPE_EXISTS = "A base quota of {current} GPUs already covers this scope: ask for an increase or a decrease."
-TEMPORARY_NEEDS_MORE = "A temporary grant must ask for more than the current {current} GPUs."
-OVERSUBSCRIPTION_NOT_ACKNOWLEDGED = (
+# User-facing messages, lazily translated: formatted in the language of the request; tests assert
+# the English texts.
+JUSTIFICATION_REQUIRED = _("Say why this change is needed: the justification is kept with the quota history.")
+NOT_A_MEMBER = _("Only members of {tenant} can request quota for it.")
+END_REQUIRED = _("A temporary grant needs an end time.")
+END_ONLY_FOR_TEMPORARY = _("Only a temporary grant has an end time.")
+IN_THE_PAST = _("The effective time must be in the future; leave it empty to apply as soon as approved.")
+INCREASE_NEEDS_MORE = _("An increase must ask for more than the current {current} GPUs.")
+DECREASE_NEEDS_LESS = _("A decrease must ask for fewer than the current {current} GPUs.")
+DECREASE_NEEDS_QUOTA = _("There is no base quota on {pool}/{gpu_model} for these classes to decrease.")
+INCREASE_NEEDS_QUOTA = _("There is no base quota on {pool}/{gpu_model} for these classes yet: ask for a new scope.")
+SCOPE_EXISTS = _("A base quota of {current} GPUs already covers this scope: ask for an increase or a decrease.")
+TEMPORARY_NEEDS_MORE = _("A temporary grant must ask for more than the current {current} GPUs.")
+OVERSUBSCRIPTION_NOT_ACKNOWLEDGED = _(
     "Base quotas on {pool}/{gpu_model} would total {total} GPUs against {capacity} schedulable: "
     "tick the oversubscription acknowledgement to continue."
 )
-ONLY_REQUESTER = "Only the requester can {action} this request."
-SELF_APPROVAL = "Nobody approves their own request."
-ENDORSER_REQUIRED = "Endorsing needs the tenant admin role in {tenant}."
-APPROVER_REQUIRED = "Approving quota requests needs the platform quota approver role."
-REJECTER_REQUIRED = "Rejecting this request needs the {role} role."
-REQUESTER_LEFT = "The requester is no longer a member of {tenant}."
-CONFLICT = "Request #{id} is now {state}: someone else acted on it first. Reload to see its current state."
-WRONG_STATE = "Request #{id} is {state}; it cannot be {action} now."
-COMMENT_REQUIRED = "Say why: the requester reads this comment."
+ONLY_REQUESTER = _("Only the requester can {action} this request.")
+SELF_APPROVAL = _("Nobody approves their own request.")
+ENDORSER_REQUIRED = _("Endorsing needs the tenant admin role in {tenant}.")
+APPROVER_REQUIRED = _("Approving quota requests needs the platform quota approver role.")
+REJECTER_REQUIRED = _("Rejecting this request needs the {role} role.")
+REQUESTER_LEFT = _("The requester is no longer a member of {tenant}.")
+CONFLICT = _("Request #{id} is now {state}: someone else acted on it first. Reload to see its current state.")
+WRONG_STATE = _("Request #{id} is {state}; it cannot be {action} now.")
+COMMENT_REQUIRED = _("Say why: the requester reads this comment.")
 
 APPLY_RETRY_AFTER = timedelta(minutes=15)
 

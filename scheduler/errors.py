@@ -1,22 +1,25 @@
-"""User-facing messages of the job services; tests assert these exact texts."""
+"""User-facing messages of the job services, lazily translated so they are
+formatted in the language of the request; tests assert the English texts."""
 
-UNKNOWN_TENANT = "Unknown tenant {value!r}."
-UNKNOWN_PROJECT = "Unknown project {value!r} in tenant {tenant}."
-PROJECT_ARCHIVED = "Project {value} is archived."
-UNKNOWN_POOL = "Unknown pool {value!r}."
-UNKNOWN_GPU_MODEL = "Unknown GPU model {value!r}."
-UNKNOWN_WORKLOAD_CLASS = "Unknown workload class {value!r}."
-NO_NODE_OF_MODEL = "Pool {pool} has no {gpu_model} node."
-REPLICA_TOO_LARGE = "No {gpu_model} node in {pool} has {gpus} GPUs: the largest has {largest}."
-MUST_BE_POSITIVE = "Must be at least 1."
-MUST_NOT_BE_NEGATIVE = "Must be zero or more."
-NAME_REQUIRED = "Give the job a name."
-NOT_ALLOWED_TO_SUBMIT = "Submitting jobs to {tenant} needs a membership in it."
-NOT_ALLOWED_TO_CANCEL = "Cancelling jobs of {tenant} needs a membership in it."
-OVER_QUOTA_REJECTED = (
+from django.utils.translation import gettext_lazy as _
+
+UNKNOWN_TENANT = _("Unknown tenant {value!r}.")
+UNKNOWN_PROJECT = _("Unknown project {value!r} in tenant {tenant}.")
+PROJECT_ARCHIVED = _("Project {value} is archived.")
+UNKNOWN_POOL = _("Unknown pool {value!r}.")
+UNKNOWN_GPU_MODEL = _("Unknown GPU model {value!r}.")
+UNKNOWN_WORKLOAD_CLASS = _("Unknown workload class {value!r}.")
+NO_NODE_OF_MODEL = _("Pool {pool} has no {gpu_model} node.")
+REPLICA_TOO_LARGE = _("No {gpu_model} node in {pool} has {gpus} GPUs: the largest has {largest}.")
+MUST_BE_POSITIVE = _("Must be at least 1.")
+MUST_NOT_BE_NEGATIVE = _("Must be zero or more.")
+NAME_REQUIRED = _("Give the job a name.")
+NOT_ALLOWED_TO_SUBMIT = _("Submitting jobs to {tenant} needs a membership in it.")
+NOT_ALLOWED_TO_CANCEL = _("Cancelling jobs of {tenant} needs a membership in it.")
+OVER_QUOTA_REJECTED = _(
     "Rejected by the over-quota rule of {tenant} on {pool}/{gpu_model}: requested {requested} GPUs, "
     "{free} free of base quota {quota} ({used} in use)."
 )
-ALREADY_FINISHED = "Job #{job} already ended ({status})."
-BULK_EMPTY = "Send at least one job."
-BULK_TOO_MANY = "At most {limit} jobs per request."
+ALREADY_FINISHED = _("Job #{job} already ended ({status}).")
+BULK_EMPTY = _("Send at least one job.")
+BULK_TOO_MANY = _("At most {limit} jobs per request.")

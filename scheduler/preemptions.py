@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from audit.services import audit_record
 from audit.usage import usage_record_close
@@ -38,10 +39,10 @@ REASONS = {
     RULE_LEASE_CLOSED: "The lease your job ran on was returned or expired",
 }
 
-APPROVE_NEEDS_APPROVER = "Only platform quota approvers may approve a planned preemption."
-NOT_AWAITING_APPROVAL = "Preemption #{id} is {state}, not awaiting approval."
-CHECKPOINT_NOT_MEMBER = "Only members of the job's tenant may report its checkpoints."
-CHECKPOINT_NOT_RUNNING = "Job #{id} is {status}: only admitted or running jobs report checkpoints."
+APPROVE_NEEDS_APPROVER = _("Only platform quota approvers may approve a planned preemption.")
+NOT_AWAITING_APPROVAL = _("Preemption #{id} is {state}, not awaiting approval.")
+CHECKPOINT_NOT_MEMBER = _("Only members of the job's tenant may report its checkpoints.")
+CHECKPOINT_NOT_RUNNING = _("Job #{id} is {status}: only admitted or running jobs report checkpoints.")
 
 VICTIM_RELATED = ("tenant", "project", "pool", "gpu_model", "submitted_by")
 

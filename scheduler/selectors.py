@@ -1,12 +1,13 @@
 """Reads over jobs: what a user may see, a pool's queue, and GPUs in use per tenant and quota."""
 from django.db.models import F, QuerySet, Sum
 from django.http import Http404
+from django.utils.translation import gettext_lazy as _
 
 from portal.tenancy import tenants_for_user
 from quotas.models import GpuModel, Pool, Quota, Tenant
 from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job
 
-JOB_NOT_FOUND = "No such job."
+JOB_NOT_FOUND = _("No such job.")
 
 
 def _id(value) -> int:

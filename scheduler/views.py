@@ -5,6 +5,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from portal.errors import ConflictError
@@ -13,8 +14,8 @@ from scheduler import queue, selectors, services
 from scheduler.forms import JobSubmitForm
 from scheduler.preemption_selectors import job_preemption
 
-SUBMITTED = "Job #{id} submitted; it appears in the queue below once evaluated."
-CANCELLED = "Job #{id} cancelled."
+SUBMITTED = gettext_lazy("Job #{id} submitted; it appears in the queue below once evaluated.")
+CANCELLED = gettext_lazy("Job #{id} cancelled.")
 PREFILL_FIELDS = ("name", "project", "workload_class", "pool", "gpu_model", "gpus", "replicas", "max_runtime_minutes")
 
 

@@ -77,7 +77,7 @@ def test_manual_mode_waits_for_an_approver(world, platform_admin, quota_approver
     preemption_grace_due(now=at(600))
     experiment.refresh_from_db()
     assert experiment.status == Job.Status.RUNNING
-    with pytest.raises(PermissionDenied, match=APPROVE_NEEDS_APPROVER):
+    with pytest.raises(PermissionDenied, match=str(APPROVE_NEEDS_APPROVER)):
         preemption_approve(actor=member, preemption=p)
     p = preemption_approve(actor=quota_approver, preemption=p, now=at(20))
     assert p.state == Preemption.State.NOTIFIED and p.approved_by == quota_approver and Notice.objects.count() == 1

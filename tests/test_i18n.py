@@ -1,11 +1,14 @@
 """The zh-Hans catalog is complete and compiled, and pages render in Chinese after the switch."""
 import re
+import string
 from pathlib import Path
 
 import pytest
 from django.apps import apps
 from django.urls import reverse
 from django.utils import translation
+
+from tests.jobs import spec
 
 PO = Path(__file__).resolve().parent.parent / "portal" / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.po"
 
@@ -64,3 +67,41 @@ def test_forms_filters_and_charts_read_in_chinese(client, platform_admin, url, c
     client.force_login(platform_admin)
     response = client.get(url, HTTP_ACCEPT_LANGUAGE="zh-hans")
     assert response.status_code == 200 and chinese in response.content.decode()
+
+
+def _po_entries():
+    """(msgid, msgstr, flags) of each singular entry, quoted continuation lines joined."""
+    for block in PO.read_text(encoding="utf-8").split("\n\n")[1:]:
+        parts, current = {}, None
+        for line in block.splitlines():
+            keyword = re.match(r'^(msgid|msgstr|msgid_plural|msgctxt)\s+"(.*)"$', line)
+            if keyword:
+                current = keyword.group(1)
+                parts[current] = keyword.group(2)
+            elif line.startswith('"') and current:
+                parts[current] += line[1:-1]
+        if "msgid" in parts and "msgstr" in parts:
+            yield parts["msgid"], parts["msgstr"], block
+
+
+def test_every_translation_keeps_the_placeholders_of_its_message():
+    def brace(text):
+        return sorted(m for _, m, _, _ in string.Formatter().parse(text.replace("\\n", "")) if m is not None)
+
+    def percent(text):
+        return sorted(re.findall(r"%\(\w+\)s", text))
+
+    wrong = []
+    for msgid, msgstr, block in _po_entries():
+        if "python-brace-format" in block and brace(msgid) != brace(msgstr):
+            wrong.append(msgid)
+        if "python-format" in block and percent(msgid) != percent(msgstr):
+            wrong.append(msgid)
+    assert wrong == []
+
+
+def test_service_errors_speak_the_language_of_the_request(api, member, world):
+    response = api(member).post("/api/v1/jobs/", spec(gpus=0), format="json", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert response.status_code == 400 and response.json()["gpus"] == ["必须至少为 1。"]
+    too_big = api(member).post("/api/v1/jobs/", spec(gpus=64), format="json", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert too_big.json()["gpus"] == ["gpu-a 中没有拥有 64 个 GPU 的 H100-80G 节点：最大的节点只有 8 个。"]

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.mail import EmailMessage
 from django.core.validators import validate_email
+from django.utils.translation import gettext_lazy as _
 
 from scheduler.notices.models import NoticeChannel
 
@@ -30,10 +31,10 @@ SCHEME_NOT_ALLOWED = (
     "Only these notice webhook URL schemes are allowed: feishu://, lark://, dingtalk://, wecombot://, slack://, "
     "json://, jsons://."
 )
-SCHEME_KIND_MISMATCH = "A {kind} channel needs a URL starting with {schemes}."
-URL_UNREADABLE = "This webhook URL is not in the format its service expects."
-EMAIL_LIST_INVALID = "Enter one or more email addresses separated by commas."
-EMAIL_LIST_TOO_LONG = "At most {limit} addresses per email channel."
+SCHEME_KIND_MISMATCH = _("A {kind} channel needs a URL starting with {schemes}.")
+URL_UNREADABLE = _("This webhook URL is not in the format its service expects.")
+EMAIL_LIST_INVALID = _("Enter one or more email addresses separated by commas.")
+EMAIL_LIST_TOO_LONG = _("At most {limit} addresses per email channel.")
 
 MAX_EMAIL_ADDRESSES = 50
 DETAIL_LIMIT = 500

@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from audit.services import audit_record
 from quotas.models import Tenant
@@ -25,7 +26,7 @@ MAX_ATTEMPTS = 8
 CLAIM_TIMEOUT = timedelta(minutes=5)
 SWEEP_BATCH = 50
 
-UNKNOWN_KIND = "Unknown channel kind {value!r}."
+UNKNOWN_KIND = _("Unknown channel kind {value!r}.")
 NO_TARGETS = "No recipient addresses and no enabled channel: nothing to deliver to."
 CLAIM_EXHAUSTED = "The worker delivering this notice stopped answering on its last attempt."
 

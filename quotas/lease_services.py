@@ -233,9 +233,23 @@ def _check_lender(*, lender: Tenant | None, pool: Pool, gpu_model: GpuModel, gpu
 
 
 def lease_grant_for_plan(*, plan: LeasePlan, priority_class: str, job_ids: Iterable[int] = (),
-                         now: datetime | None = None) -> Lease:
-    """The cycle's one call per engine LeasePlan."""
-    return lease_grant(borrower=plan.borrower, lender=plan.lender, pool=plan.pool, gpu_model=plan.gpu_model,
+                         now: datetime | None = None, rows: dict | None = None) -> Lease:
+    """The cycle's one call per engine LeasePlan.
+
+    `rows` is the caller's cache of tenant, pool and GPU model rows by name, kept for one cycle: a
+    cycle granting many leases would otherwise look the same few rows up again for every lease.
+    """
+    rows = {} if rows is None else rows
+
+    def row(model, name, field):
+        key = (model, name)
+        if key not in rows:
+            rows[key] = _resolve(model, name, field)
+        return rows[key]
+
+    return lease_grant(borrower=row(Tenant, plan.borrower, "slug"),
+                       lender=None if plan.lender is None else row(Tenant, plan.lender, "slug"),
+                       pool=row(Pool, plan.pool, "name"), gpu_model=row(GpuModel, plan.gpu_model, "name"),
                        gpus=plan.gpus, protected_until=plan.protected_until, expires_at=plan.expires_at,
                        priority_class=priority_class, job_ids=job_ids, now=now)
 

@@ -74,6 +74,7 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
         still_pending = set(Job.objects.select_for_update().filter(pk__in=wanted, status__in=PENDING_STATUSES)
                             .values_list("pk", flat=True)) if wanted else set()
         admitted_rows, events = [], []
+        lease_rows = {(Pool, pool.name): pool}  # tenants and GPU models join as leases name them
         for admission in decisions.admissions:
             if admission.job_id not in still_pending:
                 continue  # cancelled since the snapshot: its placement simply stays free
@@ -83,7 +84,7 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
                 try:
                     with transaction.atomic():
                         lease = lease_grant_for_plan(plan=admission.lease, priority_class=job.priority_class,
-                                                     job_ids=[job.id], now=now)
+                                                     job_ids=[job.id], now=now, rows=lease_rows)
                 except ValidationError as refused:
                     # The services re-check every limit against the database; the engine's view was
                     # older. The job stays pending and the next cycle decides again.

@@ -132,6 +132,22 @@ def test_engine_reclaim_and_plan_are_one_call_each(world):
     assert (lease.state, lease.reclaim_deadline) == ("reclaiming", T0 + timedelta(minutes=20))
 
 
+def test_a_cycle_looks_up_the_rows_of_its_leases_once(world):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    plan = engine.LeasePlan(borrower="beta", lender="alpha", pool="gpu-a", gpu_model="H100-80G", gpus=1,
+                            protected_until=T0 + timedelta(minutes=5), expires_at=T0 + timedelta(minutes=60))
+    rows = {}
+    counts = []
+    for job_id in (11, 12):
+        with CaptureQueriesContext(connection) as queries:
+            services.lease_grant_for_plan(plan=plan, priority_class="training", job_ids=[job_id], now=T0, rows=rows)
+        counts.append(len(queries))
+    assert counts[1] == counts[0] - 4  # borrower, lender, pool and GPU model came from `rows`
+    assert {key[1] for key in rows} == {"beta", "alpha", "gpu-a", "H100-80G"}
+
+
 def test_engine_policies_and_switches(world, platform_admin):
     services.lending_policy_set(actor=platform_admin, tenant=world.alpha, reason="x", lending_limit_gpus=4,
                                 reserved_gpus=2, borrow_classes=["experiment"])

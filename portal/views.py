@@ -4,8 +4,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import connection
 from django.http import JsonResponse
 from django.shortcuts import render
-from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext as _, gettext_lazy
 
 from portal.dashboard import platform_overview
 from portal.roles import can_read_all_tenants, platform_roles

@@ -9,11 +9,11 @@ from rest_framework.views import APIView
 from quotas.models import Pool
 from scheduler import preemption_selectors, preemptions, selectors, services
 from scheduler.models import Preemption
-from scheduler.wait_text import localized_wait
 from scheduler.serializers import (
     BulkResultSerializer, CancelSerializer, JobBulkSubmitSerializer, JobSerializer, JobSubmitSerializer, JobSummarySerializer,
     PoolQueueSerializer,
 )
+from scheduler.wait_text import wait_message
 
 QUEUE_LIMIT = 500
 
@@ -80,7 +80,7 @@ class PoolQueueView(APIView):
                 "project": job.project.slug if mine else None, "name": job.name if mine else None,
                 "priority_class": job.priority_class, "gpu_model": job.gpu_model.name, "gpus": job.gpus,
                 "replicas": job.replicas, "status": job.status, "wait_code": job.wait_code,
-                "message": (localized_wait(job.wait) or {}).get("message") if mine else None, "submitted_at": job.submitted_at,
+                "message": wait_message(job.wait) if mine and job.wait else None, "submitted_at": job.submitted_at,
             })
         return Response(PoolQueueSerializer({"pool": pool.name, "count": queue.count(), "jobs": entries}).data)
 

@@ -50,12 +50,22 @@ def action_label(action: dict) -> str:
     return _render(LABELS, action.get("kind"), action.get("params") or {}, action.get("label", ""))
 
 
+def _joined(messages: list[str], stored: dict) -> str:
+    if not messages:
+        return stored.get("message", "")
+    return pgettext("separator between wait reasons", "; ").join(messages)
+
+
+def wait_message(stored: dict) -> str:
+    """The whole wait reason in the active language, for lists that show only that line."""
+    return _joined([blocker_message(b) for b in stored.get("blockers", ())], stored)
+
+
 def localized_wait(stored: dict | None) -> dict | None:
     """A copy of a stored wait whose message, blocker messages and action labels speak the active language."""
     if not stored:
         return stored
     blockers = [{**b, "message": blocker_message(b)} for b in stored.get("blockers", ())]
     actions = [{**a, "label": action_label(a)} for a in stored.get("next_actions", ())]
-    message = (pgettext("separator between wait reasons", "; ").join(b["message"] for b in blockers)
-               if blockers else stored.get("message", ""))
+    message = _joined([b["message"] for b in blockers], stored)
     return {**stored, "message": message, "blockers": blockers, "next_actions": actions}

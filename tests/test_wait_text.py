@@ -88,6 +88,8 @@ def test_the_queue_page_and_the_api_explain_a_wait_in_chinese(member, world):
     assert "requested 8 GPUs" not in body
     wait = client.get(f"/api/v1/jobs/{waiting.pk}/", **ZH).json()["wait"]
     assert "基础配额 16 中空闲 0 个" in wait["message"] and wait["blockers"][0]["kind"] == "quota_exceeded"
+    [queued] = [j for j in client.get("/api/v1/pools/gpu-a/queue/", **ZH).json()["jobs"] if j["id"] == waiting.pk]
+    assert queued["message"] == wait["message"]
     english = client.get(f"/api/v1/jobs/{waiting.pk}/", HTTP_ACCEPT_LANGUAGE="en").json()["wait"]
     assert "requested 8 GPUs, 0 free of base quota 16 (16 in use)" in english["message"]
     assert reload(waiting).wait["message"] == english["message"]  # the stored evidence stays English

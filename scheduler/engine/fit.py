@@ -5,7 +5,8 @@ integers), so finding the tightest node for a replica scans at most `max node si
 and never the node list. A replica may share a node with another replica of the same job.
 Because placing g GPUs on a node with f >= g free lowers that node's `f // g` by exactly one,
 a gang fits iff the sum of `f // g` over nodes is at least its replica count, and greedy best
-fit then always succeeds: no backtracking is needed.
+fit then always succeeds: no backtracking is needed. Those sums are kept per replica size and
+updated on every placement, so "does it fit" is one comparison.
 """
 
 from __future__ import annotations
@@ -21,8 +22,7 @@ class ModelIndex:
 
     __slots__ = (
         "pool", "gpu_model", "buckets", "free", "total_free", "max_free", "capacity",
-        "_all_sizes", "_sched_sizes", "_down", "_slot_cache", "_failed",
-        "_fits_at", "_version",
+        "_all_sizes", "_sched_sizes", "_down", "_slot_cache", "_slots", "_top",
     )
 
     def __init__(self, pool: str, gpu_model: str, nodes: Iterable[Node], used: dict[int, int]):
@@ -48,14 +48,14 @@ class ModelIndex:
             self.buckets[free][node.id] = None
         self.total_free = sum(self.free.values())
         self.max_free = self._scan_max(top)
+        self._top = top
+        # _slots[g]: replicas of g GPUs the free GPUs hold right now (sum of f // g).
+        self._slots = [0] * (top + 1)
+        for f, bucket in enumerate(self.buckets):
+            if f and bucket:
+                for g in range(1, f + 1):
+                    self._slots[g] += len(bucket) * (f // g)
         self._slot_cache: dict[tuple[int, bool], int] = {}
-        # Shapes known not to fit. Free GPUs only shrink while a cycle places jobs, so a shape
-        # that failed keeps failing until `release` gives GPUs back: the fast path for deep
-        # queues behind a full pool.
-        self._failed: set[tuple[int, int]] = set()
-        # Shapes known to fit, valid until the next placement (`_version` counts changes).
-        self._fits_at: dict[tuple[int, int], int] = {}
-        self._version = 0
 
     # --- static questions (independent of what runs) ---
 
@@ -93,24 +93,10 @@ class ModelIndex:
         return 0
 
     def slots(self, gpus: int) -> int:
-        if gpus > self.max_free:
-            return 0
-        buckets = self.buckets
-        return sum(len(buckets[f]) * (f // gpus) for f in range(gpus, self.max_free + 1))
+        return self._slots[gpus] if 0 < gpus <= self._top else 0
 
     def can_place(self, gpus: int, replicas: int) -> bool:
-        if gpus > self.max_free:
-            return False
-        shape = (gpus, replicas)
-        if shape in self._failed:
-            return False
-        if self._fits_at.get(shape) == self._version:
-            return True
-        if self.slots(gpus) >= replicas:
-            self._fits_at[shape] = self._version
-            return True
-        self._failed.add(shape)
-        return False
+        return 0 < gpus <= self._top and self._slots[gpus] >= replicas
 
     def place(self, gpus: int, replicas: int) -> tuple[int, ...] | None:
         """Best-fit gang placement; None (and nothing changed) when it does not fit."""
@@ -126,10 +112,7 @@ class ModelIndex:
         bucket = buckets[f]
         node_id = next(iter(bucket))
         del bucket[node_id]
-        buckets[f - gpus][node_id] = None
-        self.free[node_id] = f - gpus
-        self.total_free -= gpus
-        self._version += 1
+        self._move(node_id, f, f - gpus)
         if f == self.max_free and not bucket:
             self.max_free = self._scan_max(f)
         return node_id
@@ -138,12 +121,16 @@ class ModelIndex:
         """Give GPUs back to a node (used when planning reclaim or preemption)."""
         f = self.free[node_id]
         del self.buckets[f][node_id]
-        self.buckets[f + gpus][node_id] = None
-        self.free[node_id] = f + gpus
-        self.total_free += gpus
+        self._move(node_id, f, f + gpus)
         self.max_free = max(self.max_free, f + gpus)
-        self._failed.clear()
-        self._version += 1
+
+    def _move(self, node_id: int, before: int, after: int) -> None:
+        self.buckets[after][node_id] = None
+        self.free[node_id] = after
+        self.total_free += after - before
+        slots = self._slots
+        for g in range(1, max(before, after) + 1):
+            slots[g] += after // g - before // g
 
 
 def build_indexes(nodes: Iterable[Node], used: dict[int, int]) -> dict[tuple[str, str], ModelIndex]:

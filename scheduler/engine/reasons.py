@@ -238,46 +238,57 @@ def sort_blockers(blockers: list[Blocker]) -> tuple[Blocker, ...]:
 
 # --- next actions ---------------------------------------------------------------------------
 
-@lru_cache(_CACHE)  # a deep queue suggests the same few actions to many jobs
+# A deep queue suggests the same few actions to many jobs, and a cold cycle builds thousands of
+# new blockers, so actions are cached in a plain dict keyed by their values: lru_cache's
+# keyword-argument keys cost more than the rest of building a blocker.
+_ACTIONS: dict[tuple, NextAction] = {}
+
+
 def _action(code: str, kind: str, **params: int | str) -> NextAction:
-    return NextAction(code, kind, MappingProxyType({k: str(v) for k, v in params.items()}))
+    key = (code, kind, *params.values())  # (code, kind) fixes the parameter names
+    action = _ACTIONS.get(key)
+    if action is None:
+        if len(_ACTIONS) >= _CACHE:
+            _ACTIONS.clear()
+        action = _ACTIONS[key] = NextAction(
+            code, kind, MappingProxyType({k: str(v) for k, v in params.items()})
+        )
+    return action
+
+
+_WAIT = _action("wait", "wait")
 
 
 def _actions_for(code: str, d: Mapping[str, int | str]) -> tuple[NextAction, ...]:
-    return tuple(_actions_list(code, d))
-
-
-def _actions_list(code: str, d: Mapping[str, int | str]) -> list[NextAction]:
+    if code in _QUOTA_CODES:
+        free = d.get("free", 0)
+        request = _action(
+            "request_quota", "request_quota", tenant=d["tenant"], pool=d["pool"],
+            gpu_model=d["gpu_model"], gpus=max(d["requested"] - free, 1),
+        )
+        if free > 0:
+            return (request, _action("resize", "resize_total", gpus=free), _WAIT)
+        return (request, _WAIT)
     if code == ENV_NOT_READY:
-        return [_action("fix_environment", "fix_environment", detail=d["detail"])]
+        return (_action("fix_environment", "fix_environment", detail=d["detail"]),)
     if code == RESOURCE_MISMATCH:
-        if d["largest"] and int(d["gpus"]) > int(d["largest"]):
-            return [_action("resize", "resize", gpus=d["largest"])]
-        return []
+        if d["largest"] and d["gpus"] > d["largest"]:
+            return (_action("resize", "resize", gpus=d["largest"]),)
+        return ()
     if code == MAINTENANCE:
         if d["until"]:
-            return [_action("wait", "wait_until", until=d["until"])]
-        return [_action("wait", "wait")]
-    if code in (QUOTA_EXCEEDED, BORROW_LIMIT_REACHED, BORROWING_PAUSED, NOT_BORROWABLE):
-        missing = int(d["requested"]) - int(d.get("free", 0))
-        actions = [
-            _action(
-                "request_quota", "request_quota", tenant=d["tenant"], pool=d["pool"],
-                gpu_model=d["gpu_model"], gpus=max(missing, 1),
-            )
-        ]
-        if int(d.get("free", 0)) > 0:
-            actions.append(_action("resize", "resize_total", gpus=d["free"]))
-        actions.append(_action("wait", "wait"))
-        return actions
+            return (_action("wait", "wait_until", until=d["until"]),)
+        return (_WAIT,)
     if code in (RECLAIMING, PREEMPTING):
-        return [_action("wait", "wait_until", until=d["until"])]
+        return (_action("wait", "wait_until", until=d["until"]),)
     if code == FRAGMENTED:
-        actions = []
         if d["largest_free"]:
-            actions.append(_action("resize", "resize", gpus=d["largest_free"]))
-        return actions + [_action("wait", "wait")]
-    return [_action("wait", "wait")]  # LOWER_PRIORITY, POOL_FULL, PREEMPTION_PAUSED
+            return (_action("resize", "resize", gpus=d["largest_free"]), _WAIT)
+        return (_WAIT,)
+    return (_WAIT,)  # LOWER_PRIORITY, POOL_FULL, PREEMPTION_PAUSED
+
+
+_QUOTA_CODES = frozenset({QUOTA_EXCEEDED, BORROW_LIMIT_REACHED, BORROWING_PAUSED, NOT_BORROWABLE})
 
 
 def next_actions(

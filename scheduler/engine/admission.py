@@ -31,6 +31,7 @@ from .types import (
     Decisions,
     Eta,
     LeasePlan,
+    NextAction,
     PendingJob,
     Quota,
     Reclaim,
@@ -41,6 +42,7 @@ from .types import (
 # A waiting job with one of these first blockers cannot run as it is, so the GPUs it asks for
 # are not counted in the `gpus_ahead` of the jobs behind it.
 _NOT_RUNNABLE = frozenset({R.ENV_NOT_READY, R.RESOURCE_MISMATCH})
+_FIXED_ETA = frozenset({R.MAINTENANCE, R.RECLAIMING, R.PREEMPTING})
 _OFFER_OTHER_MODEL = frozenset(
     {R.RESOURCE_MISMATCH, R.MAINTENANCE, R.LOWER_PRIORITY, R.POOL_FULL, R.FRAGMENTED}
 )
@@ -307,8 +309,9 @@ def _decide(snapshot: Snapshot) -> Decisions:
     in_tenant: dict[tuple[str, str], int] = {}
     in_pool: dict[str, int] = {}
     etas = EtaDesk(now, quota_releases)
+    estimate = etas.estimate
     actions_of: dict[tuple, tuple] = {}
-    alternatives: dict[tuple[str, str, int, int], tuple[str, str, int] | None] = {}
+    alternatives: dict[tuple[str, str, int, int], NextAction | None] = {}
     pools_models = _models_by_pool(indexes)
     waits: list[Wait] = []
     for job, blockers, tenant_q, lane, node_blocked, _, _, _ in waiting:
@@ -320,20 +323,28 @@ def _decide(snapshot: Snapshot) -> Decisions:
         gpus_ahead, longest = lane.ahead_gpus, lane.ahead_longest
         code = blockers[0].code
         need = job.gpus * job.replicas
-        if code not in _NOT_RUNNABLE:
+        # The ETA model is in eta.py; the tenant's quota can push the start later.
+        if code in _NOT_RUNNABLE:
+            eta = UNKNOWN
+        else:
             lane.ahead_gpus = gpus_ahead + need
             if job.max_runtime_minutes > longest:
                 lane.ahead_longest = job.max_runtime_minutes
-
-        eta = _eta(job, need, blockers, code, tenant_q, lane, node_blocked, used, gpus_ahead,
-                   longest, etas)
+            if code in _FIXED_ETA:
+                eta = _fixed_eta(blockers[0], etas)
+            elif tenant_q is None or need > tenant_q.gpus:
+                eta = UNKNOWN  # only a bigger quota (or a lease) lets it run
+            else:
+                eta = estimate(
+                    lane.releases, need + gpus_ahead - lane.index.total_free, node_blocked,
+                    longest, tenant_q.id, used.get(tenant_q.id, 0) + need - tenant_q.gpus,
+                )
 
         alternative = None
         if node_blocked or code in _OFFER_OTHER_MODEL:
             akey = (job.pool, job.gpu_model, job.gpus, job.replicas)
-            if akey in alternatives:
-                alternative = alternatives[akey]
-            else:
+            alternative = alternatives.get(akey, _UNSEEN)
+            if alternative is _UNSEEN:
                 alternative = alternatives[akey] = _other_model(
                     pools_models.get(job.pool, ()), job.gpu_model, job.gpus, job.replicas,
                     static=code == R.RESOURCE_MISMATCH,
@@ -341,9 +352,10 @@ def _decide(snapshot: Snapshot) -> Decisions:
         if alternative is None and len(blockers) == 1:
             actions = blockers[0].actions
         else:
-            # Blockers are shared, cached objects kept alive by `waiting`, so their ids
-            # identify them for this cycle and are cheaper to hash than their contents.
-            akey = (tuple(map(id, blockers)), alternative)
+            # Blockers and alternatives are shared, cached objects kept alive by `waiting` and
+            # `alternatives`, so their ids identify them for this cycle and are cheaper to hash
+            # than their contents.
+            akey = (tuple(map(id, blockers)), id(alternative))
             actions = actions_of.get(akey)
             if actions is None:
                 actions = actions_of[akey] = R.next_actions(blockers, alternative)
@@ -399,7 +411,7 @@ def _models_by_pool(indexes: dict[tuple[str, str], ModelIndex]) -> dict[str, lis
 
 def _other_model(
     candidates: list[ModelIndex], own_model: str, gpus: int, replicas: int, static: bool
-) -> tuple[str, str, int] | None:
+) -> NextAction | None:
     """Another GPU model of the same pool where this shape fits right now (most free wins).
 
     With `static` (the job's own model can never hold it) a model whose nodes could hold the
@@ -415,24 +427,13 @@ def _other_model(
             if index.gpu_model != own_model and index.static_slots(gpus, True) >= replicas:
                 if best is None or index.capacity > best.capacity:
                     best = index
-    return (best.pool, best.gpu_model, best.total_free) if best else None
+    return R.other_model(best.pool, best.gpu_model, best.total_free) if best else None
 
 
-def _eta(job, need, blockers, code, tenant_q, lane, node_blocked, used, gpus_ahead, longest,
-         etas: EtaDesk) -> Eta:
-    """See eta.py for the model; the tenant's quota can push the start later."""
-    index = lane.index
-    if code in _NOT_RUNNABLE or index is None:
-        return UNKNOWN
-    if code == R.MAINTENANCE:
-        until = blockers[0].details["until"]
+def _fixed_eta(blocker: Blocker, etas: EtaDesk) -> Eta:
+    """A maintenance window ends, or reclaim and preemption victims' grace ends."""
+    until = blocker.details["until"]
+    if blocker.code == R.MAINTENANCE:
         return etas.fixed(datetime.fromisoformat(str(until)) if until else None, None)
-    if code == R.RECLAIMING or code == R.PREEMPTING:  # starts when the victims' grace ends
-        until = datetime.fromisoformat(str(blockers[0].details["until"]))
-        return etas.fixed(until, until)
-    if tenant_q is None or need > tenant_q.gpus:
-        return UNKNOWN  # only a bigger quota (or a lease) lets it run
-    return etas.estimate(
-        lane.releases, need + gpus_ahead - index.total_free, node_blocked, longest,
-        tenant_q.id, used.get(tenant_q.id, 0) + need - tenant_q.gpus,
-    )
+    moment = datetime.fromisoformat(str(until))
+    return etas.fixed(moment, moment)

@@ -82,7 +82,9 @@ class EtaDesk:
         """`missing`: GPUs needed beyond free now, counting the jobs ahead; `missing_quota`:
         GPUs beyond what the tenant's quota has free (the quota's releases must cover it)."""
         j, quota_times = -1, None
-        if missing_quota > 0:
+        if missing_quota <= 0:
+            quota_id = -1  # the quota does not matter: share the cache entry
+        else:
             quota = self._quota.get(quota_id)
             if quota is None:
                 return UNKNOWN
@@ -104,7 +106,7 @@ class EtaDesk:
                 if quota_times is not None and quota_times[j] > earliest:
                     earliest = quota_times[j]
                 return self.fixed(earliest, None)
-        key = (id(releases), i, longest, quota_id, j)
+        key = (releases, i, longest, quota_id, j)  # a Timeline hashes by identity
         eta = self._cache.get(key)
         if eta is None:
             earliest = self.now if i < 0 else releases.times[i]

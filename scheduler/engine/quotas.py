@@ -44,9 +44,9 @@ class QuotaBook:
         self.lease_used: dict[int, int] = {}  # lease id -> GPUs of running jobs on it
         # Project sub-quotas are rare, so the cover of a job is cached without its project
         # (one entry per tenant, lane and workload class) and the project looked up only in
-        # lanes that have project quotas.
+        # lanes that have project quotas: their entry is the `_BY_PROJECT` marker.
         self._project_lanes = {(t, pool, model) for (t, _, pool, model) in self._project}
-        self._cover_cache: dict[tuple[str, str, str, str], tuple[Quota | None, None]] = {}
+        self._cover_cache: dict[tuple[str, str, str, str], tuple[Quota | None, None] | object] = {}
         self._project_cache: dict[tuple, tuple[Quota | None, Quota | None]] = {}
 
     def cover(
@@ -57,17 +57,21 @@ class QuotaBook:
         hit = self._cover_cache.get(key)
         if hit is None:
             lane = (tenant, pool, gpu_model)
+            tenant_q = _first_covering(self._tenant.get(lane), workload_class)
             hit = self._cover_cache[key] = (
-                _first_covering(self._tenant.get(lane), workload_class), None
+                _BY_PROJECT if tenant_q is not None and lane in self._project_lanes
+                else (tenant_q, None)
             )
-        if hit[0] is None or (tenant, pool, gpu_model) not in self._project_lanes:
+        if hit is not _BY_PROJECT:
             return hit
         pkey = (tenant, project, pool, gpu_model, workload_class)
         both = self._project_cache.get(pkey)
         if both is None:
-            both = self._project_cache[pkey] = (hit[0], _first_covering(
-                self._project.get((tenant, project, pool, gpu_model)), workload_class
-            ))
+            both = self._project_cache[pkey] = (
+                _first_covering(self._tenant.get((tenant, pool, gpu_model)), workload_class),
+                _first_covering(self._project.get((tenant, project, pool, gpu_model)),
+                                workload_class),
+            )
         return both
 
     def charge_running(self, jobs: Iterable[RunningJob]) -> None:
@@ -98,6 +102,9 @@ class QuotaBook:
 
     def tenant_quotas(self) -> Mapping[tuple[str, str, str], list[Quota]]:
         return self._tenant
+
+
+_BY_PROJECT = object()
 
 
 def _first_covering(quotas: list[Quota] | None, workload_class: str) -> Quota | None:

@@ -291,29 +291,31 @@ def _actions_for(code: str, d: Mapping[str, int | str]) -> tuple[NextAction, ...
 _QUOTA_CODES = frozenset({QUOTA_EXCEEDED, BORROW_LIMIT_REACHED, BORROWING_PAUSED, NOT_BORROWABLE})
 
 
+def other_model(pool: str, gpu_model: str, free: int) -> NextAction:
+    """Run on another GPU model of the pool, which has `free` GPUs now."""
+    return _action("other_gpu_model", "other_model", pool=pool, gpu_model=gpu_model, free=free)
+
+
 def next_actions(
-    blockers: tuple[Blocker, ...], alternative: tuple[str, str, int] | None
+    blockers: tuple[Blocker, ...], alternative: NextAction | None
 ) -> tuple[NextAction, ...]:
     """Actions in blocker order, one per action code.
 
-    `alternative` is (pool, gpu_model, free GPUs) of another model that could take the job now;
-    it is offered for shape, maintenance and capacity blockers, never for environment ones.
+    `alternative` (`other_model`) names another model that could take the job now; it is
+    offered for shape, maintenance and capacity blockers, never for environment ones.
     """
     first = blockers[0]
-    if first.code == RESOURCE_MISMATCH or len(blockers) == 1:
-        actions = first.actions  # quota or waiting cannot help a shape no node can hold
-    else:
-        seen: dict[str, NextAction] = {}
-        for blocker in blockers:
+    actions = first.actions
+    # Quota or waiting cannot help a shape no node can hold: RESOURCE_MISMATCH keeps its own.
+    if first.code != RESOURCE_MISMATCH and len(blockers) > 1:
+        codes = None
+        for blocker in blockers[1:]:
             for action in blocker.actions:
-                if action.code not in seen:
-                    seen[action.code] = action
-        actions = tuple(seen.values())
-    if alternative and first.code != ENV_NOT_READY:
-        if not any(a.code == "other_gpu_model" for a in actions):
-            pool, model, free = alternative
-            actions += (
-                _action("other_gpu_model", "other_model", pool=pool, gpu_model=model,
-                        free=free),
-            )
+                if codes is None:
+                    codes = {a.code for a in actions}
+                if action.code not in codes:
+                    codes.add(action.code)
+                    actions += (action,)
+    if alternative is not None and first.code != ENV_NOT_READY:
+        actions += (alternative,)
     return actions

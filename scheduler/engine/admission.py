@@ -310,7 +310,7 @@ def _decide(snapshot: Snapshot) -> Decisions:
     in_pool: dict[str, int] = {}
     etas = EtaDesk(now, quota_releases)
     estimate = etas.estimate
-    actions_of: dict[tuple, tuple] = {}
+    next_actions = R.next_actions
     alternatives: dict[tuple[str, str, int, int], NextAction | None] = {}
     pools_models = _models_by_pool(indexes)
     waits: list[Wait] = []
@@ -351,14 +351,8 @@ def _decide(snapshot: Snapshot) -> Decisions:
                 )
         if alternative is None and len(blockers) == 1:
             actions = blockers[0].actions
-        else:
-            # Blockers and alternatives are shared, cached objects kept alive by `waiting` and
-            # `alternatives`, so their ids identify them for this cycle and are cheaper to hash
-            # than their contents.
-            akey = (tuple(map(id, blockers)), id(alternative))
-            actions = actions_of.get(akey)
-            if actions is None:
-                actions = actions_of[akey] = R.next_actions(blockers, alternative)
+        else:  # merging costs less than a cache key of the blockers would
+            actions = next_actions(blockers, alternative)
         waits.append(
             Wait(job.id, code, blockers, actions, pos_tenant, pos_pool, gpus_ahead, eta)
         )

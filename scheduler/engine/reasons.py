@@ -238,62 +238,70 @@ def sort_blockers(blockers: list[Blocker]) -> tuple[Blocker, ...]:
 
 # --- next actions ---------------------------------------------------------------------------
 
-# A deep queue suggests the same few actions to many jobs, and a cold cycle builds thousands of
-# new blockers, so actions are cached in a plain dict keyed by their values: lru_cache's
-# keyword-argument keys cost more than the rest of building a blocker.
-_ACTIONS: dict[tuple, NextAction] = {}
+# A deep queue suggests the same few actions to many jobs, so each kind of action (and the
+# actions of a quota blocker as a whole) is cached on its positional values: a cold cycle builds
+# thousands of new blockers, and a cache keyed on keyword arguments cost more than the rest.
+
+def _new_action(code: str, kind: str, **params: int | str) -> NextAction:
+    return NextAction(code, kind, MappingProxyType({k: str(v) for k, v in params.items()}))
 
 
-def _action(code: str, kind: str, **params: int | str) -> NextAction:
-    key = (code, kind, *params.values())  # (code, kind) fixes the parameter names
-    action = _ACTIONS.get(key)
-    if action is None:
-        if len(_ACTIONS) >= _CACHE:
-            _ACTIONS.clear()
-        action = _ACTIONS[key] = NextAction(
-            code, kind, MappingProxyType({k: str(v) for k, v in params.items()})
-        )
-    return action
+_WAIT = _new_action("wait", "wait")
+_ONLY_WAIT = (_WAIT,)
 
 
-_WAIT = _action("wait", "wait")
+@lru_cache(_CACHE)
+def _wait_until(until: str) -> NextAction:
+    return _new_action("wait", "wait_until", until=until)
+
+
+@lru_cache(_CACHE)
+def _resize(gpus: int, kind: str = "resize") -> NextAction:
+    return _new_action("resize", kind, gpus=gpus)
+
+
+@lru_cache(_CACHE)
+def _quota_actions(
+    tenant: str, pool: str, gpu_model: str, missing: int, free: int
+) -> tuple[NextAction, ...]:
+    request = _new_action(
+        "request_quota", "request_quota", tenant=tenant, pool=pool, gpu_model=gpu_model,
+        gpus=missing,
+    )
+    if free > 0:
+        return (request, _resize(free, "resize_total"), _WAIT)
+    return (request, _WAIT)
+
+
+@lru_cache(_CACHE)
+def other_model(pool: str, gpu_model: str, free: int) -> NextAction:
+    """Run on another GPU model of the pool, which has `free` GPUs now."""
+    return _new_action("other_gpu_model", "other_model", pool=pool, gpu_model=gpu_model,
+                       free=free)
 
 
 def _actions_for(code: str, d: Mapping[str, int | str]) -> tuple[NextAction, ...]:
     if code in _QUOTA_CODES:
         free = d.get("free", 0)
-        request = _action(
-            "request_quota", "request_quota", tenant=d["tenant"], pool=d["pool"],
-            gpu_model=d["gpu_model"], gpus=max(d["requested"] - free, 1),
+        return _quota_actions(
+            d["tenant"], d["pool"], d["gpu_model"], max(d["requested"] - free, 1), free
         )
-        if free > 0:
-            return (request, _action("resize", "resize_total", gpus=free), _WAIT)
-        return (request, _WAIT)
     if code == ENV_NOT_READY:
-        return (_action("fix_environment", "fix_environment", detail=d["detail"]),)
+        return (_new_action("fix_environment", "fix_environment", detail=d["detail"]),)
     if code == RESOURCE_MISMATCH:
         if d["largest"] and d["gpus"] > d["largest"]:
-            return (_action("resize", "resize", gpus=d["largest"]),)
+            return (_resize(d["largest"]),)
         return ()
     if code == MAINTENANCE:
-        if d["until"]:
-            return (_action("wait", "wait_until", until=d["until"]),)
-        return (_WAIT,)
+        return (_wait_until(d["until"]),) if d["until"] else _ONLY_WAIT
     if code in (RECLAIMING, PREEMPTING):
-        return (_action("wait", "wait_until", until=d["until"]),)
+        return (_wait_until(d["until"]),)
     if code == FRAGMENTED:
-        if d["largest_free"]:
-            return (_action("resize", "resize", gpus=d["largest_free"]), _WAIT)
-        return (_WAIT,)
-    return (_WAIT,)  # LOWER_PRIORITY, POOL_FULL, PREEMPTION_PAUSED
+        return (_resize(d["largest_free"]), _WAIT) if d["largest_free"] else _ONLY_WAIT
+    return _ONLY_WAIT  # LOWER_PRIORITY, POOL_FULL, PREEMPTION_PAUSED
 
 
 _QUOTA_CODES = frozenset({QUOTA_EXCEEDED, BORROW_LIMIT_REACHED, BORROWING_PAUSED, NOT_BORROWABLE})
-
-
-def other_model(pool: str, gpu_model: str, free: int) -> NextAction:
-    """Run on another GPU model of the pool, which has `free` GPUs now."""
-    return _action("other_gpu_model", "other_model", pool=pool, gpu_model=gpu_model, free=free)
 
 
 def next_actions(

@@ -252,3 +252,8 @@ LOGGING = {
 
 # Prometheus scrape endpoint /metrics: when set, scrapers must send "Authorization: Bearer <token>".
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+
+# json:// and jsons:// notice webhooks may not point at loopback, private or link-local addresses except
+# these host names, addresses or networks (scheduler/notices/webhook_hosts.py). Tests post to a local
+# receiver on 127.0.0.1.
+NOTICE_WEBHOOK_ALLOWED_HOSTS = env_list("NOTICE_WEBHOOK_ALLOWED_HOSTS", "127.0.0.1" if PORTAL_ENV == "test" else "")

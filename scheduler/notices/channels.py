@@ -11,6 +11,7 @@ from django.core.mail import EmailMessage
 from django.core.validators import validate_email
 from django.utils.translation import gettext_lazy as _
 
+from scheduler.notices import webhook_hosts
 from scheduler.notices.models import NoticeChannel
 
 logger = logging.getLogger(__name__)
@@ -78,6 +79,9 @@ def validate_target(*, kind: str, target: str) -> str:
             kind=kind, schemes=" or ".join(f"{s}://" for s in allowed) or "nothing")]})
     if apprise.Apprise.instantiate(url, asset=_asset()) is None:
         raise ValidationError({"target": [URL_UNREADABLE]})
+    refused = webhook_hosts.refusal(url)
+    if refused:
+        raise ValidationError({"target": [refused]})
     return url
 
 
@@ -108,6 +112,9 @@ def send_email(*, to: list[str], subject: str, body: str) -> SendResult:
 
 
 def send_im(*, url: str, title: str, body: str) -> SendResult:
+    refused = webhook_hosts.refusal(url)  # again: the name may resolve elsewhere since it was saved
+    if refused:
+        return SendResult(ok=False, detail=refused)
     sender = apprise.Apprise(asset=_asset())
     if not sender.add(url):
         return SendResult(ok=False, detail=URL_UNREADABLE)

@@ -11,7 +11,7 @@ from scheduler import preemption_selectors, preemptions, selectors, services
 from scheduler.models import Preemption
 from scheduler.serializers import (
     BulkResultSerializer, CancelSerializer, JobBulkSubmitSerializer, JobSerializer, JobSubmitSerializer, JobSummarySerializer,
-    PoolQueueSerializer,
+    PoolQueueSerializer, PreemptionRejectSerializer,
 )
 from scheduler.wait_text import wait_message
 
@@ -109,4 +109,15 @@ class PreemptionApproveView(APIView):
     def post(self, request, preemption_id: int):
         p = get_object_or_404(Preemption, pk=preemption_id)
         p = preemptions.preemption_approve(actor=request.user, preemption=p)
+        return Response(preemption_selectors.preemption_view(p))
+
+
+class PreemptionRejectView(APIView):
+    @extend_schema(request=PreemptionRejectSerializer, responses=dict,
+                   summary="Reject a planned preemption with a comment (manual mode): the victim keeps running")
+    def post(self, request, preemption_id: int):
+        p = get_object_or_404(Preemption, pk=preemption_id)
+        data = PreemptionRejectSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        p = preemptions.preemption_reject(actor=request.user, preemption=p, comment=data.validated_data["comment"])
         return Response(preemption_selectors.preemption_view(p))

@@ -10,5 +10,6 @@ urlpatterns = [
     path("jobs/<int:job_id>/checkpoint/", api.JobCheckpointView.as_view(), name="api-job-checkpoint"),
     path("preemptions/", api.PreemptionListView.as_view(), name="api-preemptions"),
     path("preemptions/<int:preemption_id>/approve/", api.PreemptionApproveView.as_view(), name="api-preemption-approve"),
+    path("preemptions/<int:preemption_id>/reject/", api.PreemptionRejectView.as_view(), name="api-preemption-reject"),
     path("pools/<str:name>/queue/", api.PoolQueueView.as_view(), name="api-pool-queue"),
 ]

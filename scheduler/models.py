@@ -109,7 +109,7 @@ class PoolCycle(models.Model):
 
 class Preemption(models.Model):
     """One planned stop of a running job: a reclaim of lent quota, a preemption by priority, or the end
-    of the lease it ran on. Written by the cycle, approved by a platform approver in manual mode,
+    of the lease it ran on. Written by the cycle, approved or rejected by a platform approver in manual mode,
     settled by the grace worker (scheduler.preemptions) or early by a checkpoint report."""
 
     class Kind(models.TextChoices):
@@ -123,6 +123,7 @@ class Preemption(models.Model):
         RELEASED_EARLY = "released_early", _("Released early on checkpoint")
         STOPPED = "stopped", _("Stopped at the deadline")
         CANCELLED = "cancelled", _("Cancelled")
+        REJECTED = "rejected", _("Rejected by an approver")
     OPEN_STATES = (State.PLANNED, State.AWAITING_APPROVAL, State.NOTIFIED)
     DONE_STATES = (State.RELEASED_EARLY, State.STOPPED)
 
@@ -138,6 +139,11 @@ class Preemption(models.Model):
     approved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                     related_name="+")
     approved_at = models.DateTimeField(null=True, blank=True)
+    # Manual mode: an approver refused this stop. The victim's current run is then never planned as a
+    # victim again (scheduler.snapshot marks it), so the same request does not come back every cycle.
+    rejected_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    rejection_comment = models.TextField(blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
     gpu_hours_lost = models.FloatField(null=True, blank=True)
     notice_id = models.BigIntegerField(null=True, blank=True)

@@ -27,6 +27,7 @@ def preemption_view(p: Preemption, *, now=None) -> dict:
         "approved_at": _iso(p.approved_at),
         "gpu_hours_at_risk": round(gpu_hours_at_risk(victim, now), 2) if open_ else None,
         "gpu_hours_lost": p.gpu_hours_lost, "arithmetic": p.arithmetic, "notice_state": notice,
+        "rejection_comment": p.rejection_comment or None,
         "victim": {"id": victim.pk, "tenant": victim.tenant.slug, "gpus": victim.total_gpus,
                    "pool": victim.pool.name, "gpu_model": victim.gpu_model.name},
     }

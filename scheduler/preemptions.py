@@ -5,6 +5,7 @@ and preemptions as `Preemption` rows, manual approval, the victim's notice, the 
 State machine of a Preemption (every change a compare-and-swap on `state`, audited):
   awaiting_approval (manual mode) --approve--> notified --deadline--> stopped
                                                notified --checkpoint--> released_early
+  awaiting_approval --reject--> rejected (the victim's current run is never planned as a victim again)
   any open state --victim ended on its own--> cancelled
 """
 from datetime import datetime, timedelta
@@ -12,7 +13,7 @@ from datetime import datetime, timedelta
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
-from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_lazy as _, gettext_noop
 
 from audit.services import audit_record
 from audit.usage import usage_record_close
@@ -32,14 +33,18 @@ from scheduler.triggers import request_pool_evaluation
 
 RULE_RECLAIM = "reclaim_of_lent_quota"
 RULE_LEASE_CLOSED = "lease_closed"
+# Stored and sent in English (notices, audit, API); pages translate them (gettext_noop marks them).
 REASONS = {
-    RULE_RECLAIM: "The lender needs the quota it lent back for its own job",
-    "priority_within_tenant": "A higher-priority job of your own tenant needs these GPUs within its base quota",
-    "production_protection": "A production job needs the capacity held on borrowed GPUs",
-    RULE_LEASE_CLOSED: "The lease your job ran on was returned or expired",
+    RULE_RECLAIM: gettext_noop("The lender needs the quota it lent back for its own job"),
+    "priority_within_tenant": gettext_noop(
+        "A higher-priority job of your own tenant needs these GPUs within its base quota"),
+    "production_protection": gettext_noop("A production job needs the capacity held on borrowed GPUs"),
+    RULE_LEASE_CLOSED: gettext_noop("The lease your job ran on was returned or expired"),
 }
 
 APPROVE_NEEDS_APPROVER = _("Only platform quota approvers may approve a planned preemption.")
+REJECT_NEEDS_APPROVER = _("Only platform quota approvers may reject a planned preemption.")
+REJECT_NEEDS_COMMENT = _("Say why: the rejection is kept with the preemption's audit record.")
 NOT_AWAITING_APPROVAL = _("Preemption #{id} is {state}, not awaiting approval.")
 CHECKPOINT_NOT_MEMBER = _("Only members of the job's tenant may report its checkpoints.")
 CHECKPOINT_NOT_RUNNING = _("Job #{id} is {status}: only admitted or running jobs report checkpoints.")
@@ -156,6 +161,28 @@ def preemption_approve(*, actor, preemption: Preemption, now: datetime | None = 
         _notify(p, now)
         if p.kind == Preemption.Kind.RECLAIM:
             _start_reclaim(p, now)
+    return p
+
+
+def preemption_reject(*, actor, preemption: Preemption, comment: str, now: datetime | None = None) -> Preemption:
+    """Manual mode: a platform approver refuses a planned stop. The victim keeps running, is not planned
+    as a victim again for this run (scheduler.snapshot), and its pool is re-evaluated so the preemptor's
+    wait says what it waits for now."""
+    if actor is None or not has_platform_role(actor, QUOTA_APPROVER, PLATFORM_ADMIN):
+        raise PermissionDenied(REJECT_NEEDS_APPROVER)
+    comment = (comment or "").strip()
+    if not comment:
+        raise ValidationError({"comment": [REJECT_NEEDS_COMMENT]})
+    now = now or timezone.now()
+    with transaction.atomic():
+        updated = Preemption.objects.filter(pk=preemption.pk, state=Preemption.State.AWAITING_APPROVAL).update(
+            state=Preemption.State.REJECTED, rejected_by=actor, rejection_comment=comment[:2000], ended_at=now)
+        p = Preemption.objects.select_related("preemptor__tenant", *(f"victim__{f}" for f in VICTIM_RELATED)).get(
+            pk=preemption.pk)
+        if not updated:
+            raise ValidationError(NOT_AWAITING_APPROVAL.format(id=p.pk, state=p.state), code="not_awaiting")
+        _preemption_event("preemption.rejected", p, now, actor=actor, comment=p.rejection_comment)
+        request_pool_evaluation(p.victim.pool_id)
     return p
 
 

@@ -173,3 +173,8 @@ class PoolQueueSerializer(serializers.Serializer):
 
 class CancelSerializer(serializers.Serializer):
     reason = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class PreemptionRejectSerializer(serializers.Serializer):
+    # Blank is let through so the service answers with its own message (say why).
+    comment = serializers.CharField(required=False, allow_blank=True, default="")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from audit.models import UsageRecord
@@ -75,20 +75,26 @@ def preemption_cap_24h() -> int:
     return int(getattr(settings, "PREEMPTION_CAP_24H", 3))
 
 
-def _victim_state(*, pool: Pool, now: datetime) -> tuple[dict[int, datetime], dict[int, int]]:
-    """One query: the grace deadline of each running job with an open stop planned, and how often each
-    was stopped in the last 24 h (thrash protection)."""
+def _victim_state(*, pool: Pool, now: datetime) -> tuple[dict[int, datetime], dict[int, int], set[int]]:
+    """One query: the grace deadline of each running job with an open stop planned, how often each was
+    stopped in the last 24 h (thrash protection), and the jobs whose current run an approver refused to
+    stop (a rejection planned after the job was last admitted)."""
     stopping: dict[int, datetime] = {}
     counts: dict[int, int] = {}
+    refused: set[int] = set()
     rows = Preemption.objects.filter(victim__pool=pool, victim__status__in=HOLDING_STATUSES).filter(
-        Q(state__in=Preemption.OPEN_STATES) | Q(state__in=Preemption.DONE_STATES, ended_at__gte=now - timedelta(hours=24))
+        Q(state__in=Preemption.OPEN_STATES)
+        | Q(state__in=Preemption.DONE_STATES, ended_at__gte=now - timedelta(hours=24))
+        | Q(state=Preemption.State.REJECTED, planned_at__gte=F("victim__admitted_at"))
     ).values_list("victim_id", "state", "grace_until")
     for victim, state, grace_until in rows:
         if state in Preemption.OPEN_STATES:
             stopping[victim] = grace_until
+        elif state == Preemption.State.REJECTED:
+            refused.add(victim)
         else:
             counts[victim] = counts.get(victim, 0) + 1
-    return stopping, counts
+    return stopping, counts, refused
 
 
 def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
@@ -97,7 +103,7 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
     half_life = half_life_hours()
     leases = lease_selectors.engine_leases(pool)
     open_lease_ids = {lease.id for lease in leases}
-    stopping, preempted = _victim_state(pool=pool, now=now)
+    stopping, preempted, refused = _victim_state(pool=pool, now=now)
     nodes = tuple(
         EngineNode(id=i, pool=pool.name, gpu_model=model, gpus=gpus, state=state, maintenance_until=until)
         for i, model, gpus, state, until in Node.objects.filter(pool=pool).order_by("id").values_list(
@@ -127,7 +133,7 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
             priority_class=priority, placements=tuple(placements or ()), started_at=started,
             expected_end=expected_end or started + timedelta(minutes=max_runtime), lease_id=lease_id,
             workload_class=workload, last_checkpoint_at=checkpoint, preemptions_24h=preempted.get(i, 0),
-            stopping_until=until))
+            stopping_until=until, stop_refused=i in refused))
     pending = []
     stored: dict[int, StoredPending] = {}
     # A job already told its environment is not ready is left out until the environment changes

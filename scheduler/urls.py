@@ -1,9 +1,12 @@
 from django.urls import path
 
-from scheduler import views
+from scheduler import preemption_views, views
 
 urlpatterns = [
     path("tenants/<slug:slug>/queue/", views.tenant_queue, name="tenant-queue"),
     path("jobs/<int:job_id>/", views.job_detail, name="job-detail"),
     path("jobs/<int:job_id>/cancel/", views.job_cancel, name="job-cancel"),
+    path("preemptions/", preemption_views.preemption_list, name="preemptions"),
+    path("preemptions/<int:preemption_id>/approve/", preemption_views.preemption_approve, name="preemption-approve"),
+    path("preemptions/<int:preemption_id>/reject/", preemption_views.preemption_reject, name="preemption-reject"),
 ]

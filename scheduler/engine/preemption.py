@@ -207,9 +207,10 @@ class Victims:
         return gpus
 
     def may_stop(self, job: RunningJob) -> bool:
-        """A new victim: preemptible, not production, under the cap, not stopping or claimed."""
+        """A new victim: preemptible, not production, under the cap, not stopping or claimed, and
+        no approver refused to stop it."""
         return (job.stopping_until is None and job.id not in self.claimed
-                and job.priority_class != PRODUCTION
+                and not job.stop_refused and job.priority_class != PRODUCTION
                 and self.preemptible.get(job.priority_class, False)
                 and job.preemptions_24h < self.cap)
 

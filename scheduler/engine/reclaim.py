@@ -6,7 +6,8 @@ capacity shrank or quotas grew, jobs on unassigned-pool leases too: that excess 
 tenants' base quota). The borrowers chosen are the smallest sufficient set in victim order
 (preemption.py); a lease inside its protected window is left alone unless the lender's job is
 `production`. Borrowers are reclaimable whatever their class's `preemptible` flag and
-preemption count: a lease is revocable by definition, and the lender's floor is guaranteed.
+preemption count: a lease is revocable by definition, and the lender's floor is guaranteed. Only
+an approver's explicit refusal (manual mode, `stop_refused`) keeps a borrower running.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def reclaim(
 
     def may_reclaim(run: RunningJob) -> bool:
         return (run.stopping_until is None and run.id not in victims.claimed
-                and run.priority_class != PRODUCTION
+                and not run.stop_refused and run.priority_class != PRODUCTION
                 and (production or leases[run.lease_id].protected_until <= now))
 
     scope = [run for run in borrowed if in_scope(run)]

@@ -107,6 +107,9 @@ class RunningJob:
     # Set by the Django side while the job is a reclaim or preemption victim in its grace
     # period: the engine counts its GPUs as coming back at that moment and plans no new stop.
     stopping_until: datetime | None = None
+    # Set by the Django side when an approver refused to stop this run (manual mode): the engine
+    # plans no reclaim or preemption against it for the rest of the run.
+    stop_refused: bool = False
 
     @property
     def total_gpus(self) -> int:

@@ -45,6 +45,9 @@ def chosen(snap):
         # the 24 h cap protects a job preempted too often
         ([dict(priority="experiment", preemptions_24h=3), dict(priority="batch")], [(51,)]),
         ([dict(priority="experiment", preemptions_24h=3), dict(priority="production")], []),
+        # an approver refused to stop a run (manual mode): it is never chosen again
+        ([dict(priority="batch", stop_refused=True), dict(priority="experiment")], [(51,)]),
+        ([dict(priority="batch", stop_refused=True), dict(priority="production")], []),
     ],
 )
 def test_priority_within_tenant_victim_order(victims, expected):

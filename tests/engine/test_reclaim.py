@@ -10,7 +10,7 @@ from tests.engine.builders import NOW, lease, nodes, pending, quota, running, sn
 GRACE = NOW + timedelta(minutes=10)
 
 
-def lent_out(*, protected_big=0, big_stopping_in=None, lender_workload="training", **kw):
+def lent_out(*, protected_big=0, big_stopping_in=None, lender_workload="training", big_refused=False, **kw):
     """llm (quota 16) lent 12 GPUs to cv: a 4-GPU borrower sharing node 1 with llm's own
     4-GPU job (lease 1) and an 8-GPU borrower filling node 2 (lease 2). llm wants 8."""
     return snapshot(
@@ -21,7 +21,7 @@ def lent_out(*, protected_big=0, big_stopping_in=None, lender_workload="training
             running("llm", [1], 4, id=50),
             running("cv", [1], 4, id=51, lease_id=1, priority="experiment"),
             running("cv", [2], 8, id=52, lease_id=2, priority="training",
-                    stopping_in=big_stopping_in),
+                    stopping_in=big_stopping_in, stop_refused=big_refused),
         ],
         pending=[pending(1, "llm", 8, workload=lender_workload)],
         **kw,
@@ -37,6 +37,13 @@ def test_reclaim_picks_the_smallest_sufficient_set():
     assert (reclaim.lender_job_id, reclaim.victim_job_ids, reclaim.lease_ids) == (1, (52,), (2,))
     assert reclaim.grace_until == GRACE and reclaim.needs_approval is False
     assert d.preemptions == ()
+
+
+def test_a_borrower_an_approver_refused_to_stop_is_not_reclaimed_again():
+    # Without the 8-GPU borrower only the 4-GPU one is left, and it frees too little: no plan.
+    d = decide(lent_out(big_refused=True))
+    assert d.reclaims == () and d.admissions == ()
+    assert R.RECLAIMING not in [b.code for b in wait_of(d, 1).blockers]
 
 
 def test_lender_waits_with_reclaiming_until_the_grace_deadline():

@@ -11,7 +11,7 @@ from quotas import lease_selectors
 from quotas.lease_models import Lease
 from quotas.models import Pool, Quota
 from scheduler.engine import reasons
-from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job
+from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job, Preemption
 
 # Jobs waiting for capacity rather than for their own shape or environment.
 STARVING_CODES = (reasons.QUOTA_EXCEEDED, reasons.POOL_FULL)
@@ -101,6 +101,7 @@ def platform_overview() -> dict:
         "idle": [s for s in standings if s.idle],
         "queues": pool_queues(),
         "open_leases": Lease.objects.filter(state__in=Lease.OPEN_STATES).count(),
+        "awaiting_preemptions": Preemption.objects.filter(state=Preemption.State.AWAITING_APPROVAL).count(),
         "switches": lease_selectors.switches_current(),
         "switch_history": lease_selectors.switch_history(limit=10),
     }

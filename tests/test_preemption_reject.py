@@ -141,3 +141,12 @@ def test_members_see_their_tenants_stops_without_the_buttons(client, awaiting, m
     assert client.post(reverse("preemption-reject", args=[p.pk]), {"comment": "mine"}).status_code == 403
     client.force_login(outsider)
     assert f'id="preemption-{p.pk}"' not in client.get(reverse("preemptions")).content.decode()
+
+
+def test_the_platform_dashboard_points_at_the_stops_waiting_for_approval(client, awaiting, auditor, quota_approver):
+    p, _, _ = awaiting
+    client.force_login(auditor)
+    html = client.get(reverse("platform-dashboard")).content.decode()
+    assert "1 stop is waiting for approval." in html and reverse("preemptions") + "?state=awaiting_approval" in html
+    preemption_reject(actor=quota_approver, preemption=p, comment="no")
+    assert "waiting for approval" not in client.get(reverse("platform-dashboard")).content.decode()

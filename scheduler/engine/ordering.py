@@ -46,10 +46,11 @@ def order_pending(
     Jobs are bucketed by their (priority, fair share) value and only each bucket is sorted by
     (submit time, id): the same order as one sort on the full key, with a fraction of the
     comparisons on a deep queue (a bucket is one tenant's class on one pool and model, or
-    several with equal standing).
+    several with equal standing). Jobs are grouped in id order, so a bucket of one group needs
+    only a stable sort on submit time; a merged bucket is sorted on both.
     """
     groups: dict[tuple[str, str, str, str], list[PendingJob]] = {}
-    for job in pending:
+    for job in sorted(pending, key=_ID):  # linear when the input is in id order already
         group = (job.priority_class, job.tenant, job.pool, job.gpu_model)
         members = groups.get(group)
         if members is None:
@@ -57,6 +58,7 @@ def order_pending(
         else:
             members.append(job)
     buckets: dict[tuple[int, float], list[PendingJob]] = {}
+    merged: set[tuple[int, float]] = set()
     for group, members in groups.items():
         pc = priority_classes.get(group[0])
         value = (-(pc.priority if pc else 0),
@@ -66,11 +68,18 @@ def order_pending(
             buckets[value] = members
         else:
             bucket.extend(members)
-    submit_then_id = attrgetter("submitted_at", "id")
+            merged.add(value)
     queue: list[PendingJob] = []
     for value in sorted(buckets):
         bucket = buckets[value]
-        if len(bucket) > 1:
-            bucket.sort(key=submit_then_id)
+        if value in merged:
+            bucket.sort(key=_SUBMIT_THEN_ID)
+        elif len(bucket) > 1:
+            bucket.sort(key=_SUBMIT)
         queue.extend(bucket)
     return queue
+
+
+_ID = attrgetter("id")
+_SUBMIT = attrgetter("submitted_at")
+_SUBMIT_THEN_ID = attrgetter("submitted_at", "id")

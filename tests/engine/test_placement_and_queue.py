@@ -52,6 +52,18 @@ def test_order_is_priority_then_fair_share_then_submit_time_then_id():
         assert [j.id for j in ordered] == [3, 6, 2, 4, 1, 5]
 
 
+def test_tenants_of_equal_standing_share_one_order_by_submit_time_then_id():
+    # Same class, same fair share (no usage, equal quota): one bucket across tenants and models.
+    jobs = [pending(8, "a", 1, submitted_ago=5), pending(3, "a", 1, submitted_ago=5),
+            pending(9, "a", 1, submitted_ago=9), pending(5, "b", 1, submitted_ago=5),
+            pending(4, "c", 1, submitted_ago=5, model="A100-40G")]
+    quotas = {(t, "gpu-a", m): 10 for t in "abc" for m in ("H100-80G", "A100-40G")}
+    for seed in range(5):
+        random.Random(seed).shuffle(jobs)
+        ordered = order_pending(jobs, DEFAULT_PRIORITY_CLASSES, {}, quotas)
+        assert [j.id for j in ordered] == [9, 3, 4, 5, 8]
+
+
 def test_decayed_halves_per_half_life():
     assert decayed(100.0, 168.0, 168.0) == 50.0
     assert decayed(100.0, 0.0, 168.0) == 100.0

@@ -26,7 +26,7 @@ def _may_decide(user) -> bool:
 
 
 def _state_filters() -> list[tuple[str, str]]:
-    return [("all", _("all")), *Preemption.State.choices]
+    return [("all", _("All")), *Preemption.State.choices]
 
 
 def _row(p: Preemption, now) -> dict:

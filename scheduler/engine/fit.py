@@ -102,6 +102,8 @@ class ModelIndex:
         """Best-fit gang placement; None (and nothing changed) when it does not fit."""
         if not self.can_place(gpus, replicas):
             return None
+        if replicas == 1:  # most jobs: no generator
+            return (self._place_one(gpus),)
         return tuple(self._place_one(gpus) for _ in range(replicas))
 
     def _place_one(self, gpus: int) -> int:

@@ -196,17 +196,15 @@ class Victims:
             cached = self._freeable[tenant_q_id] = {}
         gpus = cached.get(priority)
         if gpus is None:
+            priority_of = self.priority_of
             gpus = cached[priority] = sum(
-                j.total_gpus for j, _ in self.in_base.get(tenant_q_id, ()) if self._frees(j, priority)
+                j.total_gpus for j, _ in self.in_base.get(tenant_q_id, ())
+                if j.id not in self.claimed and (
+                    j.stopping_until is not None
+                    or (priority_of.get(j.priority_class, 0) < priority and self.may_stop(j))
+                )
             )
         return gpus
-
-    def _frees(self, job: RunningJob, priority: int) -> bool:
-        """Would stopping `job` (already stopping, or a new victim below `priority`) count?"""
-        return job.id not in self.claimed and (
-            job.stopping_until is not None
-            or (self.priority_of.get(job.priority_class, 0) < priority and self.may_stop(job))
-        )
 
     def may_stop(self, job: RunningJob) -> bool:
         """A new victim: preemptible, not production, under the cap, not stopping or claimed, and
@@ -228,19 +226,11 @@ class Victims:
         return max(moments)
 
     def claim(self, used: list[RunningJob], victims: list[RunningJob], quota_id=None) -> None:
-        """`quota_id`: the only tenant quota whose victims change (None: forget them all).
-
-        That quota's `freeable` figures are kept, less the GPUs of the jobs claimed now: a deep
-        queue asks again for every job behind.
-        """
+        """`quota_id`: the only tenant quota whose victims change (None: forget them all)."""
         if quota_id is None:
             self._freeable.clear()
         else:
-            cached = self._freeable.get(quota_id)
-            for job in (*used, *victims):
-                for priority in cached or ():
-                    if self._frees(job, priority):
-                        cached[priority] -= job.total_gpus
+            self._freeable.pop(quota_id, None)
         self.claimed.update(j.id for j in used)
         self.claimed.update(j.id for j in victims)
 

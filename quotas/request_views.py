@@ -6,9 +6,9 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 
 from portal.errors import ConflictError
+from portal.redirects import safe_next
 from portal.roles import QUOTA_APPROVER, has_platform_role
 from portal.tenancy import tenant_for_user, tenants_for_user
 from quotas import request_selectors as selectors
@@ -143,13 +143,6 @@ def _with_row_state(user, qr: QuotaRequest) -> QuotaRequest:
     return qr
 
 
-def _safe_next(request, fallback: str) -> str:
-    target = request.POST.get("next", "")
-    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
-        return target
-    return fallback
-
-
 @login_required
 def quota_request_action(request, pk: int, action: str):
     if request.method != "POST":
@@ -174,7 +167,7 @@ def quota_request_action(request, pk: int, action: str):
         messages.error(request, error)
     else:
         messages.success(request, f"Request #{pk} {DONE[action]}.")
-    return redirect(_safe_next(request, reverse("quota-request-detail", args=[pk])))
+    return redirect(safe_next(request, reverse("quota-request-detail", args=[pk])))
 
 
 @login_required

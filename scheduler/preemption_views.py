@@ -5,11 +5,12 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
+from portal.redirects import safe_next
 from portal.roles import PLATFORM_ADMIN, QUOTA_APPROVER, can_read_all_tenants, has_platform_role
 from scheduler import preemptions
 from scheduler.models import Preemption
@@ -57,13 +58,6 @@ def preemption_list(request):
     })
 
 
-def _back(request):
-    target = request.POST.get("next", "")
-    if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
-        return redirect(target)
-    return redirect("preemptions")
-
-
 @login_required
 @require_POST
 def preemption_approve(request, preemption_id: int):
@@ -75,7 +69,7 @@ def preemption_approve(request, preemption_id: int):
     else:
         until = timezone.localtime(p.grace_until).strftime("%H:%M")
         messages.success(request, APPROVED.format(id=p.pk, until=until))
-    return _back(request)
+    return redirect(safe_next(request, reverse("preemptions")))
 
 
 @login_required
@@ -88,4 +82,4 @@ def preemption_reject(request, preemption_id: int):
         messages.error(request, " ".join(exc.messages))
     else:
         messages.success(request, REJECTED.format(id=p.pk, job=p.victim_id))
-    return _back(request)
+    return redirect(safe_next(request, reverse("preemptions")))

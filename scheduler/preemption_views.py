@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from portal.redirects import safe_next
-from portal.roles import PLATFORM_ADMIN, QUOTA_APPROVER, can_read_all_tenants, has_platform_role
+from portal.roles import can_read_all_tenants
 from scheduler import preemptions
 from scheduler.models import Preemption
 from scheduler.preemption_selectors import preemptions_for_user
@@ -20,10 +20,6 @@ from scheduler.preemptions import REASONS, gpu_hours_at_risk
 PAGE_SIZE = 50
 APPROVED = _("Preemption #{id} approved: the victim's owners are notified and its grace runs until {until}.")
 REJECTED = _("Preemption #{id} rejected: job #{job} keeps running and is not planned as a victim again this run.")
-
-
-def _may_decide(user) -> bool:
-    return has_platform_role(user, QUOTA_APPROVER, PLATFORM_ADMIN)
 
 
 def _state_filters() -> list[tuple[str, str]]:
@@ -42,7 +38,7 @@ def _row(p: Preemption, now) -> dict:
 
 @login_required
 def preemption_list(request):
-    deciding = _may_decide(request.user)
+    deciding = preemptions.may_decide_preemptions(request.user)
     default = Preemption.State.AWAITING_APPROVAL if deciding else "all"
     state = request.GET.get("state", default)
     if state != "all" and state not in Preemption.State.values:

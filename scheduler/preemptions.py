@@ -144,9 +144,14 @@ def preemptions_plan(*, decisions: Decisions, now: datetime) -> list[Preemption]
     return made
 
 
+def may_decide_preemptions(user) -> bool:
+    """Manual mode: who approves or rejects a planned stop."""
+    return user is not None and has_platform_role(user, QUOTA_APPROVER, PLATFORM_ADMIN)
+
+
 def preemption_approve(*, actor, preemption: Preemption, now: datetime | None = None) -> Preemption:
     """Manual mode: a platform approver confirms a planned stop; the victim's grace starts now."""
-    if actor is None or not has_platform_role(actor, QUOTA_APPROVER, PLATFORM_ADMIN):
+    if not may_decide_preemptions(actor):
         raise PermissionDenied(APPROVE_NEEDS_APPROVER)
     now = now or timezone.now()
     with transaction.atomic():
@@ -168,7 +173,7 @@ def preemption_reject(*, actor, preemption: Preemption, comment: str, now: datet
     """Manual mode: a platform approver refuses a planned stop. The victim keeps running, is not planned
     as a victim again for this run (scheduler.snapshot), and its pool is re-evaluated so the preemptor's
     wait says what it waits for now."""
-    if actor is None or not has_platform_role(actor, QUOTA_APPROVER, PLATFORM_ADMIN):
+    if not may_decide_preemptions(actor):
         raise PermissionDenied(REJECT_NEEDS_APPROVER)
     comment = (comment or "").strip()
     if not comment:

@@ -27,20 +27,11 @@ HOST_NOT_PUBLIC = _(
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
-def _host(url: str) -> str:
-    try:
-        return (urlsplit(url.strip()).hostname or "").lower()
-    except ValueError:  # e.g. an unbalanced [ in an IPv6 literal
-        return ""
-
-
-def _addresses(host: str, *, resolve: bool) -> list[Address]:
+def _addresses(host: str) -> list[Address]:
     try:
         return [ipaddress.ip_address(host)]
     except ValueError:
         pass
-    if not resolve:
-        return []
     try:
         infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
     except (socket.gaierror, UnicodeError):
@@ -54,31 +45,33 @@ def _public(address: Address) -> bool:
     return (mapped or address).is_global
 
 
-def _allowed(host: str, address: Address | None) -> bool:
+def _allowed_entries() -> tuple[set[str], list]:
+    """The operator's allow list, split into host names and networks (an address is a /32 or /128)."""
+    names, networks = set(), []
     for entry in getattr(settings, "NOTICE_WEBHOOK_ALLOWED_HOSTS", ()):
         entry = entry.strip().lower()
-        if entry == host:
-            return True
-        if address is not None:
-            try:
-                if address in ipaddress.ip_network(entry, strict=False):
-                    return True
-            except ValueError:  # a host name entry
-                continue
-    return False
+        try:
+            networks.append(ipaddress.ip_network(entry, strict=False))
+        except ValueError:
+            names.add(entry)
+    return names, networks
 
 
-def refusal(url: str, *, resolve: bool = True) -> str | None:
+def refusal(url: str) -> str | None:
     """Why ``url`` must not be posted to, or None. Only json:// and jsons:// URLs are checked."""
     scheme, sep, _rest = url.strip().partition("://")
     if not sep or scheme.lower() not in CHECKED_SCHEMES:
         return None
-    host = _host(url)
+    try:
+        host = (urlsplit(url.strip()).hostname or "").lower()
+    except ValueError:  # e.g. an unbalanced [ in an IPv6 literal
+        host = ""
     if not host:
         return str(HOST_MISSING)
-    if _allowed(host, None):
+    names, networks = _allowed_entries()
+    if host in names:
         return None
-    for address in _addresses(host, resolve=resolve):
-        if not _public(address) and not _allowed(host, address):
+    for address in _addresses(host):
+        if not _public(address) and not any(address in network for network in networks):
             return str(HOST_NOT_PUBLIC.format(host=host, address=address))
     return None

@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from audit.models import AuditEvent
-from portal.admin_readonly import ReadOnlyAdminMixin
+from audit.chain.readonly import ReadOnlyAdminMixin
 
 
 @admin.register(AuditEvent)

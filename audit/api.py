@@ -7,11 +7,13 @@ from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRen
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from audit import exports, selectors
-from audit.access import audit_tenants_for_user, report_scope_for_user
+from audit.reports import exports
+
+from audit.chain import selectors
+from audit.reports.access import audit_tenants_for_user, report_scope_for_user
 from audit.models import AuditEvent
-from audit.months import month_of, parse_month, previous_month
-from audit.reports import usage_report
+from audit.usage.months import month_of, parse_month, previous_month
+from audit.reports.selectors import usage_report
 from django.utils import timezone
 
 

@@ -4,13 +4,13 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import render
 from django.utils import timezone
 
-from audit import selectors
-from audit.access import audit_tenants_for_user, can_read_all_audit, report_scope_for_user
-from audit.charts import report_charts
-from audit.months import month_of, parse_month, previous_month
-from audit.reports import usage_report
-from portal.roles import can_read_all_tenants
-from portal.tenancy import tenants_for_user
+from audit.chain import selectors
+from audit.reports.access import audit_tenants_for_user, can_read_all_audit, report_scope_for_user
+from audit.reports.charts import report_charts
+from audit.usage.months import month_of, parse_month, previous_month
+from audit.reports.selectors import usage_report
+from quotas.access import can_read_all_tenants
+from quotas.access import tenants_for_user
 from quotas.models import Project
 
 AUDIT_PAGE_SIZE = 100

@@ -5,7 +5,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from portal.errors import ConflictError
+from quotas.errors import ConflictError
 
 
 def exception_handler(exc, context):

@@ -1,7 +1,6 @@
-"""The Celery app. Tasks are autodiscovered from every installed app's ``tasks`` module.
-
-Beat's schedule lives here in code (django-celery-beat does not support Django 6.1 yet).
-"""
+"""The Celery app. Its tasks live in the ``tasks`` module of each domain package listed in
+TASK_PACKAGES; the beat schedule is the one table CELERY_BEAT_SCHEDULE in settings
+(django-celery-beat does not support Django 6.1 yet)."""
 import os
 from pathlib import Path
 
@@ -11,11 +10,17 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
 
 app = Celery("portal")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
+TASK_PACKAGES = [
+    "quotas.requests", "scheduler.cycle", "scheduler.backends", "scheduler.preemption", "scheduler.notices",
+    "audit.usage", "audit.reports", "portal",
+]
+app.autodiscover_tasks(lambda: TASK_PACKAGES)
 
-# Each app registers its periodic tasks into this dict from its tasks module, so the schedule
-# sits beside the task it runs.
-app.conf.beat_schedule = {}
+
+def register_tasks() -> None:
+    """Import every task module now (Django calls this when apps are ready), so a service can
+    enqueue a task by its name in any process and eager mode runs it in place."""
+    app.autodiscover_tasks(TASK_PACKAGES, force=True)
 
 
 def ensure_broker_folders() -> None:

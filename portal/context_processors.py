@@ -3,7 +3,7 @@
 Platform staff read every tenant, but their bar lists only their own memberships; the home page and
 the platform dashboard link to every tenant, so the bar stays one line.
 """
-from portal.roles import platform_roles
+from quotas.access import platform_roles
 
 
 def navigation(request):

@@ -7,8 +7,8 @@ from datetime import datetime
 from django.db.models import Count, F, Min, Sum
 from django.utils import timezone
 
-from quotas import lease_selectors
-from quotas.lease_models import Lease
+from quotas.leases import selectors as lease_selectors
+from quotas.leases.models import Lease
 from quotas.models import Pool, Quota
 from scheduler.engine import reasons
 from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job, Preemption

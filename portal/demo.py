@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
 
-from portal.roles import AUDITOR, PLATFORM_ADMIN, QUOTA_APPROVER
+from quotas.access import AUDITOR, PLATFORM_ADMIN, QUOTA_APPROVER
 from quotas import services
 from quotas.models import GpuModel, Membership, Node, Pool, Project, Quota, Tenant
 
@@ -119,7 +119,7 @@ def load_demo() -> list[DemoLogin]:
 
 def demo_jobs() -> int:
     """The first batch of sample jobs (once); beat's demo top-up keeps the stream going."""
-    from scheduler.demo import demo_jobs_seed
+    from portal.demo_jobs import demo_jobs_seed
 
     return demo_jobs_seed()
 
@@ -142,8 +142,8 @@ def load_demo_usage(*, seed: int = 2026) -> int:
     from django.utils import timezone
 
     from audit.models import UsageRecord
-    from audit.months import month_bounds, month_of, previous_month
-    from audit.services import audit_record_bulk
+    from audit.usage.months import month_bounds, month_of, previous_month
+    from audit.chain.services import audit_record_bulk
 
     if UsageRecord.objects.filter(job_id__gte=DEMO_USAGE_JOB_BASE).exists():
         return 0
@@ -200,7 +200,7 @@ def _demo_quota_requests(pools, models, approver) -> None:
 
     from django.utils import timezone
 
-    from quotas import request_services
+    from quotas.requests import services as request_services
     from quotas.models import QuotaRequest
 
     if QuotaRequest.objects.exists():
@@ -248,8 +248,8 @@ def load_demo_leases(admin) -> None:
 
     from django.utils import timezone
 
-    from quotas import lease_services
-    from quotas.lease_models import Lease
+    from quotas.leases import services as lease_services
+    from quotas.leases.models import Lease
 
     for slug, fields in DEMO_LENDING_POLICIES.items():
         lease_services.lending_policy_set(actor=admin, tenant=Tenant.objects.get(slug=slug),

@@ -11,7 +11,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.core import CollectorRegistry, CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
 from audit.models import AuditEvent
-from quotas.lease_models import Lease
+from quotas.leases.models import Lease
 from scheduler.models import PENDING_STATUSES, Job
 
 WAIT_BUCKETS_SECONDS = (10, 30, 60, 300, 900, 1800, 3600, 4 * 3600, 12 * 3600, 24 * 3600)

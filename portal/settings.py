@@ -7,6 +7,7 @@ from pathlib import Path
 import os
 
 import dj_database_url
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
@@ -200,9 +201,9 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "ENUM_NAME_OVERRIDES": {
         "WorkloadClassEnum": "quotas.models.WorkloadClass",
-        "QuotaRequestStateEnum": "quotas.requests_models.QuotaRequest.State",
-        "QuotaRequestKindEnum": "quotas.requests_models.QuotaRequest.Kind",
-        "LeaseStateEnum": "quotas.lease_models.Lease.State",
+        "QuotaRequestStateEnum": "quotas.requests.models.QuotaRequest.State",
+        "QuotaRequestKindEnum": "quotas.requests.models.QuotaRequest.Kind",
+        "LeaseStateEnum": "quotas.leases.models.Lease.State",
         "NodeStateEnum": "quotas.models.Node.State",
         "ProjectStateEnum": "quotas.models.Project.State",
         "NoticeChannelKindEnum": "scheduler.notices.models.NoticeChannel.Kind",
@@ -241,6 +242,26 @@ SIMULATED_FAILURE_RATE = float(os.environ.get("SIMULATED_FAILURE_RATE", 0.05))
 LEASE_EXPIRY_WARNING_MINUTES = int(os.environ.get("LEASE_EXPIRY_WARNING_MINUTES", 15))
 LEASE_RECLAIM_GRACE_MINUTES = int(os.environ.get("LEASE_RECLAIM_GRACE_MINUTES", 10))
 LEASE_EXPIRY_TICK_SECONDS = float(os.environ.get("LEASE_EXPIRY_TICK_SECONDS", 30))
+PREEMPTION_GRACE_TICK_SECONDS = float(os.environ.get("PREEMPTION_GRACE_TICK_SECONDS", 15))
+
+# Every periodic task, in one table: beat runs these; each entry names a task by its registered name.
+CELERY_BEAT_SCHEDULE = {
+    "scheduler-evaluate-all-pools": {"task": "scheduler.evaluate_all_pools",
+                                     "schedule": SCHEDULER_EVALUATION_INTERVAL_SECONDS},
+    "scheduler-backend-tick": {"task": "scheduler.backend_tick", "schedule": SCHEDULER_BACKEND_TICK_SECONDS},
+    "scheduler-preemption-grace-tick": {"task": "scheduler.preemption_grace_tick",
+                                        "schedule": PREEMPTION_GRACE_TICK_SECONDS},
+    "lease-expiry-tick": {"task": "quotas.lease_tasks.lease_expiry_tick", "schedule": LEASE_EXPIRY_TICK_SECONDS},
+    "quota-requests-apply-due": {"task": "quotas.tasks.quota_requests_apply_due", "schedule": 30.0},
+    "quota-requests-warn-ending": {"task": "quotas.tasks.quota_requests_warn_ending", "schedule": 300.0},
+    "quota-requests-expire-stale": {"task": "quotas.tasks.quota_requests_expire_stale", "schedule": 3600.0},
+    "notices.sweep": {"task": "notices.sweep_notices", "schedule": 30.0},
+    "audit-usage-rollups-fold": {"task": "audit.tasks.usage_rollups_fold", "schedule": 600.0},
+    "audit-monthly-report-emails": {"task": "audit.tasks.monthly_report_emails",
+                                    "schedule": crontab(minute=0, hour=7, day_of_month=1)},
+}
+if PORTAL_ENV == "development":
+    CELERY_BEAT_SCHEDULE["scheduler-demo-top-up"] = {"task": "scheduler.demo_top_up", "schedule": 20.0}
 
 LOGGING = {
     "version": 1,

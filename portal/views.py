@@ -7,8 +7,8 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _, gettext_lazy
 
 from portal.dashboard import platform_overview
-from portal.roles import can_read_all_tenants, platform_roles
-from portal.tenancy import tenants_for_user
+from quotas.access import can_read_all_tenants, platform_roles
+from quotas.access import tenants_for_user
 
 PLATFORM_ONLY = gettext_lazy("The platform dashboard needs a platform role.")
 

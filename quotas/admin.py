@@ -3,7 +3,7 @@ and audit are written; the admin shows that history."""
 from django.contrib import admin, messages
 from simple_history.admin import SimpleHistoryAdmin
 
-from portal.admin_readonly import ReadOnlyAdminMixin
+from audit.chain.readonly import ReadOnlyAdminMixin
 from quotas import services
 from quotas.models import GpuModel, Membership, Node, Pool, Project, Quota, Tenant
 
@@ -86,4 +86,4 @@ class QuotaAdmin(ReadOnlyAdminMixin, SimpleHistoryAdmin):
 
 
 # Leases, lending policies and switches register their own (read-only) admin.
-from quotas import lease_admin  # noqa: E402,F401
+from quotas.leases import admin as lease_admin# noqa: E402,F401

@@ -7,8 +7,8 @@ from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from portal.roles import is_platform_admin
-from portal.tenancy import tenant_for_user
+from quotas.access import is_platform_admin
+from quotas.access import tenant_for_user
 from quotas import selectors, services
 from quotas.models import Node, Pool
 from quotas.serializers import (
@@ -41,7 +41,7 @@ class PoolListView(APIView):
 class TenantQuotaView(APIView):
     @extend_schema(responses=TenantQuotaSerializer, summary="A tenant's base quotas and their history")
     def get(self, request, slug: str):
-        from scheduler.selectors import quota_usage_gpus
+        from scheduler.jobs.selectors import quota_usage_gpus
 
         access = tenant_for_user(request.user, slug)
         quotas = selectors.tenant_quotas(tenant=access.tenant)

@@ -1,6 +1,10 @@
 from django.urls import path
 
-from quotas import api, lease_api, request_api
+from quotas import api
+
+from quotas.leases import api as lease_api
+
+from quotas.requests import api as request_api
 
 urlpatterns = [
     path("pools/", api.PoolListView.as_view(), name="api-pools"),

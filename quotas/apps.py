@@ -6,7 +6,7 @@ def ensure_platform_roles(sender, **kwargs) -> None:
     """Create the platform role groups with their admin permissions after every migrate."""
     from django.contrib.auth.models import Group, Permission
 
-    from portal.roles import ROLE_PERMISSIONS
+    from quotas.access import ROLE_PERMISSIONS
 
     for role, perms in ROLE_PERMISSIONS.items():
         group, _ = Group.objects.get_or_create(name=role)

@@ -19,3 +19,11 @@ OVERSUBSCRIBED = _(
 )
 DOWNGRADE_TARGET = _("A downgrade rule needs the class to downgrade to.")
 MAINTENANCE_NEEDS_END = _("A maintenance window needs an end.")
+
+
+class ConflictError(Exception):
+    """Another actor changed the object first (a lost compare-and-swap); the caller may retry."""
+
+    def __init__(self, message: str, *, code: str = "conflict"):
+        super().__init__(message)
+        self.code = code

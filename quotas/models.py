@@ -215,6 +215,6 @@ class QuotaCoverage(models.Model):
 
 
 # Quota change requests live in their own module; imported here so Django registers them with this app.
-from quotas.requests_models import QuotaRequest, QuotaRequestDecision  # noqa: E402,F401
+from quotas.requests.models import QuotaRequest, QuotaRequestDecision  # noqa: E402,F401
 # Leases, lending policies and rollout switches live in their own module; imported here so Django registers them.
-from quotas.lease_models import Lease, LendingPolicy, PolicySwitch  # noqa: E402,F401
+from quotas.leases.models import Lease, LendingPolicy, PolicySwitch  # noqa: E402,F401

@@ -8,7 +8,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Sum
 from django.utils import timezone
 
-from audit.services import audit_record
+from audit.chain.services import audit_record
 from quotas import errors
 from quotas.models import GpuModel, Membership, Node, Pool, Project, Quota, QuotaCoverage, Tenant, WorkloadClass
 

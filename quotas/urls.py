@@ -1,6 +1,10 @@
 from django.urls import path
 
-from quotas import lease_views, request_views, views
+from quotas import views
+
+from quotas.leases import views as lease_views
+
+from quotas.requests import views as request_views
 
 urlpatterns = [
     path("pools/", views.pool_list, name="pools"),

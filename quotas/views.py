@@ -2,15 +2,16 @@
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
-from portal.tenancy import tenant_for_user
-from quotas import lease_selectors, selectors
+from quotas.access import tenant_for_user
+from quotas import selectors
+from quotas.leases import selectors as lease_selectors
 from quotas.api import pools_payload
-from quotas.lease_views import tenant_panel_context
+from quotas.leases.views import tenant_panel_context
 
 
 def pools_with_usage() -> list[dict]:
     """Capacity per pool × model plus used (running jobs), lent / borrowed (open leases) and idle GPUs."""
-    from scheduler.selectors import pool_model_usage  # scheduler builds on quotas, not the reverse
+    from scheduler.jobs.selectors import pool_model_usage  # scheduler builds on quotas, not the reverse
 
     used = pool_model_usage()
     lent: dict[tuple[str, str], int] = {}
@@ -54,7 +55,7 @@ def fair_share_context(tenant) -> dict:
     from django.utils import timezone
 
     from quotas.models import Pool
-    from scheduler.snapshot import fair_share_usage, half_life_hours
+    from scheduler.cycle.snapshot import fair_share_usage, half_life_hours
 
     now, half_life = timezone.now(), half_life_hours()
     pools = Pool.objects.filter(quotas__tenant=tenant).distinct().order_by("name")

@@ -1,7 +1,7 @@
 """Admin for jobs (read-mostly: state changes go through the services) and pool cycles."""
 from django.contrib import admin, messages
 
-from scheduler import services
+from scheduler.jobs import services
 from scheduler.models import FINAL_STATUSES, Job, PoolCycle, Preemption
 
 

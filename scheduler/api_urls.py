@@ -1,6 +1,6 @@
 from django.urls import path
 
-from scheduler import api
+from scheduler.jobs import api
 
 urlpatterns = [
     path("jobs/", api.JobListView.as_view(), name="api-jobs"),

@@ -1,6 +1,8 @@
 from django.urls import path
 
-from scheduler import preemption_views, views
+from scheduler.preemption import views as preemption_views
+
+from scheduler.jobs import views
 
 urlpatterns = [
     path("tenants/<slug:slug>/queue/", views.tenant_queue, name="tenant-queue"),

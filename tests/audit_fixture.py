@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 import time_machine
 
 from audit.models import UsageRecord
-from audit.services import audit_record_bulk
+from audit.chain.services import audit_record_bulk
 from quotas import services
 from quotas.models import GpuModel, Pool, Project, Tenant
 from tests import factories

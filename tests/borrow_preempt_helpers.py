@@ -4,9 +4,9 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from quotas.lease_models import Lease
+from quotas.leases.models import Lease
 from scheduler.backends import backend_tick
-from scheduler.cycle import scheduler_cycle_run
+from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.models import Job
 from tests.jobs import beta, submit
 

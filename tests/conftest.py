@@ -3,7 +3,7 @@ import pytest
 from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
 
-from portal.roles import AUDITOR, PLATFORM_ADMIN, QUOTA_APPROVER
+from quotas.access import AUDITOR, PLATFORM_ADMIN, QUOTA_APPROVER
 from quotas.models import Membership
 from tests import factories
 

@@ -1,7 +1,7 @@
 """Builders for job tests on the shared `world` (alpha: 16 H100, beta: 8 H100; 4 × 8 H100, 2 × 8 A100)."""
-from scheduler.cycle import scheduler_cycle_run
+from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.models import Job
-from scheduler.services import job_submit
+from scheduler.jobs.services import job_submit
 
 
 def spec(**overrides) -> dict:
@@ -31,7 +31,7 @@ def reload(job: Job) -> Job:
 def borrowing_off(world) -> None:
     """Tests of base-quota behaviour: a third tenant takes the unassigned 8 H100 and no tenant lends,
     so no idle capacity is left to borrow and a job over its quota waits with QUOTA_EXCEEDED."""
-    from quotas.lease_models import LendingPolicy
+    from quotas.leases.models import LendingPolicy
     from quotas.models import Tenant
     from tests import factories
 

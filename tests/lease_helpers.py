@@ -1,7 +1,7 @@
 """Builders for the lease tests: grants at a given time through the real service."""
 from datetime import datetime, timedelta
 
-from quotas import lease_services
+from quotas.leases import services as lease_services
 
 T0 = datetime.fromisoformat("2027-03-01T09:00:00+08:00")
 

@@ -8,11 +8,11 @@ from django.test import Client
 from django.urls import reverse
 from openpyxl import load_workbook
 
-from audit.access import AUDIT_ROLE_REQUIRED, PLATFORM_REPORT_ROLE_REQUIRED
-from audit.emails import report_email_send, report_emails_send_month
+from audit.reports.access import AUDIT_ROLE_REQUIRED, PLATFORM_REPORT_ROLE_REQUIRED
+from audit.reports.emails import report_email_send, report_emails_send_month
 from audit.models import ReportDelivery
-from audit.selectors import BAD_SINCE
-from audit.services import audit_record
+from audit.chain.selectors import BAD_SINCE
+from audit.chain.services import audit_record
 from portal.celery import app
 from quotas.models import Membership
 from tests import audit_fixture as fx
@@ -187,7 +187,6 @@ def test_monthly_email_goes_to_tenant_admins_once(db, mailoutbox):
 
 
 def test_beat_schedule_has_the_monthly_email():
-    import audit.tasks  # noqa: F401  (registers the schedule)
 
     entry = app.conf.beat_schedule["audit-monthly-report-emails"]
     assert entry["task"] == "audit.tasks.monthly_report_emails"

@@ -9,9 +9,9 @@ from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from audit import chain
+from audit.chain import hashing as chain
 from audit.models import APPEND_ONLY, AppendOnlyError, AuditChainHead, AuditEvent
-from audit.services import audit_record, audit_record_bulk
+from audit.chain.services import audit_record, audit_record_bulk
 
 pytestmark = pytest.mark.django_db
 postgres_only = pytest.mark.skipif("connection.vendor != 'postgresql'")

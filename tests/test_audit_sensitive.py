@@ -6,10 +6,10 @@ import json
 import pytest
 from openpyxl import load_workbook
 
-from audit.exports import report_csv, report_xlsx
+from audit.reports.exports import report_csv, report_xlsx
 from audit.models import AuditEvent
-from audit.reports import usage_report
-from audit.services import (
+from audit.reports.selectors import usage_report
+from audit.chain.services import (
     SENSITIVE_KEY_REFUSED, SENSITIVE_PAYLOAD_KEYS, SensitivePayloadError, audit_record, audit_record_bulk,
 )
 from tests import audit_fixture as fx

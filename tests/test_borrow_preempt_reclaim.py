@@ -3,13 +3,13 @@ admitted; pausing borrowing; a lease that closed under a running job; checkpoint
 import pytest
 
 from audit.models import AuditEvent, UsageRecord
-from quotas.lease_models import Lease, PolicySwitch
-from quotas.lease_services import lease_return, policy_switch_set
+from quotas.leases.models import Lease, PolicySwitch
+from quotas.leases.services import lease_return, policy_switch_set
 from scheduler.engine import reasons
 from scheduler.models import Job, Preemption
 from scheduler.notices.content import FORBIDDEN_KEYS
 from scheduler.notices.models import Notice
-from scheduler.preemptions import lender_has_pending_demand, preemption_grace_due
+from scheduler.preemption.services import lender_has_pending_demand, preemption_grace_due
 from tests.borrow_preempt_helpers import alpha_borrows_from_beta, at, beta_wants_its_quota, run
 from tests.jobs import submit
 
@@ -134,7 +134,7 @@ def test_lender_demand_counts_pending_jobs(world, member):
 
 
 def test_snapshot_marks_victims_in_grace_and_counts_stops_in_24h(world, member):
-    from scheduler.snapshot import build_snapshot
+    from scheduler.cycle.snapshot import build_snapshot
 
     _, victim = alpha_borrows_from_beta(world, member)
     beta_wants_its_quota(world)

@@ -11,8 +11,8 @@ from audit.models import AuditEvent, UsageRecord
 from scheduler.backends import backend_tick
 from scheduler.engine import reasons
 from scheduler.models import Job, PoolCycle
-from scheduler.services import job_cancel, job_environment_update, job_submit_bulk
-from scheduler.snapshot import build_snapshot, decayed_gpu_hours
+from scheduler.jobs.services import job_cancel, job_environment_update, job_submit_bulk
+from scheduler.cycle.snapshot import build_snapshot, decayed_gpu_hours
 from tests.jobs import borrowing_off, beta, cycle, reload, spec, submit
 
 

@@ -10,9 +10,9 @@ from django.utils import timezone
 
 from quotas.models import Node
 from scheduler.backends import backend_tick
-from scheduler.cycle import scheduler_cycle_run
+from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.models import HOLDING_STATUSES, Job
-from scheduler.services import job_submit_bulk
+from scheduler.jobs.services import job_submit_bulk
 from tests import factories
 from tests.jobs import beta, spec
 
@@ -79,7 +79,7 @@ def test_two_workers_evaluating_one_pool_never_over_admit():
 
 @pytest.mark.django_db(transaction=True)
 def test_a_cycle_skips_a_pool_another_worker_is_evaluating():
-    from scheduler.cycle import LOCK_NAMESPACE
+    from scheduler.cycle.services import LOCK_NAMESPACE
 
     world = factories.make_world()
     job_submit_bulk(actor=None, specs=[spec()])

@@ -5,8 +5,8 @@ import pytest
 from django.test import Client
 
 from scheduler.models import PoolCycle
-from scheduler.services import job_submit_bulk
-from scheduler.triggers import clear_request, enqueue_if_first
+from scheduler.jobs.services import job_submit_bulk
+from scheduler.cycle.triggers import clear_request, enqueue_if_first
 from tests.jobs import cycle, spec, submit
 
 
@@ -29,7 +29,7 @@ def test_job_admin_lists_filters_and_searches(world):
 
 
 def test_many_submits_enqueue_one_evaluation(world, django_capture_on_commit_callbacks):
-    with mock.patch("scheduler.tasks.evaluate_pool.delay") as delay:
+    with mock.patch("scheduler.cycle.tasks.evaluate_pool.apply_async") as delay:
         with django_capture_on_commit_callbacks(execute=True):
             for i in range(20):
                 submit(name=f"j{i}")
@@ -43,7 +43,6 @@ def test_many_submits_enqueue_one_evaluation(world, django_capture_on_commit_cal
 
 @pytest.mark.django_db
 def test_beat_runs_evaluation_and_backend_ticks():
-    import scheduler.tasks  # noqa: F401  registers the schedule
     from portal.celery import app
 
     tasks = {entry["task"] for entry in app.conf.beat_schedule.values()}

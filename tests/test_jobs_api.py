@@ -87,7 +87,7 @@ def test_tenant_quota_shows_used_gpus(api, member, waiting):
 
 
 def test_tenant_usage_selector(world, waiting):
-    from scheduler.selectors import tenant_usage_gpus
+    from scheduler.jobs.selectors import tenant_usage_gpus
 
     assert tenant_usage_gpus(tenant=world.alpha, pool=world.pool, gpu_model=world.h100) == 16
     assert tenant_usage_gpus(tenant=world.beta, pool=world.pool, gpu_model=world.h100) == 8

@@ -4,9 +4,9 @@ from django.core.exceptions import PermissionDenied, ValidationError
 
 from audit.models import AuditEvent
 from quotas.models import Quota
-from scheduler import errors
+from scheduler.jobs import errors
 from scheduler.models import Job
-from scheduler.services import job_submit_bulk
+from scheduler.jobs.services import job_submit_bulk
 from tests import factories
 from tests.jobs import beta, spec, submit
 

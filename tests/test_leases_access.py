@@ -3,9 +3,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from quotas import lease_errors
-from quotas.lease_api import RETURN_NEEDS_ADMIN, UNKNOWN_STATE
-from quotas.lease_models import Lease, PolicySwitch
+from quotas.leases import errors as lease_errors
+from quotas.leases.api import RETURN_NEEDS_ADMIN, UNKNOWN_STATE
+from quotas.leases.models import Lease, PolicySwitch
 from tests.lease_helpers import grant
 
 

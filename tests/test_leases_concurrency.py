@@ -7,8 +7,8 @@ import pytest
 from django.db import connection
 
 from audit.models import AuditEvent
-from quotas.lease_expiry import lease_expire_due
-from quotas.lease_models import Lease
+from quotas.leases.expiry import lease_expire_due
+from quotas.leases.models import Lease
 from tests.lease_helpers import T0, grant
 
 SETTLED = ("lease.renewed", "lease.reclaim_started", "lease.expired")

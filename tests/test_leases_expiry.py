@@ -6,10 +6,10 @@ import pytest
 from aiosmtpd.controller import Controller
 
 from audit.models import AuditEvent
-from audit.usage import usage_record_open
-from quotas import lease_services as services
-from quotas.lease_expiry import lease_expire_due
-from quotas.lease_models import Lease
+from audit.usage.services import usage_record_open
+from quotas.leases import services
+from quotas.leases.expiry import lease_expire_due
+from quotas.leases.models import Lease
 from quotas.models import Membership
 from tests import factories
 from tests.lease_helpers import T0, grant

@@ -8,11 +8,11 @@ from django.db import transaction
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from audit.models import UsageRecord
-from audit.usage import usage_record_open
-from quotas import lease_selectors as selectors
-from quotas import lease_services as services
-from quotas.lease_expiry import lease_expire_due
-from quotas.lease_models import Lease
+from audit.usage.services import usage_record_open
+from quotas.leases import selectors
+from quotas.leases import services
+from quotas.leases.expiry import lease_expire_due
+from quotas.leases.models import Lease
 from tests import factories
 from tests.lease_helpers import T0
 

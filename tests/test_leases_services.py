@@ -5,11 +5,11 @@ import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 
 from audit.models import AuditEvent
-from audit.usage import usage_record_open
-from quotas import lease_errors as errors
-from quotas import lease_selectors as selectors
-from quotas import lease_services as services
-from quotas.lease_models import Lease, PolicySwitch
+from audit.usage.services import usage_record_open
+from quotas.leases import errors
+from quotas.leases import selectors
+from quotas.leases import services
+from quotas.leases.models import Lease, PolicySwitch
 from scheduler.engine import types as engine
 from tests.lease_helpers import T0, grant
 

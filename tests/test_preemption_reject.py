@@ -6,13 +6,13 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from audit.models import AuditEvent
-from quotas.lease_models import PolicySwitch
-from quotas.lease_services import policy_switch_set
+from quotas.leases.models import PolicySwitch
+from quotas.leases.services import policy_switch_set
 from scheduler.models import Job, Preemption, PoolCycle
-from scheduler.preemptions import (
+from scheduler.preemption.services import (
     NOT_AWAITING_APPROVAL, REJECT_NEEDS_APPROVER, REJECT_NEEDS_COMMENT, preemption_grace_due, preemption_reject,
 )
-from scheduler.snapshot import build_snapshot
+from scheduler.cycle.snapshot import build_snapshot
 from tests.borrow_preempt_helpers import at, run
 from tests.jobs import borrowing_off, submit
 

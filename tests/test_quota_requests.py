@@ -8,9 +8,9 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.utils import timezone
 
 from audit.models import AuditEvent, UsageRecord
-from portal.errors import ConflictError
-from quotas import request_selectors as selectors
-from quotas import request_services as services
+from quotas.errors import ConflictError
+from quotas.requests import selectors
+from quotas.requests import services
 from quotas import selectors as quota_selectors
 from quotas.models import Quota, QuotaRequest
 

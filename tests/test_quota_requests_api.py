@@ -5,8 +5,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from quotas import request_selectors as selectors
-from quotas import request_services as services
+from quotas.requests import selectors
+from quotas.requests import services
 from quotas.models import QuotaRequest
 
 URL = "/api/v1/quota-requests/"
@@ -174,7 +174,7 @@ def test_the_tenant_request_list_and_detail_pages(member, submitted):
 
 def test_beat_runs_the_apply_task_every_30_seconds():
     from portal.celery import app
-    from quotas import tasks
+    from quotas.requests import tasks
 
     entry = app.conf.beat_schedule["quota-requests-apply-due"]
     assert entry == {"task": tasks.quota_requests_apply_due.name, "schedule": 30.0}

@@ -8,9 +8,9 @@ from django.utils import timezone
 
 from audit.models import AuditEvent
 from portal.celery import app
-from portal.errors import ConflictError
-from portal.roles import QUOTA_APPROVER
-from quotas import request_services as services
+from quotas.errors import ConflictError
+from quotas.access import QUOTA_APPROVER
+from quotas.requests import services
 from quotas.models import QuotaRequest
 from tests import factories
 

@@ -9,7 +9,7 @@ from aiosmtpd.controller import Controller
 from django.utils import timezone
 
 from portal.celery import app
-from quotas import request_services as services
+from quotas.requests import services
 
 
 class Inbox:

@@ -3,8 +3,8 @@ import pytest
 from django.db import connection
 
 from audit.models import UsageMonthly, UsageRecord
-from audit.reports import percentile_disc, usage_report
-from audit.rollups import usage_rollup_fold
+from audit.reports.selectors import percentile_disc, usage_report
+from audit.usage.rollups import usage_rollup_fold
 from tests import audit_fixture as fx
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from django.utils import translation
 
 from scheduler.engine import reasons
 from scheduler.engine.texts import LABELS, MESSAGES
-from scheduler.wait_text import action_label, blocker_message, localized_wait
+from scheduler.jobs.wait_text import action_label, blocker_message, localized_wait
 from tests.jobs import borrowing_off, cycle, reload, submit
 
 ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}

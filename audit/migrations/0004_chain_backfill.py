@@ -1,7 +1,7 @@
 """Chain the events recorded before hashing existed, in id order, and start the chain head."""
 from django.db import migrations
 
-from audit.chain import GENESIS_HASH, canonical_payload, event_hash
+from audit.chain.hashing import GENESIS_HASH, canonical_payload, event_hash
 
 
 def backfill(apps, schema_editor):

@@ -1,7 +1,7 @@
 """Navigation links to the report and audit pages, shown only to those who may open them."""
 from django import template
 
-from audit.access import may_read_audit
+from audit.reports.access import may_read_audit
 
 register = template.Library()
 

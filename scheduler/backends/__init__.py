@@ -25,7 +25,7 @@ class TickResult:
 
 def backend_tick(*, now: datetime | None = None, backend: Backend | None = None) -> TickResult:
     """Start admitted jobs on their nodes and end those the backend reports done; idempotent."""
-    from scheduler.lifecycle import job_finish, job_start
+    from scheduler.jobs.lifecycle import job_finish, job_start
     from scheduler.models import Job
 
     now = now or timezone.now()

@@ -4,8 +4,9 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 
-from portal.admin_readonly import ReadOnlyAdminMixin
+from audit.chain.readonly import ReadOnlyAdminMixin
 from scheduler.notices import services
+from scheduler.notices.channels import target_display, validate_target
 from scheduler.notices.models import Notice, NoticeChannel, NoticeDelivery
 
 
@@ -17,8 +18,6 @@ class NoticeChannelForm(forms.ModelForm):
     def clean(self):
         cleaned = super().clean()
         if cleaned.get("kind") and cleaned.get("target"):
-            from scheduler.notices.channels import validate_target
-
             try:
                 cleaned["target"] = validate_target(kind=cleaned["kind"], target=cleaned["target"])
             except ValidationError as exc:
@@ -36,7 +35,7 @@ class NoticeChannelAdmin(admin.ModelAdmin):
 
     @admin.display(description="Target")
     def masked_target(self, obj):
-        return obj.target_display
+        return target_display(kind=obj.kind, target=obj.target)
 
     def has_change_permission(self, request, obj=None):
         # Editing a target in place would skip the audit trail; disable it and add a new one.

@@ -5,7 +5,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from portal.tenancy import require_tenant_admin, tenant_for_user
+from quotas.access import require_tenant_admin, tenant_for_user
 from scheduler.notices import selectors, services
 from scheduler.notices.serializers import NoticeChannelCreateSerializer, NoticeChannelSerializer
 

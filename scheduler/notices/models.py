@@ -19,7 +19,7 @@ class NoticeChannel(models.Model):
     kind = models.CharField(max_length=10, choices=Kind)
     name = models.CharField(max_length=100, blank=True)
     # Addresses (comma separated) for email, else the apprise URL; a webhook URL carries its token,
-    # so pages, the API and logs show `target_display` instead.
+    # so pages, the API and logs show `channels.target_display` of it instead.
     target = models.TextField()
     enabled = models.BooleanField(default=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
@@ -32,12 +32,6 @@ class NoticeChannel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tenant.slug} {self.kind} {self.name or self.pk}"
-
-    @property
-    def target_display(self) -> str:
-        from scheduler.notices.channels import target_display
-
-        return target_display(kind=self.kind, target=self.target)
 
 
 class Notice(models.Model):

@@ -4,13 +4,14 @@ import logging
 import uuid
 from datetime import datetime, timedelta
 
+from celery import current_app
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from audit.services import audit_record
+from audit.chain.services import audit_record
 from quotas.models import Tenant
 from scheduler.notices import channels
 from scheduler.notices.content import assert_no_forbidden_keys
@@ -66,6 +67,10 @@ def notice_channel_set_enabled(*, actor, channel: NoticeChannel, enabled: bool) 
     return channel
 
 
+# Enqueued by name: the task module builds on this one, not the reverse.
+DELIVER_NOTICE_TASK = "notices.deliver_notice"
+
+
 # --- outbox ---------------------------------------------------------------------------------
 
 def _enabled_channels(tenant_id: int):
@@ -75,10 +80,8 @@ def _enabled_channels(tenant_id: int):
 def _dispatch(notice_id: int) -> None:
     """After commit: hand the notice to a worker. A broker that is down must not fail the caller's
     request; the committed row stays due and the beat sweeper delivers it."""
-    from scheduler.notices.tasks import deliver_notice
-
     try:
-        deliver_notice.delay(notice_id)
+        current_app.signature(DELIVER_NOTICE_TASK, args=(notice_id,)).delay()
     except Exception:
         logger.warning("Could not enqueue delivery of notice %s; the sweeper will deliver it", notice_id,
                        exc_info=True)

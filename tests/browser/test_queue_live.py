@@ -6,7 +6,7 @@ from playwright.sync_api import expect
 
 from scheduler.backends import backend_tick
 from scheduler.models import Job
-from scheduler.services import job_cancel
+from scheduler.jobs.services import job_cancel
 from tests.jobs import borrowing_off, cycle, submit
 
 

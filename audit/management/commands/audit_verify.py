@@ -3,7 +3,7 @@ import sys
 
 from django.core.management.base import BaseCommand
 
-from audit.chain import audit_chain_verify
+from audit.chain.hashing import audit_chain_verify
 
 
 class Command(BaseCommand):

@@ -14,9 +14,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from audit.models import UsageMonthly, UsageRecord, UsageWaitHistogram
-from audit.months import month_bounds, month_of, previous_month
-from audit.reports import usage_report
-from audit.rollups import usage_rollup_fold
+from audit.usage.months import month_bounds, month_of, previous_month
+from audit.reports.selectors import usage_report
+from audit.usage.rollups import usage_rollup_fold
 from quotas.models import GpuModel, Node, Pool, Project, Quota, Tenant
 
 CLASSES = ["production", "candidate", "training", "batch", "experiment"]
@@ -84,7 +84,7 @@ def _write(rows):
 
 def _audit_bulk(tenant_id: int) -> None:
     """10,000 job.waiting events in one chained batch, rolled back so the bench leaves no evidence."""
-    from audit.services import audit_record_bulk
+    from audit.chain.services import audit_record_bulk
 
     specs = [{"event_type": "job.waiting", "object_type": "job", "object_id": i, "tenant_id": tenant_id,
               "payload": {"code": "POOL_FULL", "position": i, "gpus_ahead": 16}} for i in range(10_000)]

@@ -54,9 +54,9 @@ class Command(BaseCommand):
         self.stdout.write(json.dumps(out))
 
     def _end_to_end(self, snapshot) -> dict:
-        from scheduler.cycle import scheduler_cycle_run
+        from scheduler.cycle.services import scheduler_cycle_run
         from scheduler.models import Job
-        from scheduler.submit import BULK_LIMIT, job_submit_bulk
+        from scheduler.jobs.submit import BULK_LIMIT, job_submit_bulk
 
         pools = _load_world(snapshot)
         specs = [{"tenant": BENCH_PREFIX + j.tenant, "project": j.project, "name": f"bench-{j.id}",

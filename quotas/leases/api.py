@@ -1,0 +1,140 @@
+"""REST endpoints of the loan ledger, lending policies and rollout switches (thin: selectors and services)."""
+from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext_lazy as _
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, serializers
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from quotas.access import can_read_all_tenants, is_platform_admin
+from quotas.access import tenant_for_user, tenants_for_user
+from quotas.leases import errors as lease_errors
+from quotas.leases import selectors
+from quotas.leases import services
+from quotas.leases.models import Lease, LendingPolicy, PolicySwitch
+from quotas.models import Membership
+
+STATE_FILTERS = ("open", *Lease.State.values)
+UNKNOWN_STATE = "Unknown state {value!r}: use one of " + ", ".join(STATE_FILTERS) + "."
+SWITCHES_STAFF_ONLY = _("Only platform staff can read the rollout switches.")
+RETURN_NEEDS_ADMIN = _("Only the borrower's tenant admins and platform admins can return a lease.")
+
+
+class LeaseSerializer(serializers.ModelSerializer):
+    borrower = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    lender = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    pool = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    gpu_model = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    reclaimable_from = serializers.DateTimeField(source="protected_until", read_only=True)
+
+    class Meta:
+        model = Lease
+        fields = ["id", "borrower", "lender", "pool", "gpu_model", "gpus", "priority_class", "job_ids", "state",
+                  "started_at", "protected_until", "reclaimable_from", "expires_at", "renewals", "expiry_warned_at",
+                  "reclaim_lender_job_id", "reclaim_deadline", "ended_at", "end_reason"]
+
+
+class LendingPolicySerializer(serializers.ModelSerializer):
+    tenant = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = LendingPolicy
+        fields = ["tenant", "lending_limit_gpus", "reserved_gpus", "borrowing_limit_gpus", "max_lease_minutes",
+                  "protected_minutes", "borrow_classes"]
+
+
+class LendingPolicyChangeSerializer(serializers.Serializer):
+    lending_limit_gpus = serializers.IntegerField(min_value=0, allow_null=True, required=False)
+    reserved_gpus = serializers.IntegerField(min_value=0, required=False)
+    borrowing_limit_gpus = serializers.IntegerField(min_value=0, allow_null=True, required=False)
+    max_lease_minutes = serializers.IntegerField(min_value=1, required=False)
+    protected_minutes = serializers.IntegerField(min_value=0, required=False)
+    borrow_classes = serializers.ListField(child=serializers.CharField(), required=False)
+    reason = serializers.CharField()
+
+
+class SwitchChangeSerializer(serializers.Serializer):
+    key = serializers.ChoiceField(choices=PolicySwitch.Key.choices)
+    value = serializers.JSONField()
+    reason = serializers.CharField()
+    return_leases_now = serializers.BooleanField(default=False)
+
+
+class SwitchSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    label = serializers.CharField()
+    value = serializers.JSONField()
+    updated_at = serializers.DateTimeField(allow_null=True)
+    updated_by = serializers.CharField(allow_null=True)
+    reason = serializers.CharField(allow_blank=True)
+
+
+class LeaseReturnSerializer(serializers.Serializer):
+    reason = serializers.CharField()
+
+
+@extend_schema(summary="The loan ledger", parameters=[
+    OpenApiParameter("tenant", str, description="Leases where this tenant lends or borrows"),
+    OpenApiParameter("state", str, enum=list(STATE_FILTERS)),
+    OpenApiParameter("pool", str)])
+class LeaseListView(generics.ListAPIView):
+    serializer_class = LeaseSerializer
+    filter_backends: list = []
+
+    def get_queryset(self):
+        params = self.request.query_params
+        state = params.get("state", "")
+        if state and state not in STATE_FILTERS:
+            raise ValidationError({"state": [UNKNOWN_STATE.format(value=state)]})
+        tenant = tenant_for_user(self.request.user, params["tenant"]).tenant if params.get("tenant") else None
+        return selectors.ledger(tenants=tenants_for_user(self.request.user), tenant=tenant, state=state,
+                                pool=params.get("pool", ""))
+
+
+class LeaseReturnView(APIView):
+    @extend_schema(request=LeaseReturnSerializer, responses=LeaseSerializer, summary="Return a lease now")
+    def post(self, request, pk: int):
+        lease = get_object_or_404(selectors.ledger(tenants=tenants_for_user(request.user)), pk=pk)
+        admin_of_borrower = Membership.objects.filter(user=request.user, tenant_id=lease.borrower_id,
+                                                      role=Membership.Role.TENANT_ADMIN).exists()
+        if not (admin_of_borrower or is_platform_admin(request.user)):
+            raise PermissionDenied(RETURN_NEEDS_ADMIN)
+        serializer = LeaseReturnSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        lease = services.lease_return(lease=lease, actor=request.user, reason=serializer.validated_data["reason"])
+        return Response(LeaseSerializer(lease).data)
+
+
+class LendingPolicyView(APIView):
+    @extend_schema(responses=LendingPolicySerializer, summary="A tenant's lending and borrowing policy")
+    def get(self, request, slug: str):
+        access = tenant_for_user(request.user, slug)
+        return Response(LendingPolicySerializer(selectors.lending_policy_for(tenant=access.tenant)).data)
+
+    @extend_schema(request=LendingPolicyChangeSerializer, responses=LendingPolicySerializer,
+                   summary="Change a tenant's lending policy (tenant admins: lending side; platform admins: all)")
+    def post(self, request, slug: str):
+        access = tenant_for_user(request.user, slug)
+        serializer = LendingPolicyChangeSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        policy = services.lending_policy_set(actor=request.user, tenant=access.tenant, **serializer.validated_data)
+        return Response(LendingPolicySerializer(policy).data)
+
+
+class SwitchView(APIView):
+    @extend_schema(responses=SwitchSerializer(many=True), summary="The rollout switches")
+    def get(self, request):
+        if not (can_read_all_tenants(request.user) or request.user.is_staff):
+            raise PermissionDenied(SWITCHES_STAFF_ONLY)
+        return Response(SwitchSerializer(selectors.switches_current(), many=True).data)
+
+    @extend_schema(request=SwitchChangeSerializer, responses=SwitchSerializer(many=True),
+                   summary="Set a rollout switch (platform admins)")
+    def post(self, request):
+        if not is_platform_admin(request.user):  # before validation: outsiders learn nothing from a 400
+            raise PermissionDenied(lease_errors.SWITCH_NEEDS_PLATFORM)
+        serializer = SwitchChangeSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        services.policy_switch_set(actor=request.user, **serializer.validated_data)
+        return Response(SwitchSerializer(selectors.switches_current(), many=True).data)

@@ -1,0 +1,199 @@
+"""Reads over leases, lending policies and rollout switches: the loan ledger, a tenant's borrowing
+panel, the lent/borrowed totals the services check, and the engine's view of all three."""
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Q, QuerySet, Sum
+
+from audit.models import UsageRecord
+from quotas.leases.models import Lease, LendingPolicy, PolicySwitch
+from quotas.models import GpuModel, Pool, Quota, Tenant
+from quotas.services import schedulable_gpus, tenant_quota_total
+from scheduler.engine import types as engine
+
+
+# --- policies and switches ----------------------------------------------------------------------------
+
+def lending_policy_for(*, tenant: Tenant) -> LendingPolicy:
+    """The tenant's policy row, or an unsaved one holding the defaults (a tenant needs no row)."""
+    return LendingPolicy.objects.filter(tenant=tenant).first() or LendingPolicy(tenant=tenant)
+
+
+def switch_value(key: str):
+    row = PolicySwitch.objects.filter(key=key).values_list("value", flat=True).first()
+    return PolicySwitch.DEFAULTS[key] if row is None else row
+
+
+def borrowing_enabled() -> bool:
+    return bool(switch_value(PolicySwitch.Key.BORROWING_ENABLED))
+
+
+def switches_current() -> list[dict]:
+    rows = {s.key: s for s in PolicySwitch.objects.select_related("updated_by")}
+    return [{"key": key, "label": label, "value": rows[key].value if key in rows else PolicySwitch.DEFAULTS[key],
+             "updated_at": rows[key].updated_at if key in rows else None,
+             "updated_by": rows[key].updated_by.username if key in rows and rows[key].updated_by else None,
+             "reason": rows[key].reason if key in rows else ""}
+            for key, label in PolicySwitch.Key.choices]
+
+
+def switch_history(*, limit: int = 50) -> list:
+    return list(PolicySwitch.history.select_related("history_user").order_by("-history_date", "-history_id")[:limit])
+
+
+def engine_switches() -> engine.PolicySwitches:
+    return engine.PolicySwitches(borrowing_enabled=borrowing_enabled(),
+                                 preemption_mode=str(switch_value(PolicySwitch.Key.PREEMPTION_MODE)))
+
+
+def _engine_policy(policy: LendingPolicy, slug: str) -> engine.TenantPolicy:
+    # The engine reads an empty class set as "all classes"; here empty means "none may borrow", which
+    # the engine expresses as a zero borrowing limit.
+    borrowing_limit = policy.borrowing_limit_gpus if policy.borrow_classes else 0
+    return engine.TenantPolicy(
+        tenant=slug, lending_limit_gpus=policy.lending_limit_gpus, reserved_gpus=policy.reserved_gpus,
+        borrowing_limit_gpus=borrowing_limit, max_lease_minutes=policy.max_lease_minutes,
+        protected_minutes=policy.protected_minutes, borrow_classes=frozenset(policy.borrow_classes))
+
+
+def engine_policies() -> dict[str, engine.TenantPolicy]:
+    """Every tenant's policy for the engine Snapshot; tenants without a row get the model defaults
+    (so the engine and the services agree on what "no policy" means)."""
+    rows = {p.tenant_id: p for p in LendingPolicy.objects.all()}
+    return {t.slug: _engine_policy(rows.get(t.id) or LendingPolicy(tenant=t), t.slug)
+            for t in Tenant.objects.only("id", "slug")}
+
+
+def engine_leases(pool: Pool | str | None = None) -> tuple[engine.Lease, ...]:
+    """Open leases (active or reclaiming) for the engine Snapshot, of one pool or all."""
+    leases = open_leases()
+    if pool is not None:
+        leases = leases.filter(pool__name=pool if isinstance(pool, str) else pool.name)
+    return tuple(
+        engine.Lease(id=lease.id, borrower=lease.borrower.slug, lender=lease.lender.slug if lease.lender_id else None,
+                     pool=lease.pool.name, gpu_model=lease.gpu_model.name, gpus=lease.gpus,
+                     protected_until=lease.protected_until, expires_at=lease.expires_at, state=lease.state)
+        for lease in leases.order_by("id")
+    )
+
+
+# --- totals the services check ----------------------------------------------------------------------
+
+def open_leases() -> QuerySet[Lease]:
+    return Lease.objects.filter(state__in=Lease.OPEN_STATES).select_related("borrower", "lender", "pool", "gpu_model")
+
+
+def lent_total(*, lender: Tenant | None, pool: Pool, gpu_model: GpuModel) -> int:
+    """GPUs on open leases from ``lender`` (None: the unassigned pool) on pool × model."""
+    qs = Lease.objects.filter(state__in=Lease.OPEN_STATES, pool=pool, gpu_model=gpu_model)
+    qs = qs.filter(lender__isnull=True) if lender is None else qs.filter(lender=lender)
+    return qs.aggregate(total=Sum("gpus"))["total"] or 0
+
+
+def borrowed_total(*, borrower: Tenant, pool: Pool, gpu_model: GpuModel) -> int:
+    return Lease.objects.filter(state__in=Lease.OPEN_STATES, borrower=borrower, pool=pool,
+                                gpu_model=gpu_model).aggregate(total=Sum("gpus"))["total"] or 0
+
+
+def base_quota_gpus(*, tenant: Tenant, pool: Pool, gpu_model: GpuModel) -> int:
+    """The tenant-level base quota on pool × model (several class-scoped quotas add up)."""
+    return Quota.objects.filter(tenant=tenant, pool=pool, gpu_model=gpu_model, status=Quota.Status.ACTIVE,
+                                project__isnull=True).aggregate(total=Sum("gpus"))["total"] or 0
+
+
+def used_gpus(*, tenant: Tenant, pool: Pool, gpu_model: GpuModel, on_lease: bool | None = None) -> int:
+    """GPUs held now, from the open run intervals the scheduler records (read-only use of audit)."""
+    qs = UsageRecord.objects.filter(tenant=tenant, pool=pool, gpu_model=gpu_model, ended_at__isnull=True)
+    if on_lease is not None:
+        qs = qs.filter(on_lease=on_lease)
+    return qs.aggregate(total=Sum("gpus"))["total"] or 0
+
+
+def unassigned_gpus(*, pool: Pool, gpu_model: GpuModel) -> int:
+    return max(schedulable_gpus(pool=pool, gpu_model=gpu_model) - tenant_quota_total(pool=pool, gpu_model=gpu_model), 0)
+
+
+def lendable_now(*, tenant: Tenant, pool: Pool, gpu_model: GpuModel, policy: LendingPolicy | None = None) -> int:
+    """Idle base quota outside the reserved part, within what the lending limit still allows."""
+    policy = policy or lending_policy_for(tenant=tenant)
+    lent = lent_total(lender=tenant, pool=pool, gpu_model=gpu_model)
+    idle = (base_quota_gpus(tenant=tenant, pool=pool, gpu_model=gpu_model) - policy.reserved_gpus
+            - used_gpus(tenant=tenant, pool=pool, gpu_model=gpu_model, on_lease=False) - lent)
+    if policy.lending_limit_gpus is not None:
+        idle = min(idle, policy.lending_limit_gpus - lent)
+    return max(idle, 0)
+
+
+# --- pages and API -------------------------------------------------------------------------------------
+
+def ledger(*, tenants: QuerySet[Tenant] | None = None, tenant: Tenant | None = None, state: str = "",
+           pool: str = "") -> QuerySet[Lease]:
+    """Leases visible to a reader of ``tenants`` (None: every tenant), optionally of one tenant either
+    side, one state ("open" for active and reclaiming) and one pool."""
+    qs = Lease.objects.select_related("borrower", "lender", "pool", "gpu_model")
+    if tenants is not None:
+        qs = qs.filter(Q(borrower__in=tenants) | Q(lender__in=tenants))
+    if tenant is not None:
+        qs = qs.filter(Q(borrower=tenant) | Q(lender=tenant))
+    if state == "open":
+        qs = qs.filter(state__in=Lease.OPEN_STATES)
+    elif state:
+        qs = qs.filter(state=state)
+    if pool:
+        qs = qs.filter(pool__name=pool)
+    return qs.order_by("-started_at", "-id")
+
+
+@dataclass(frozen=True)
+class PanelRow:
+    pool: str
+    gpu_model: str
+    base_quota: int
+    used: int
+    used_on_lease: int
+    lent: int
+    borrowed: int
+    lendable_now: int
+    reserved: int
+    lending_limit: int | None
+    borrowing_limit: int | None
+
+
+def tenant_panel(*, tenant: Tenant) -> list[PanelRow]:
+    """Base quota, used, lent, borrowed and lendable now per pool × model where the tenant has a base
+    quota or an open lease."""
+    policy = lending_policy_for(tenant=tenant)
+    keys: set[tuple[int, int]] = set(
+        Quota.objects.filter(tenant=tenant, status=Quota.Status.ACTIVE, project__isnull=True)
+        .values_list("pool_id", "gpu_model_id"))
+    keys |= set(Lease.objects.filter(Q(borrower=tenant) | Q(lender=tenant), state__in=Lease.OPEN_STATES)
+                .values_list("pool_id", "gpu_model_id"))
+    pools = Pool.objects.in_bulk({k[0] for k in keys})
+    models = GpuModel.objects.in_bulk({k[1] for k in keys})
+    rows = []
+    for pool_id, model_id in keys:
+        pool, model = pools[pool_id], models[model_id]
+        rows.append(PanelRow(
+            pool=pool.name, gpu_model=model.name,
+            base_quota=base_quota_gpus(tenant=tenant, pool=pool, gpu_model=model),
+            used=used_gpus(tenant=tenant, pool=pool, gpu_model=model),
+            used_on_lease=used_gpus(tenant=tenant, pool=pool, gpu_model=model, on_lease=True),
+            lent=lent_total(lender=tenant, pool=pool, gpu_model=model),
+            borrowed=borrowed_total(borrower=tenant, pool=pool, gpu_model=model),
+            lendable_now=lendable_now(tenant=tenant, pool=pool, gpu_model=model, policy=policy),
+            reserved=policy.reserved_gpus, lending_limit=policy.lending_limit_gpus,
+            borrowing_limit=policy.borrowing_limit_gpus))
+    return sorted(rows, key=lambda r: (r.pool, r.gpu_model))
+
+
+def leases_by_model(leases) -> dict[str, int]:
+    """GPUs per GPU model over some leases, for the ledger's summary line."""
+    totals: dict[str, int] = defaultdict(int)
+    for lease in leases:
+        totals[lease.gpu_model.name] += lease.gpus
+    return dict(sorted(totals.items()))
+
+
+def expires_in_minutes(lease: Lease, *, now: datetime) -> int:
+    return int((lease.expires_at - now).total_seconds() // 60)

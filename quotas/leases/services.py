@@ -1,0 +1,369 @@
+"""Writes to lending policies, rollout switches and leases. Each checks the borrowing invariants
+(lending limit, reserved part, borrowing limit, production never on a lease), changes state by
+compare-and-swap and writes its audit event in the same transaction.
+
+The evaluation cycle calls ``lease_grant_for_plan`` for each engine ``LeasePlan`` it admits and
+``lease_reclaims_apply`` for each engine ``Reclaim``; the expiry worker lives in quotas.lease_expiry.
+"""
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from audit.chain.services import audit_record
+from quotas.access import is_platform_admin
+from quotas.leases import errors
+from quotas.leases import selectors
+from quotas.leases.models import NEVER_BORROWS, Lease, LendingPolicy, PolicySwitch
+from quotas.models import GpuModel, Membership, Pool, Tenant
+from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, LeasePlan, Reclaim
+
+LENDING_SIDE = ("lending_limit_gpus", "reserved_gpus")
+BORROWING_SIDE = ("borrowing_limit_gpus", "max_lease_minutes", "protected_minutes", "borrow_classes")
+_UNSET = object()
+
+
+def _iso(value):
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def _with_history(instance, *, actor, reason: str):
+    instance._change_reason = reason
+    if actor is not None and getattr(actor, "is_authenticated", False):
+        instance._history_user = actor
+    return instance
+
+
+def _require_reason(reason: str) -> None:
+    if not (reason or "").strip():
+        raise ValidationError({"reason": [errors.REASON_REQUIRED]})
+
+
+# --- lending policy ------------------------------------------------------------------------------------
+
+def lending_policy_set(*, actor, tenant: Tenant, reason: str, lending_limit_gpus=_UNSET, reserved_gpus=_UNSET,
+                       borrowing_limit_gpus=_UNSET, max_lease_minutes=_UNSET, protected_minutes=_UNSET,
+                       borrow_classes=_UNSET) -> LendingPolicy:
+    """Change the given fields of a tenant's lending policy (creating the row on first change).
+
+    Who may change what: a tenant admin may change the *lending* side of their own tenant (how much of
+    its own idle quota it gives away, and how much it keeps back) because that only concerns its own
+    quota. The *borrowing* side (borrowing limit, lease length, protected window, borrow classes) decides
+    how much of other tenants' capacity the tenant may take and for how long, so only platform admins
+    change it. Lowering a lending limit below what is already lent ends nothing at once: the expiry
+    worker sees the lender's demand and reclaims at expiry.
+    """
+    given = {name: value for name, value in {
+        "lending_limit_gpus": lending_limit_gpus, "reserved_gpus": reserved_gpus,
+        "borrowing_limit_gpus": borrowing_limit_gpus, "max_lease_minutes": max_lease_minutes,
+        "protected_minutes": protected_minutes, "borrow_classes": borrow_classes}.items() if value is not _UNSET}
+    platform = actor is not None and is_platform_admin(actor)
+    if not platform:
+        own_admin = actor is not None and Membership.objects.filter(
+            user=actor, tenant=tenant, role=Membership.Role.TENANT_ADMIN).exists()
+        if not own_admin:
+            raise PermissionDenied(errors.POLICY_NEEDS_ADMIN.format(tenant=tenant.slug))
+        if set(given) & set(BORROWING_SIDE):
+            raise PermissionDenied(errors.BORROWING_SIDE_NEEDS_PLATFORM)
+    _require_reason(reason)
+    problems: dict[str, list[str]] = {}
+    if "borrow_classes" in given:
+        classes = sorted(set(given["borrow_classes"] or ()))
+        for value in classes:
+            if value == NEVER_BORROWS:
+                problems.setdefault("borrow_classes", []).append(errors.PRODUCTION_NEVER_BORROWS)
+            elif value not in DEFAULT_PRIORITY_CLASSES:
+                problems.setdefault("borrow_classes", []).append(errors.UNKNOWN_PRIORITY_CLASS.format(value=value))
+        given["borrow_classes"] = classes
+    if problems:
+        raise ValidationError(problems)
+
+    with transaction.atomic():
+        policy = LendingPolicy.objects.select_for_update().filter(tenant=tenant).first()
+        created = policy is None
+        policy = policy or LendingPolicy(tenant=tenant)
+        old = {f: getattr(policy, f) for f in (*LENDING_SIDE, *BORROWING_SIDE)}
+        if not created and all(old[f] == v for f, v in given.items()):
+            return policy
+        for f, v in given.items():
+            setattr(policy, f, v)
+        if policy.protected_minutes > policy.max_lease_minutes:
+            raise ValidationError({"protected_minutes": [errors.PROTECTION_ABOVE_LENGTH]})
+        policy.full_clean(exclude=["tenant"], validate_constraints=False)
+        _with_history(policy, actor=actor, reason=reason)
+        if created:
+            policy.save()
+        else:
+            policy.save(update_fields=[*given, "updated_at"])
+        audit_record(event_type="lending_policy.set", target=policy, actor=actor, tenant=tenant,
+                     payload={"old": None if created else old,
+                              "new": {f: getattr(policy, f) for f in (*LENDING_SIDE, *BORROWING_SIDE)},
+                              "reason": reason})
+    return policy
+
+
+# --- rollout switches ----------------------------------------------------------------------------------
+
+def _clean_switch_value(key: str, value):
+    if key == PolicySwitch.Key.BORROWING_ENABLED:
+        if not isinstance(value, bool):
+            raise ValidationError({"value": [errors.BAD_SWITCH_VALUE.format(key=key, allowed="true or false")]})
+        return value
+    if value not in PolicySwitch.PreemptionMode.values:
+        raise ValidationError({"value": [errors.BAD_SWITCH_VALUE.format(
+            key=key, allowed=", ".join(PolicySwitch.PreemptionMode.values))]})
+    return str(value)
+
+
+def policy_switch_set(*, actor, key: str, value, reason: str, return_leases_now: bool = False,
+                      now: datetime | None = None) -> PolicySwitch:
+    """Set one platform switch (platform admins only).
+
+    Pausing borrowing stops new leases at once; existing leases run to their expiry (they are then
+    not renewed) unless ``return_leases_now``, which returns every open lease in the same transaction —
+    the rollback path back to base quotas. The cycle stops the jobs of leases that are no longer open.
+    """
+    if actor is None or not is_platform_admin(actor):
+        raise PermissionDenied(errors.SWITCH_NEEDS_PLATFORM)
+    if key not in PolicySwitch.Key.values:
+        raise ValidationError({"key": [errors.UNKNOWN_SWITCH.format(value=key)]})
+    value = _clean_switch_value(key, value)
+    _require_reason(reason)
+    now = now or timezone.now()
+    with transaction.atomic():
+        switch = PolicySwitch.objects.select_for_update().filter(key=key).first()
+        old = PolicySwitch.DEFAULTS[key] if switch is None else switch.value
+        returned = []
+        if switch is None or old != value:
+            switch = switch or PolicySwitch(key=key)
+            switch.value, switch.reason = value, reason
+            switch.updated_by = actor if getattr(actor, "is_authenticated", False) else None
+            _with_history(switch, actor=actor, reason=reason).save()
+        if key == PolicySwitch.Key.BORROWING_ENABLED and value is False and return_leases_now:
+            for lease_id in Lease.objects.filter(state__in=Lease.OPEN_STATES).values_list("id", flat=True):
+                lease = _lease_end(lease_id=lease_id, state=Lease.State.RETURNED, actor=actor, now=now,
+                                   reason=f"Borrowing paused: returned now ({reason})", event="lease.returned")
+                if lease is not None:
+                    returned.append(lease.id)
+        if old != value or returned:
+            audit_record(event_type="policy_switch.set", target=switch, actor=actor,
+                         payload={"key": key, "old": old, "new": value, "reason": reason,
+                                  "return_leases_now": return_leases_now, "leases_returned": returned})
+    return switch
+
+
+# --- leases --------------------------------------------------------------------------------------------
+
+def _resolve(model, value, field: str):
+    return value if isinstance(value, model) else model.objects.get(**{field: value})
+
+
+def _refuse(message: str, code: str):
+    raise ValidationError(message, code=code)
+
+
+def lease_grant(*, borrower: Tenant | str, lender: Tenant | str | None, pool: Pool | str,
+                gpu_model: GpuModel | str, gpus: int, protected_until: datetime, expires_at: datetime,
+                priority_class: str, job_ids: Iterable[int] = (), actor=None, now: datetime | None = None) -> Lease:
+    """Open a lease as an engine LeasePlan describes it (names or model instances both work).
+
+    Refuses (ValidationError with a code) when borrowing is paused, the class may not borrow (never
+    production), or the loan would break the lender's lending limit or reserved part, the unassigned
+    pool's size or the borrower's borrowing limit. The pool row is locked so two grants on one pool
+    check the totals one after the other.
+    """
+    now = now or timezone.now()
+    borrower = _resolve(Tenant, borrower, "slug")
+    lender = None if lender is None else _resolve(Tenant, lender, "slug")
+    pool = _resolve(Pool, pool, "name")
+    gpu_model = _resolve(GpuModel, gpu_model, "name")
+    gpus = int(gpus)
+    if priority_class == NEVER_BORROWS:
+        _refuse(errors.PRODUCTION_NEVER_BORROWS, "production")
+    if gpus <= 0:
+        _refuse(errors.LEASE_GPUS, "gpus")
+    if expires_at <= now:
+        _refuse(errors.LEASE_WINDOW, "window")
+    if lender is not None and lender.pk == borrower.pk:
+        _refuse(errors.SELF_LOAN, "self_loan")
+    with transaction.atomic():
+        Pool.objects.select_for_update().filter(pk=pool.pk).first()
+        if not selectors.borrowing_enabled():
+            _refuse(errors.BORROWING_PAUSED, "borrowing_paused")
+        policy = selectors.lending_policy_for(tenant=borrower)
+        if priority_class not in policy.borrow_classes:
+            _refuse(errors.CLASS_MAY_NOT_BORROW.format(tenant=borrower.slug, priority_class=priority_class),
+                    "not_borrowable")
+        minutes = int((expires_at - now).total_seconds() // 60)
+        if minutes > policy.max_lease_minutes:
+            _refuse(errors.LEASE_TOO_LONG.format(minutes=minutes, tenant=borrower.slug,
+                                                 max_minutes=policy.max_lease_minutes), "too_long")
+        borrowed = selectors.borrowed_total(borrower=borrower, pool=pool, gpu_model=gpu_model) + gpus
+        if policy.borrowing_limit_gpus is not None and borrowed > policy.borrowing_limit_gpus:
+            _refuse(errors.BORROW_LIMIT.format(tenant=borrower.slug, total=borrowed, gpu_model=gpu_model.name,
+                                               pool=pool.name, limit=policy.borrowing_limit_gpus), "borrow_limit")
+        _check_lender(lender=lender, pool=pool, gpu_model=gpu_model, gpus=gpus)
+        lease = Lease.objects.create(
+            borrower=borrower, lender=lender, pool=pool, gpu_model=gpu_model, gpus=gpus,
+            priority_class=priority_class, job_ids=sorted({int(j) for j in job_ids}), started_at=now,
+            protected_until=min(max(protected_until, now), expires_at), expires_at=expires_at)
+        audit_record(event_type="lease.granted", target=lease, actor=actor, tenant=borrower, occurred_at=now,
+                     payload=_lease_payload(lease))
+    return lease
+
+
+def _check_lender(*, lender: Tenant | None, pool: Pool, gpu_model: GpuModel, gpus: int) -> None:
+    lent = selectors.lent_total(lender=lender, pool=pool, gpu_model=gpu_model) + gpus
+    names = {"total": lent, "gpu_model": gpu_model.name, "pool": pool.name}
+    if lender is None:
+        unassigned = selectors.unassigned_gpus(pool=pool, gpu_model=gpu_model)
+        if lent > unassigned:
+            _refuse(errors.UNASSIGNED_EXHAUSTED.format(unassigned=unassigned, **names), "unassigned_exhausted")
+        return
+    policy = selectors.lending_policy_for(tenant=lender)
+    if policy.lending_limit_gpus is not None and lent > policy.lending_limit_gpus:
+        _refuse(errors.LENDING_LIMIT.format(tenant=lender.slug, limit=policy.lending_limit_gpus, **names),
+                "lending_limit")
+    base = selectors.base_quota_gpus(tenant=lender, pool=pool, gpu_model=gpu_model)
+    if lent > base - policy.reserved_gpus:
+        _refuse(errors.LENDING_RESERVED.format(tenant=lender.slug, lendable=max(base - policy.reserved_gpus, 0),
+                                               base=base, reserved=policy.reserved_gpus, **names), "reserved")
+
+
+def lease_grant_for_plan(*, plan: LeasePlan, priority_class: str, job_ids: Iterable[int] = (),
+                         now: datetime | None = None, rows: dict | None = None) -> Lease:
+    """The cycle's one call per engine LeasePlan.
+
+    `rows` is the caller's cache of tenant, pool and GPU model rows by name, kept for one cycle: a
+    cycle granting many leases would otherwise look the same few rows up again for every lease.
+    """
+    rows = {} if rows is None else rows
+
+    def row(model, name, field):
+        key = (model, name)
+        if key not in rows:
+            rows[key] = _resolve(model, name, field)
+        return rows[key]
+
+    return lease_grant(borrower=row(Tenant, plan.borrower, "slug"),
+                       lender=None if plan.lender is None else row(Tenant, plan.lender, "slug"),
+                       pool=row(Pool, plan.pool, "name"), gpu_model=row(GpuModel, plan.gpu_model, "name"),
+                       gpus=plan.gpus, protected_until=plan.protected_until, expires_at=plan.expires_at,
+                       priority_class=priority_class, job_ids=job_ids, now=now)
+
+
+def lease_jobs_set(*, lease: Lease, job_ids: Iterable[int]) -> Lease:
+    """Record which jobs run on a lease (the cycle calls it as jobs start and finish)."""
+    ids = sorted({int(j) for j in job_ids})
+    Lease.objects.filter(pk=lease.pk).exclude(job_ids=ids).update(job_ids=ids)
+    lease.job_ids = ids
+    return lease
+
+
+def _lease_payload(lease: Lease, **extra) -> dict:
+    return {"lease": lease.pk, "borrower": lease.borrower.slug,
+            "lender": lease.lender.slug if lease.lender_id else None, "pool": lease.pool.name,
+            "gpu_model": lease.gpu_model.name, "gpus": lease.gpus, "priority_class": lease.priority_class,
+            "job_ids": list(lease.job_ids), "state": lease.state, "started_at": _iso(lease.started_at),
+            "protected_until": _iso(lease.protected_until), "expires_at": _iso(lease.expires_at), **extra}
+
+
+def _lease_end(*, lease_id: int, state: str, actor, now: datetime, reason: str, event: str,
+               from_states=Lease.OPEN_STATES) -> Lease | None:
+    """End an open lease by compare-and-swap; None when another caller ended it first."""
+    with transaction.atomic():
+        updated = Lease.objects.filter(pk=lease_id, state__in=from_states).update(
+            state=state, ended_at=now, end_reason=reason[:200])
+        if updated != 1:
+            return None
+        lease = Lease.objects.select_related("borrower", "lender", "pool", "gpu_model").get(pk=lease_id)
+        audit_record(event_type=event, target=lease, actor=actor, tenant=lease.borrower, occurred_at=now,
+                     payload=_lease_payload(lease, reason=reason))
+    return lease
+
+
+def lease_return(*, lease: Lease, reason: str, actor=None, now: datetime | None = None) -> Lease:
+    """Give borrowed capacity back now (jobs finished, borrowing paused, an admin's decision); a lease
+    that is already closed is returned unchanged."""
+    ended = _lease_end(lease_id=lease.pk, state=Lease.State.RETURNED, actor=actor, now=now or timezone.now(),
+                       reason=reason, event="lease.returned")
+    return ended or Lease.objects.get(pk=lease.pk)
+
+
+def lease_expire(*, lease: Lease, reason: str, now: datetime | None = None) -> Lease:
+    ended = _lease_end(lease_id=lease.pk, state=Lease.State.EXPIRED, actor=None, now=now or timezone.now(),
+                       reason=reason, event="lease.expired", from_states=(Lease.State.ACTIVE,))
+    return ended or Lease.objects.get(pk=lease.pk)
+
+
+def lease_renewal_until(lease: Lease, *, policy: LendingPolicy | None = None) -> datetime | None:
+    """Where one renewal would move the expiry (one more original term, capped at the maximum lease
+    length counted from the start), or None when the lease is already at its maximum."""
+    policy = policy or selectors.lending_policy_for(tenant=lease.borrower)
+    limit = lease.started_at + timedelta(minutes=policy.max_lease_minutes)
+    term = (lease.expires_at - lease.started_at) / (lease.renewals + 1)
+    until = min(lease.expires_at + term, limit)
+    return until if until > lease.expires_at else None
+
+
+def lease_renew(*, lease: Lease, actor=None, now: datetime | None = None) -> Lease:
+    now = now or timezone.now()
+    with transaction.atomic():
+        current = Lease.objects.select_for_update(of=("self",)).select_related("borrower", "lender", "pool", "gpu_model").get(
+            pk=lease.pk)
+        if current.state != Lease.State.ACTIVE:
+            raise ValidationError(errors.LEASE_NOT_OPEN.format(id=current.pk, state=current.state), code="not_open")
+        policy = selectors.lending_policy_for(tenant=current.borrower)
+        until = lease_renewal_until(current, policy=policy)
+        if until is None:
+            raise ValidationError(errors.LEASE_AT_MAX_LENGTH.format(id=current.pk, max_minutes=policy.max_lease_minutes),
+                                  code="max_length")
+        old = current.expires_at
+        current.expires_at, current.renewals, current.expiry_warned_at = until, current.renewals + 1, None
+        current.save(update_fields=["expires_at", "renewals", "expiry_warned_at"])
+        audit_record(event_type="lease.renewed", target=current, actor=actor, tenant=current.borrower,
+                     occurred_at=now, payload=_lease_payload(current, old_expires_at=_iso(old)))
+    return current
+
+
+def lease_reclaim_start(*, lease: Lease, lender_job_id: int | None, grace_until: datetime,
+                        lender_is_production: bool = False, actor=None, now: datetime | None = None) -> Lease:
+    """Mark a lease for reclaim: its jobs get notice and run until ``grace_until``; then the expiry worker
+    ends the lease and the cycle stops and requeues them. The protected window holds unless the lender's
+    job is production. Already reclaiming or closed: unchanged."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        current = Lease.objects.select_for_update(of=("self",)).select_related("borrower", "lender", "pool", "gpu_model").get(
+            pk=lease.pk)
+        if current.state != Lease.State.ACTIVE:
+            return current
+        if now < current.protected_until and not lender_is_production:
+            raise ValidationError(errors.LEASE_PROTECTED.format(
+                id=current.pk, until=f"{timezone.localtime(current.protected_until):%Y-%m-%d %H:%M %Z}"),
+                                  code="protected")
+        current.state, current.reclaim_deadline = Lease.State.RECLAIMING, max(grace_until, now)
+        current.reclaim_lender_job_id = lender_job_id
+        current.save(update_fields=["state", "reclaim_deadline", "reclaim_lender_job_id"])
+        audit_record(event_type="lease.reclaim_started", target=current, actor=actor, tenant=current.borrower,
+                     occurred_at=now, payload=_lease_payload(current, lender_job_id=lender_job_id,
+                                                             grace_until=_iso(current.reclaim_deadline)))
+    return current
+
+
+def lease_reclaims_apply(*, reclaim: Reclaim, lender_is_production: bool = False,
+                         now: datetime | None = None) -> list[Lease]:
+    """The cycle's one call per engine Reclaim."""
+    now = now or timezone.now()
+    grace_until = reclaim.grace_until or now
+    return [lease_reclaim_start(lease=lease, lender_job_id=reclaim.lender_job_id, grace_until=grace_until,
+                                lender_is_production=lender_is_production, now=now)
+            for lease in Lease.objects.filter(pk__in=reclaim.lease_ids).order_by("pk")]
+
+
+def lease_reclaim_finish(*, lease: Lease, now: datetime | None = None) -> Lease:
+    ended = _lease_end(lease_id=lease.pk, state=Lease.State.RETURNED, actor=None, now=now or timezone.now(),
+                       reason="Reclaimed by the lender after the grace period", event="lease.reclaimed",
+                       from_states=(Lease.State.RECLAIMING,))
+    return ended or Lease.objects.get(pk=lease.pk)

@@ -1,0 +1,72 @@
+"""API shapes of quota change requests; names are resolved here so unknown ones are field errors."""
+from rest_framework import serializers
+
+from quotas.access import tenants_for_user
+from quotas import errors
+from quotas.models import GpuModel, Pool, QuotaRequest, QuotaRequestDecision, WorkloadClass
+
+
+class QuotaRequestCreateSerializer(serializers.Serializer):
+    tenant = serializers.CharField()
+    pool = serializers.SlugRelatedField(slug_field="name", queryset=Pool.objects.all())
+    gpu_model = serializers.SlugRelatedField(slug_field="name", queryset=GpuModel.objects.all())
+    workload_classes = serializers.ListField(child=serializers.ChoiceField(choices=WorkloadClass.choices),
+                                             required=False, default=list)
+    kind = serializers.ChoiceField(choices=QuotaRequest.Kind.choices)
+    gpus = serializers.IntegerField(min_value=0, help_text="The base quota asked for (the new value).")
+    justification = serializers.CharField()
+    effective_at = serializers.DateTimeField(required=False, allow_null=True, default=None,
+                                             help_text="Empty: as soon as approved.")
+    ends_at = serializers.DateTimeField(required=False, allow_null=True, default=None,
+                                        help_text="End of a temporary grant.")
+    acknowledge_oversubscription = serializers.BooleanField(default=False)
+    submit = serializers.BooleanField(default=True, help_text="False keeps the request as a draft.")
+
+    def validate_tenant(self, value):
+        # Unknown and not-yours read the same, so the answer does not reveal which tenants exist.
+        tenant = tenants_for_user(self.context["request"].user).filter(slug=value).first()
+        if tenant is None:
+            raise serializers.ValidationError(errors.UNKNOWN_TENANT.format(value=value))
+        return tenant
+
+    def validate(self, attrs):
+        start, end = attrs.get("effective_at"), attrs.get("ends_at")
+        if start and end and end <= start:
+            raise serializers.ValidationError({"ends_at": errors.WINDOW_ORDER})
+        return attrs
+
+
+class DecisionInputSerializer(serializers.Serializer):
+    comment = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class ApproveInputSerializer(DecisionInputSerializer):
+    acknowledge_oversubscription = serializers.BooleanField(default=False)
+
+
+class RejectInputSerializer(serializers.Serializer):
+    comment = serializers.CharField()
+
+
+class QuotaRequestDecisionSerializer(serializers.ModelSerializer):
+    actor = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = QuotaRequestDecision
+        fields = ["step", "from_state", "to_state", "actor", "comment", "at"]
+
+
+class QuotaRequestSerializer(serializers.ModelSerializer):
+    tenant = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    pool = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    gpu_model = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    awaiting = serializers.CharField(read_only=True, allow_null=True)
+    decisions = QuotaRequestDecisionSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = QuotaRequest
+        fields = ["id", "tenant", "pool", "gpu_model", "workload_classes", "kind", "gpus", "gpus_at_request",
+                  "justification", "effective_at", "ends_at", "acknowledge_oversubscription", "state", "awaiting",
+                  "needs_endorsement", "requested_by", "created_at", "state_changed_at", "quota", "applied_at",
+                  "reverted_at", "last_error", "decisions"]

@@ -1,0 +1,386 @@
+"""The quota change workflow: create, submit, endorse, approve, reject, withdraw, apply at the effective time,
+revert temporary grants, expire stale requests.
+
+Every state move is a compare-and-swap ``UPDATE … WHERE state IN (…)``: of two actors racing on one request
+exactly one changes the row, the other gets ``ConflictError``. Each move writes a timeline row and an audit
+event in the same transaction; notices are enqueued to run after commit.
+"""
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from celery import current_app
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from audit.chain.services import audit_record
+from quotas.errors import ConflictError
+from quotas.access import QUOTA_APPROVER
+from quotas import errors as quota_errors
+from quotas.requests import selectors
+from quotas.models import GpuModel, Membership, Pool, QuotaRequest, QuotaRequestDecision, Tenant, WorkloadClass
+from quotas.services import quota_end, quota_set
+
+State = QuotaRequest.State
+Kind = QuotaRequest.Kind
+
+# User-facing messages, lazily translated: formatted in the language of the request; tests assert
+# the English texts.
+JUSTIFICATION_REQUIRED = _("Say why this change is needed: the justification is kept with the quota history.")
+NOT_A_MEMBER = _("Only members of {tenant} can request quota for it.")
+END_REQUIRED = _("A temporary grant needs an end time.")
+END_ONLY_FOR_TEMPORARY = _("Only a temporary grant has an end time.")
+IN_THE_PAST = _("The effective time must be in the future; leave it empty to apply as soon as approved.")
+INCREASE_NEEDS_MORE = _("An increase must ask for more than the current {current} GPUs.")
+DECREASE_NEEDS_LESS = _("A decrease must ask for fewer than the current {current} GPUs.")
+DECREASE_NEEDS_QUOTA = _("There is no base quota on {pool}/{gpu_model} for these classes to decrease.")
+INCREASE_NEEDS_QUOTA = _("There is no base quota on {pool}/{gpu_model} for these classes yet: ask for a new scope.")
+SCOPE_EXISTS = _("A base quota of {current} GPUs already covers this scope: ask for an increase or a decrease.")
+TEMPORARY_NEEDS_MORE = _("A temporary grant must ask for more than the current {current} GPUs.")
+OVERSUBSCRIPTION_NOT_ACKNOWLEDGED = _(
+    "Base quotas on {pool}/{gpu_model} would total {total} GPUs against {capacity} schedulable: "
+    "tick the oversubscription acknowledgement to continue."
+)
+ONLY_REQUESTER = _("Only the requester can {action} this request.")
+SELF_APPROVAL = _("Nobody approves their own request.")
+ENDORSER_REQUIRED = _("Endorsing needs the tenant admin role in {tenant}.")
+APPROVER_REQUIRED = _("Approving quota requests needs the platform quota approver role.")
+REJECTER_REQUIRED = _("Rejecting this request needs the {role} role.")
+REQUESTER_LEFT = _("The requester is no longer a member of {tenant}.")
+CONFLICT = _("Request #{id} is now {state}: someone else acted on it first. Reload to see its current state.")
+WRONG_STATE = _("Request #{id} is {state}; it cannot be {action} now.")
+COMMENT_REQUIRED = _("Say why: the requester reads this comment.")
+
+APPLY_RETRY_AFTER = timedelta(minutes=15)
+NOTIFY_TASK = "quotas.tasks.quota_request_notify"
+
+
+def _stale_after() -> timedelta:
+    return timedelta(days=getattr(settings, "QUOTA_REQUEST_STALE_DAYS", 14))
+
+
+def _notify(request_id: int, event: str) -> None:
+    # Enqueued by name after commit (the task module builds on this one, not the reverse).
+    transaction.on_commit(lambda: current_app.signature(NOTIFY_TASK, args=(request_id, event)).delay())
+
+
+def _payload(qr: QuotaRequest, **extra) -> dict:
+    return {"kind": qr.kind, "pool": qr.pool.name, "gpu_model": qr.gpu_model.name,
+            "workload_classes": qr.workload_classes, "gpus": qr.gpus, "gpus_at_request": qr.gpus_at_request,
+            "effective_at": qr.effective_at.isoformat() if qr.effective_at else None,
+            "ends_at": qr.ends_at.isoformat() if qr.ends_at else None, **extra}
+
+
+def _transition(qr: QuotaRequest, *, to: str, allowed_from: Iterable[str], step: str, actor=None, comment: str = "",
+                action: str = "", now: datetime | None = None, conflict: bool = True, **fields) -> bool:
+    """Move ``qr`` to ``to`` if it is still in one of ``allowed_from``; write its timeline row and audit event.
+    A lost race raises ConflictError, or returns False for workers (``conflict=False``)."""
+    now = now or timezone.now()
+    allowed_from = list(allowed_from)
+    old_state = qr.state
+    updated = QuotaRequest.objects.filter(pk=qr.pk, state__in=allowed_from).update(
+        state=to, state_changed_at=now, **fields)
+    if updated != 1:
+        if not conflict:
+            return False
+        current = QuotaRequest.objects.filter(pk=qr.pk).values_list("state", flat=True).first()
+        label = State(current).label.lower() if current else "gone"
+        if old_state not in allowed_from:  # the caller acted on a state that never allowed this step
+            raise ConflictError(WRONG_STATE.format(id=qr.pk, state=label, action=action or step), code="wrong_state")
+        raise ConflictError(CONFLICT.format(id=qr.pk, state=label))
+    from_state = old_state if old_state in allowed_from else ""
+    for name, value in {"state": to, "state_changed_at": now, **fields}.items():
+        setattr(qr, name, value)
+    QuotaRequestDecision.objects.create(request=qr, step=step, from_state=from_state, to_state=to,
+                                        actor=actor if getattr(actor, "is_authenticated", False) else None,
+                                        comment=comment, at=now)
+    audit_record(event_type=f"quota_request.{step}", target=qr, actor=actor, tenant=qr.tenant, occurred_at=now,
+                 payload=_payload(qr, from_state=from_state, to_state=to, comment=comment))
+    return True
+
+
+def _fresh_roles(user) -> None:
+    # Approval re-checks roles from the database, not the per-request cache on the user object.
+    if hasattr(user, "_platform_roles"):
+        del user._platform_roles
+
+
+def _role_in(user, tenant: Tenant) -> str | None:
+    return Membership.objects.filter(user=user, tenant=tenant).values_list("role", flat=True).first()
+
+
+def _check_capacity(qr: QuotaRequest, *, acknowledged: bool, field: str = "acknowledge_oversubscription") -> None:
+    impact = selectors.quota_request_impact_now(qr)
+    if impact.needs_acknowledgement and not acknowledged:
+        raise ValidationError({field: [OVERSUBSCRIPTION_NOT_ACKNOWLEDGED.format(
+            pool=qr.pool.name, gpu_model=qr.gpu_model.name, total=impact.quota_sum_after, capacity=impact.capacity)]})
+
+
+def _validate(*, tenant, pool, gpu_model, kind, gpus, justification, workload_classes, effective_at, ends_at,
+              now) -> tuple[list[str], int]:
+    problems: dict[str, list[str]] = {}
+    classes = sorted(set(workload_classes or ()))
+    for value in classes:
+        if value not in WorkloadClass.values:
+            problems.setdefault("workload_classes", []).append(quota_errors.UNKNOWN_CLASS.format(value=value))
+    if kind not in Kind.values:
+        problems.setdefault("kind", []).append(f"Unknown kind {kind!r}.")
+    if gpus is None or int(gpus) < 0:
+        problems.setdefault("gpus", []).append(quota_errors.NEGATIVE)
+    if not (justification or "").strip():
+        problems.setdefault("justification", []).append(JUSTIFICATION_REQUIRED)
+    if effective_at is not None and effective_at < now - timedelta(minutes=1):
+        problems.setdefault("effective_at", []).append(IN_THE_PAST)
+    if kind == Kind.TEMPORARY and ends_at is None:
+        problems.setdefault("ends_at", []).append(END_REQUIRED)
+    if kind != Kind.TEMPORARY and ends_at is not None:
+        problems.setdefault("ends_at", []).append(END_ONLY_FOR_TEMPORARY)
+    if ends_at is not None and ends_at <= (effective_at or now):
+        problems.setdefault("ends_at", []).append(quota_errors.WINDOW_ORDER)
+    if problems:
+        raise ValidationError(problems)
+    existing = selectors.target_quota(tenant=tenant, pool=pool, gpu_model=gpu_model, workload_classes=classes)
+    current = existing.gpus if existing else 0
+    names = {"pool": pool.name, "gpu_model": gpu_model.name, "current": current}
+    message = None
+    if kind == Kind.INCREASE:
+        message = INCREASE_NEEDS_QUOTA if existing is None else INCREASE_NEEDS_MORE if gpus <= current else None
+    elif kind == Kind.DECREASE:
+        message = DECREASE_NEEDS_QUOTA if existing is None else DECREASE_NEEDS_LESS if gpus >= current else None
+    elif kind == Kind.NEW_SCOPE:
+        message = SCOPE_EXISTS if existing is not None else None
+    elif kind == Kind.TEMPORARY and gpus <= current:
+        message = TEMPORARY_NEEDS_MORE
+    if message:
+        raise ValidationError({"gpus": [message.format(**names)]})
+    return classes, current
+
+
+def quota_request_create(*, actor, tenant: Tenant, pool: Pool, gpu_model: GpuModel, kind: str, gpus: int,
+                         justification: str, workload_classes: Iterable[str] = (), effective_at: datetime | None = None,
+                         ends_at: datetime | None = None, acknowledge_oversubscription: bool = False,
+                         submit: bool = True) -> QuotaRequest:
+    """A member or tenant admin asks for a change; saved as a draft or submitted straight away."""
+    role = _role_in(actor, tenant)
+    if role is None:
+        raise PermissionDenied(NOT_A_MEMBER.format(tenant=tenant.slug))
+    now = timezone.now()
+    classes, current = _validate(tenant=tenant, pool=pool, gpu_model=gpu_model, kind=kind, gpus=gpus,
+                                 justification=justification, workload_classes=workload_classes,
+                                 effective_at=effective_at, ends_at=ends_at, now=now)
+    with transaction.atomic():
+        qr = QuotaRequest(tenant=tenant, pool=pool, gpu_model=gpu_model, workload_classes=classes, kind=kind,
+                          gpus=int(gpus), gpus_at_request=current, justification=justification.strip(),
+                          effective_at=effective_at, ends_at=ends_at,
+                          acknowledge_oversubscription=acknowledge_oversubscription, requested_by=actor,
+                          needs_endorsement=role != Membership.Role.TENANT_ADMIN, state=State.DRAFT,
+                          state_changed_at=now)
+        qr.save()
+        QuotaRequestDecision.objects.create(request=qr, step="created", to_state=State.DRAFT, actor=actor, at=now)
+        audit_record(event_type="quota_request.created", target=qr, actor=actor, tenant=tenant, occurred_at=now,
+                     payload=_payload(qr, to_state=State.DRAFT))
+        if submit:
+            quota_request_submit(actor=actor, request=qr)
+    return qr
+
+
+def quota_request_submit(*, actor, request: QuotaRequest) -> QuotaRequest:
+    qr = request
+    if qr.requested_by_id != actor.pk:
+        raise PermissionDenied(ONLY_REQUESTER.format(action="submit"))
+    role = _role_in(actor, qr.tenant)
+    if role is None:
+        raise PermissionDenied(NOT_A_MEMBER.format(tenant=qr.tenant.slug))
+    with transaction.atomic():
+        _check_capacity(qr, acknowledged=qr.acknowledge_oversubscription)
+        # The chain is fixed at submission: a tenant admin's own request goes straight to the approvers.
+        _transition(qr, to=State.SUBMITTED, allowed_from=[State.DRAFT], step="submitted", actor=actor,
+                    action="submitted", needs_endorsement=role != Membership.Role.TENANT_ADMIN)
+        _notify(qr.pk, "awaiting")
+    return qr
+
+
+def quota_request_endorse(*, actor, request: QuotaRequest, comment: str = "") -> QuotaRequest:
+    qr = request
+    if qr.requested_by_id == actor.pk:
+        raise PermissionDenied(SELF_APPROVAL)
+    if _role_in(actor, qr.tenant) != Membership.Role.TENANT_ADMIN:
+        raise PermissionDenied(ENDORSER_REQUIRED.format(tenant=qr.tenant.slug))
+    if not qr.needs_endorsement:
+        raise ConflictError(WRONG_STATE.format(id=qr.pk, state="waiting for a platform approver",
+                                               action="endorsed"), code="wrong_state")
+    with transaction.atomic():
+        _transition(qr, to=State.ENDORSED, allowed_from=[State.SUBMITTED], step="endorsed", actor=actor,
+                    comment=comment, action="endorsed")
+        _notify(qr.pk, "endorsed")
+        _notify(qr.pk, "awaiting")
+    return qr
+
+
+def _awaiting_approval_states(qr: QuotaRequest) -> list[str]:
+    return [State.ENDORSED] if qr.needs_endorsement else [State.SUBMITTED]
+
+
+def quota_request_approve(*, actor, request: QuotaRequest, comment: str = "",
+                          acknowledge_oversubscription: bool = False) -> QuotaRequest:
+    """A platform quota approver approves; permissions and pool capacity are checked again now, and an
+    immediate change takes effect in the same transaction."""
+    qr = request
+    _fresh_roles(actor)
+    if qr.requested_by_id == actor.pk:
+        raise PermissionDenied(SELF_APPROVAL)
+    if not actor.groups.filter(name=QUOTA_APPROVER).exists():
+        raise PermissionDenied(APPROVER_REQUIRED)
+    if _role_in(qr.requested_by, qr.tenant) is None:
+        raise PermissionDenied(REQUESTER_LEFT.format(tenant=qr.tenant.slug))
+    with transaction.atomic():
+        # Approvals on one pool run one at a time, so two requests cannot each pass the capacity check alone.
+        Pool.objects.select_for_update().filter(pk=qr.pool_id).first()
+        _check_capacity(qr, acknowledged=qr.acknowledge_oversubscription or acknowledge_oversubscription)
+        _transition(qr, to=State.APPROVED, allowed_from=_awaiting_approval_states(qr), step="approved", actor=actor,
+                    comment=comment, action="approved",
+                    acknowledge_oversubscription=qr.acknowledge_oversubscription or acknowledge_oversubscription)
+        _notify(qr.pk, "approved")
+    if qr.effective_at is None or qr.effective_at <= timezone.now():
+        _apply_one(qr.pk)
+        qr.refresh_from_db()
+    return qr
+
+
+def quota_request_reject(*, actor, request: QuotaRequest, comment: str) -> QuotaRequest:
+    """Approvers reject at any waiting step; the tenant admin also at the endorsement step."""
+    qr = request
+    _fresh_roles(actor)
+    if qr.requested_by_id == actor.pk:
+        raise PermissionDenied(SELF_APPROVAL)
+    if not (comment or "").strip():
+        raise ValidationError({"comment": [COMMENT_REQUIRED]})
+    is_approver = actor.groups.filter(name=QUOTA_APPROVER).exists()
+    allowed = []
+    if is_approver:
+        allowed = [State.SUBMITTED, State.ENDORSED]
+    elif _role_in(actor, qr.tenant) == Membership.Role.TENANT_ADMIN and qr.needs_endorsement:
+        allowed = [State.SUBMITTED]
+    if not allowed:
+        raise PermissionDenied(REJECTER_REQUIRED.format(role="quota approver" if not qr.needs_endorsement
+                                                        else "tenant admin or quota approver"))
+    with transaction.atomic():
+        _transition(qr, to=State.REJECTED, allowed_from=allowed, step="rejected", actor=actor, comment=comment,
+                    action="rejected")
+        _notify(qr.pk, "rejected")
+    return qr
+
+
+def quota_request_withdraw(*, actor, request: QuotaRequest, comment: str = "") -> QuotaRequest:
+    qr = request
+    if qr.requested_by_id != actor.pk:
+        raise PermissionDenied(ONLY_REQUESTER.format(action="withdraw"))
+    with transaction.atomic():
+        _transition(qr, to=State.WITHDRAWN, allowed_from=[State.DRAFT, State.SUBMITTED, State.ENDORSED,
+                                                          State.APPROVED],
+                    step="withdrawn", actor=actor, comment=comment, action="withdrawn")
+    return qr
+
+
+def _reason(qr: QuotaRequest, verb: str) -> str:
+    return f"Quota request #{qr.pk} {verb}: {qr.justification}"[:500]
+
+
+def _apply_one(request_id: int, *, now: datetime | None = None) -> bool:
+    """Apply one approved request; the compare-and-swap makes a second worker skip it."""
+    now = now or timezone.now()
+    qr = QuotaRequest.objects.select_related("tenant", "pool", "gpu_model").get(pk=request_id)
+    try:
+        with transaction.atomic():
+            existing = selectors.target_quota(tenant=qr.tenant, pool=qr.pool, gpu_model=qr.gpu_model,
+                                              workload_classes=qr.workload_classes)
+            if not _transition(qr, to=State.APPLIED, allowed_from=[State.APPROVED], step="applied", now=now,
+                               conflict=False, applied_at=now, applied_from_gpus=existing.gpus if existing else 0,
+                               applied_created_quota=existing is None, next_attempt_at=None, last_error=""):
+                return False
+            _check_capacity(qr, acknowledged=qr.acknowledge_oversubscription, field="gpus")
+            quota = quota_set(actor=None, tenant=qr.tenant, pool=qr.pool, gpu_model=qr.gpu_model, gpus=qr.gpus,
+                              workload_classes=qr.workload_classes, reason=_reason(qr, "applied"),
+                              acknowledge_oversubscription=True, source={"quota_request": qr.pk})
+            QuotaRequest.objects.filter(pk=qr.pk).update(quota=quota)
+            _notify(qr.pk, "applied")
+    except ValidationError as exc:
+        # The pool changed since approval (nodes cordoned, other quotas grew): retry later, do not spin.
+        message = "; ".join(exc.messages)[:300]
+        with transaction.atomic():
+            QuotaRequest.objects.filter(pk=qr.pk, state=State.APPROVED).update(
+                next_attempt_at=now + APPLY_RETRY_AFTER, last_error=message)
+            audit_record(event_type="quota_request.apply_failed", target=qr, tenant=qr.tenant, occurred_at=now,
+                         payload=_payload(qr, error=message))
+        return False
+    return True
+
+
+def _revert_one(request_id: int, *, now: datetime) -> bool:
+    """End a temporary grant: take back its own delta only, so changes made meanwhile survive."""
+    qr = QuotaRequest.objects.select_related("tenant", "pool", "gpu_model", "quota").get(pk=request_id)
+    with transaction.atomic():
+        if not _transition(qr, to=State.REVERTED, allowed_from=[State.APPLIED], step="reverted", now=now,
+                           conflict=False, reverted_at=now):
+            return False
+        quota = qr.quota
+        if quota is not None and quota.status == quota.Status.ACTIVE:
+            quota.refresh_from_db()
+            granted = qr.gpus - (qr.applied_from_gpus or 0)
+            if qr.applied_created_quota and quota.gpus <= granted:
+                quota_end(actor=None, quota=quota, reason=_reason(qr, "ended"), ended_at=now)
+            else:
+                quota_set(actor=None, tenant=qr.tenant, pool=qr.pool, gpu_model=qr.gpu_model,
+                          gpus=max(quota.gpus - granted, 0), workload_classes=qr.workload_classes,
+                          reason=_reason(qr, "ended"), acknowledge_oversubscription=True,
+                          source={"quota_request": qr.pk, "reverted": True})
+        _notify(qr.pk, "reverted")
+    return True
+
+
+def quota_request_apply_due(*, now: datetime | None = None) -> int:
+    """The beat task's service: apply approved changes whose time has come and revert temporary grants
+    that ended. Idempotent; safe with several workers at once."""
+    now = now or timezone.now()
+    due = (QuotaRequest.objects.filter(state=State.APPROVED, effective_at__isnull=True)
+           | QuotaRequest.objects.filter(state=State.APPROVED, effective_at__lte=now))
+    # A temporary grant whose end already passed is never applied; expire_stale retires it.
+    due = due.exclude(next_attempt_at__gt=now).exclude(ends_at__lte=now).order_by("effective_at", "id").values_list("id", flat=True)
+    done = sum(_apply_one(request_id, now=now) for request_id in list(due))
+    ended = QuotaRequest.objects.filter(state=State.APPLIED, kind=Kind.TEMPORARY, ends_at__lte=now)
+    done += sum(_revert_one(request_id, now=now) for request_id in list(ended.values_list("id", flat=True)))
+    return done
+
+
+def quota_request_warn_ending(*, now: datetime | None = None, ahead: timedelta = timedelta(hours=24)) -> int:
+    """Send one notice per temporary grant that ends within ``ahead``; the null check makes it once only."""
+    now = now or timezone.now()
+    sent = 0
+    for request_id in QuotaRequest.objects.filter(state=State.APPLIED, kind=Kind.TEMPORARY, ends_at__gt=now,
+                                                  ends_at__lte=now + ahead, end_notice_sent_at__isnull=True
+                                                  ).values_list("id", flat=True):
+        with transaction.atomic():
+            if QuotaRequest.objects.filter(pk=request_id, end_notice_sent_at__isnull=True).update(
+                    end_notice_sent_at=now):
+                _notify(request_id, "ending")
+                sent += 1
+    return sent
+
+
+def quota_request_expire_stale(*, now: datetime | None = None) -> int:
+    """Expire requests nobody acted on for QUOTA_REQUEST_STALE_DAYS, and temporary grants whose end passed
+    before they were approved."""
+    now = now or timezone.now()
+    pending = QuotaRequest.objects.filter(state__in=QuotaRequest.PENDING_STATES)
+    stale = pending.filter(state_changed_at__lte=now - _stale_after()) | pending.filter(ends_at__lte=now)
+    stale = stale | QuotaRequest.objects.filter(state=State.APPROVED, ends_at__lte=now)
+    expired = 0
+    for qr in stale.select_related("tenant", "pool", "gpu_model").distinct():
+        with transaction.atomic():
+            if _transition(qr, to=State.EXPIRED, allowed_from=[*QuotaRequest.PENDING_STATES, State.APPROVED],
+                           step="expired", now=now, conflict=False):
+                _notify(qr.pk, "expired")
+                expired += 1
+    return expired

@@ -1,0 +1,29 @@
+"""Thin Celery tasks of the evaluation cycle: evaluate one pool, or every pool (beat's safety net)."""
+from celery import shared_task
+
+from quotas.models import Pool
+from scheduler.backends.tasks import backend_tick
+from scheduler.cycle.services import scheduler_cycle_run
+from scheduler.cycle.triggers import EVALUATE_POOL_TASK, clear_request
+
+
+@shared_task(name=EVALUATE_POOL_TASK)
+def evaluate_pool(pool_id: int) -> dict | None:
+    pool = Pool.objects.filter(pk=pool_id).first()
+    if pool is None:
+        return None
+    # Cleared before evaluating: a submit that lands during this cycle enqueues the next one.
+    clear_request(pool_id)
+    result = scheduler_cycle_run(pool=pool)
+    if result.admitted:
+        backend_tick.delay()
+    return result.__dict__
+
+
+@shared_task(name="scheduler.evaluate_all_pools")
+def evaluate_all_pools() -> int:
+    ran = 0
+    for pool in Pool.objects.order_by("name"):
+        clear_request(pool.id)
+        ran += scheduler_cycle_run(pool=pool).ran
+    return ran

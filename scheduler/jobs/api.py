@@ -1,0 +1,126 @@
+"""REST endpoints for jobs and pool queues; every read goes through the tenant-scoped selectors."""
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from quotas.models import Pool
+from scheduler.preemption import selectors as preemption_selectors
+from scheduler.preemption import services as preemptions
+from scheduler.jobs import selectors
+from scheduler.jobs import services
+from scheduler.models import Preemption
+from scheduler.jobs.serializers import (
+    BulkResultSerializer, CancelSerializer, JobBulkSubmitSerializer, JobSerializer, JobSubmitSerializer, JobSummarySerializer,
+    PoolQueueSerializer, PreemptionRejectSerializer,
+)
+from scheduler.jobs.wait_text import wait_message
+
+QUEUE_LIMIT = 500
+
+
+class JobListView(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("tenant", str), OpenApiParameter("status", str, description="comma list"),
+                    OpenApiParameter("pool", str)],
+        responses=JobSummarySerializer(many=True), summary="Jobs of the tenants you may read")
+    def get(self, request):
+        jobs = selectors.jobs_for_user(request.user, tenant=request.query_params.get("tenant", ""),
+                                       status=request.query_params.get("status", ""),
+                                       pool=request.query_params.get("pool", ""))
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(jobs, request, view=self)
+        return paginator.get_paginated_response(JobSummarySerializer(page, many=True).data)
+
+    @extend_schema(request=JobSubmitSerializer, responses={201: JobSerializer}, summary="Submit a job")
+    def post(self, request):
+        serializer = JobSubmitSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        job = services.job_submit(actor=request.user, **serializer.validated_data)
+        return Response(JobSerializer(selectors.job_for_user(request.user, job.pk)).data,
+                        status=status.HTTP_201_CREATED)
+
+
+class JobBulkSubmitView(APIView):
+    @extend_schema(request=JobBulkSubmitSerializer, responses={201: BulkResultSerializer},
+                   summary="Submit many jobs at once (all or nothing)")
+    def post(self, request):
+        serializer = JobBulkSubmitSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        jobs = services.job_submit_bulk(actor=request.user, specs=serializer.validated_data["jobs"])
+        return Response({"count": len(jobs), "ids": [job.pk for job in jobs]}, status=status.HTTP_201_CREATED)
+
+
+class JobDetailView(APIView):
+    @extend_schema(responses=JobSerializer, summary="One job with its wait reason")
+    def get(self, request, job_id: int):
+        return Response(JobSerializer(selectors.job_for_user(request.user, job_id)).data)
+
+
+class JobCancelView(APIView):
+    @extend_schema(request=CancelSerializer, responses=JobSerializer, summary="Cancel a job")
+    def post(self, request, job_id: int):
+        job = selectors.job_for_user(request.user, job_id)
+        serializer = CancelSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        services.job_cancel(actor=request.user, job=job, reason=serializer.validated_data["reason"])
+        return Response(JobSerializer(selectors.job_for_user(request.user, job_id)).data)
+
+
+class PoolQueueView(APIView):
+    @extend_schema(responses=PoolQueueSerializer, summary="A pool's pending jobs in queue order")
+    def get(self, request, name: str):
+        pool = get_object_or_404(Pool, name=name)
+        readable = selectors.readable_tenant_ids(request.user)
+        queue = selectors.pool_queue(pool=pool)
+        entries = []
+        for job in queue[:QUEUE_LIMIT]:
+            mine = job.tenant_id in readable
+            entries.append({
+                "position": job.queue_position, "tenant": job.tenant.slug, "id": job.pk if mine else None,
+                "project": job.project.slug if mine else None, "name": job.name if mine else None,
+                "priority_class": job.priority_class, "gpu_model": job.gpu_model.name, "gpus": job.gpus,
+                "replicas": job.replicas, "status": job.status, "wait_code": job.wait_code,
+                "message": wait_message(job.wait) if mine and job.wait else None, "submitted_at": job.submitted_at,
+            })
+        return Response(PoolQueueSerializer({"pool": pool.name, "count": queue.count(), "jobs": entries}).data)
+
+
+class JobCheckpointView(APIView):
+    @extend_schema(request=None, responses=JobSerializer,
+                   summary="Report a finished checkpoint (releases the GPUs early during a preemption's grace)")
+    def post(self, request, job_id: int):
+        job = selectors.job_for_user(request.user, job_id)
+        preemptions.job_checkpoint_report(actor=request.user, job=job)
+        return Response(JobSerializer(selectors.job_for_user(request.user, job_id)).data)
+
+
+class PreemptionListView(APIView):
+    @extend_schema(parameters=[OpenApiParameter("state", str, description="comma list")], responses=dict,
+                   summary="Planned and past preemptions (the approvers' inbox with state=awaiting_approval)")
+    def get(self, request):
+        rows = preemption_selectors.preemptions_for_user(request.user, state=request.query_params.get("state", ""))
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(rows, request, view=self)
+        return paginator.get_paginated_response([preemption_selectors.preemption_view(p) for p in page])
+
+
+class PreemptionApproveView(APIView):
+    @extend_schema(request=None, responses=dict, summary="Approve a planned preemption (manual mode)")
+    def post(self, request, preemption_id: int):
+        p = get_object_or_404(Preemption, pk=preemption_id)
+        p = preemptions.preemption_approve(actor=request.user, preemption=p)
+        return Response(preemption_selectors.preemption_view(p))
+
+
+class PreemptionRejectView(APIView):
+    @extend_schema(request=PreemptionRejectSerializer, responses=dict,
+                   summary="Reject a planned preemption with a comment (manual mode): the victim keeps running")
+    def post(self, request, preemption_id: int):
+        p = get_object_or_404(Preemption, pk=preemption_id)
+        data = PreemptionRejectSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        p = preemptions.preemption_reject(actor=request.user, preemption=p, comment=data.validated_data["comment"])
+        return Response(preemption_selectors.preemption_view(p))

@@ -1,0 +1,54 @@
+"""Run-state changes reported by a backend: a job starts on its nodes, a job ends and releases them.
+
+Each change is a compare-and-swap on the job's status, writes its audit event and opens or closes
+the usage interval in the same transaction.
+"""
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from audit.chain.services import audit_record
+from audit.usage.services import usage_record_close, usage_record_open
+from scheduler.models import Job
+from scheduler.cycle.triggers import request_pool_evaluation
+
+
+def job_start(*, job: Job, expected_end: datetime, now: datetime | None = None, **backend_fields) -> bool:
+    """admitted → running. Returns False when the job was no longer admitted (cancelled meanwhile)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        updated = Job.objects.filter(pk=job.pk, status=Job.Status.ADMITTED).update(
+            status=Job.Status.RUNNING, started_at=now, expected_end=expected_end, **backend_fields)
+        if not updated:
+            return False
+        job.refresh_from_db()
+        usage_record_open(job_id=job.pk, job_name=job.name, tenant_id=job.tenant_id, project_id=job.project_id,
+                          pool_id=job.pool_id, gpu_model_id=job.gpu_model_id, workload_class=job.workload_class,
+                          priority_class=job.priority_class, gpus=job.total_gpus, started_at=now,
+                          lease_id=job.lease_id)
+        audit_record(event_type="job.started", target=job, tenant=job.tenant, occurred_at=now,
+                     payload={"name": job.name, "pool": job.pool.name, "gpu_model": job.gpu_model.name,
+                              "gpus": job.total_gpus, "placements": job.placements,
+                              "expected_end": expected_end.isoformat()})
+    return True
+
+
+def job_finish(*, job: Job, outcome: str, error_type: str = "", now: datetime | None = None) -> bool:
+    """running → succeeded / failed; releases the job's GPUs and asks for a new evaluation."""
+    if outcome not in (Job.Status.SUCCEEDED, Job.Status.FAILED):
+        raise ValueError(f"Unknown outcome {outcome!r}")
+    now = now or timezone.now()
+    with transaction.atomic():
+        updated = Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).update(
+            status=outcome, finished_at=now, error_type=error_type[:60])
+        if not updated:
+            return False
+        job.refresh_from_db()
+        usage_record_close(job_id=job.pk, ended_at=now, outcome=outcome, error_type=error_type)
+        audit_record(event_type=f"job.{outcome}", target=job, tenant=job.tenant, occurred_at=now,
+                     payload={"name": job.name, "pool": job.pool.name, "gpu_model": job.gpu_model.name,
+                              "gpus": job.total_gpus, "error_type": error_type,
+                              "runtime_seconds": int((now - job.started_at).total_seconds())})
+        request_pool_evaluation(job.pool_id)
+    return True

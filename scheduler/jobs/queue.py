@@ -1,0 +1,139 @@
+"""Reads for the team queue page: a tenant's jobs with their wait explained, next actions turned into
+links, lease countdowns and preemption notices — everything the template shows, in a fixed number of queries."""
+from dataclasses import dataclass, field
+from datetime import datetime
+from urllib.parse import urlencode
+
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext_lazy as _
+
+from quotas.leases.models import Lease
+from quotas.models import Tenant
+from scheduler.engine import reasons
+from scheduler.models import FINAL_STATUSES, HOLDING_STATUSES, PENDING_STATUSES, Job
+from scheduler.jobs.wait_text import localized_wait
+
+RECENT_FINISHED = 20
+NOTICE_CODES = (reasons.PREEMPTING, reasons.RECLAIMING)
+HINT_RESIZE = _("Cancel this job and submit it again with the smaller size (the form below is prefilled).")
+HINT_FIX_ENVIRONMENT = _("Fix the image, dependencies or permissions; the job is evaluated again once its "
+                         "environment is reported ready.")
+HINT_OTHER_MODEL = _("The form below is prefilled with that GPU model.")
+
+
+@dataclass
+class Action:
+    code: str
+    label: str
+    href: str = ""
+    hint: str = ""
+
+
+@dataclass
+class QueueRow:
+    job: Job
+    wait: dict | None
+    actions: list[Action] = field(default_factory=list)
+    eta_earliest: datetime | None = None
+    eta_latest: datetime | None = None
+    lease: Lease | None = None
+    lease_minutes_left: int | None = None
+
+    @property
+    def is_pending(self) -> bool:
+        return self.job.status in PENDING_STATUSES
+
+    @property
+    def can_cancel(self) -> bool:
+        return self.job.status not in FINAL_STATUSES
+
+    @property
+    def has_notice(self) -> bool:
+        return self.job.status == Job.Status.PREEMPTED or (self.wait or {}).get("code") in NOTICE_CODES
+
+
+def _base_quota_from(wait: dict) -> int | None:
+    for blocker in wait.get("blockers", ()):
+        quota = blocker.get("details", {}).get("quota")
+        if quota not in (None, ""):
+            return int(quota)
+    return None
+
+
+def _resubmit_href(tenant: Tenant, job: Job, **overrides) -> str:
+    params = {"name": job.name, "project": job.project.slug, "workload_class": job.workload_class,
+              "pool": job.pool.name, "gpu_model": job.gpu_model.name, "gpus": job.gpus, "replicas": job.replicas,
+              "max_runtime_minutes": job.max_runtime_minutes, **overrides}
+    return f"{reverse('tenant-queue', args=[tenant.slug])}?{urlencode(params)}#submit-job"
+
+
+def wait_actions(job: Job, wait: dict) -> list[Action]:
+    """The engine's next actions as things a person can click or read."""
+    actions = []
+    for action in wait.get("next_actions", ()):
+        code, label, params = action["code"], action["label"], action.get("params", {})
+        if code == "request_quota":
+            # The form asks for the new base quota, not the difference.
+            missing = int(params.get("gpus", 1))
+            base = _base_quota_from(wait)
+            query = {"pool": params.get("pool", job.pool.name), "gpu_model": params.get("gpu_model", job.gpu_model.name),
+                     "gpus": missing + (base or 0)}
+            href = f"{reverse('quota-request-new', args=[job.tenant.slug])}?{urlencode(query)}"
+            actions.append(Action(code, label, href=href))
+        elif code == "resize":
+            gpus = int(params.get("gpus", job.gpus))
+            # "resize_total" speaks of the total GPUs: offer one replica of that size.
+            total = action.get("kind") == "resize_total"
+            overrides = {"gpus": gpus, "replicas": 1} if total else {"gpus": gpus}
+            actions.append(Action(code, label, href=_resubmit_href(job.tenant, job, **overrides), hint=HINT_RESIZE))
+        elif code == "other_gpu_model":
+            href = _resubmit_href(job.tenant, job, pool=params.get("pool", job.pool.name),
+                                  gpu_model=params.get("gpu_model", job.gpu_model.name))
+            actions.append(Action(code, label, href=href, hint=HINT_OTHER_MODEL))
+        elif code == "fix_environment":
+            actions.append(Action(code, label, hint=HINT_FIX_ENVIRONMENT))
+        else:
+            actions.append(Action(code, label))
+    return actions
+
+
+def queue_row(job: Job, *, lease: Lease | None = None, now: datetime | None = None) -> QueueRow:
+    now = now or timezone.now()
+    wait = localized_wait(job.wait) if job.status in PENDING_STATUSES else None
+    row = QueueRow(job=job, wait=wait)
+    if wait:
+        row.actions = wait_actions(job, wait)
+        eta = wait.get("eta") or {}
+        row.eta_earliest = parse_datetime(eta["earliest"]) if eta.get("earliest") else None
+        row.eta_latest = parse_datetime(eta["latest"]) if eta.get("latest") else None
+    if lease is not None:
+        row.lease = lease
+        row.lease_minutes_left = max(int((lease.expires_at - now).total_seconds() // 60), 0)
+    return row
+
+
+def tenant_queue_row(job: Job, *, now: datetime | None = None) -> QueueRow:
+    """One job's row, with its lease when it runs on borrowed capacity."""
+    lease = Lease.objects.filter(id=job.lease_id).first() if job.lease_id else None
+    return queue_row(job, lease=lease, now=now)
+
+
+def tenant_queue(*, tenant: Tenant, now: datetime | None = None) -> dict:
+    """Pending and holding jobs of the tenant (queue order first), then the latest finished ones."""
+    base = Job.objects.filter(tenant=tenant).select_related("tenant", "project", "pool", "gpu_model")
+    active = list(base.filter(status__in=(*PENDING_STATUSES, *HOLDING_STATUSES, Job.Status.PREEMPTED))
+                  .order_by("pool__name", "status", "queue_position", "submitted_at", "id"))
+    finished = list(base.filter(status__in=FINAL_STATUSES).order_by("-finished_at", "-id")[:RECENT_FINISHED])
+    lease_ids = {j.lease_id for j in active if j.lease_id}
+    leases = {lease.id: lease for lease in Lease.objects.filter(id__in=lease_ids)} if lease_ids else {}
+    now = now or timezone.now()
+    rows = [queue_row(j, lease=leases.get(j.lease_id), now=now) for j in active]
+    return {
+        "waiting": [r for r in rows if r.is_pending],
+        "holding": [r for r in rows if not r.is_pending],
+        "finished": [queue_row(j, now=now) for j in finished],
+        "notices": [r for r in rows if r.has_notice],
+        "now": now,
+    }

@@ -1,0 +1,180 @@
+"""API shapes of jobs, their wait reasons and the pool queue. Input is checked by the services, so
+single and bulk submissions give the same field errors."""
+from rest_framework import serializers
+
+from quotas.models import WorkloadClass
+from scheduler.jobs.wait_text import localized_wait
+
+
+class EnvironmentSerializer(serializers.Serializer):
+    image = serializers.CharField(required=False, allow_blank=True, default="")
+    ready = serializers.BooleanField(required=False, default=True)
+    detail = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class JobSubmitSerializer(serializers.Serializer):
+    """Types only; names and numbers are validated by scheduler.submit so messages are one set."""
+
+    tenant = serializers.CharField(allow_blank=True)
+    project = serializers.CharField(allow_blank=True)
+    name = serializers.CharField(max_length=200, allow_blank=True)
+    workload_class = serializers.CharField(allow_blank=True, help_text=f"One of {', '.join(WorkloadClass.values)}")
+    pool = serializers.CharField(allow_blank=True)
+    gpu_model = serializers.CharField(allow_blank=True)
+    gpus = serializers.IntegerField(help_text="GPUs per replica")
+    replicas = serializers.IntegerField(required=False, default=1)
+    cpu = serializers.IntegerField(required=False, default=0)
+    memory_gb = serializers.IntegerField(required=False, default=0)
+    max_runtime_minutes = serializers.IntegerField(required=False, default=60)
+    checkpoint_interval_minutes = serializers.IntegerField(required=False, allow_null=True, default=None)
+    environment = EnvironmentSerializer(required=False)
+
+
+class JobBulkSubmitSerializer(serializers.Serializer):
+    jobs = serializers.ListField(child=serializers.DictField(), allow_empty=True)
+
+
+class BulkResultSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    ids = serializers.ListField(child=serializers.IntegerField())
+
+
+class BlockerSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    kind = serializers.CharField(help_text="Which text says it; message is that text in the request's language")
+    message = serializers.CharField()
+    details = serializers.DictField()
+
+
+class NextActionSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    kind = serializers.CharField(help_text="Which text says it; label is that text in the request's language")
+    label = serializers.CharField()
+    params = serializers.DictField()
+
+
+class EtaSerializer(serializers.Serializer):
+    earliest = serializers.DateTimeField(allow_null=True)
+    latest = serializers.DateTimeField(allow_null=True)
+
+
+class PositionSerializer(serializers.Serializer):
+    tenant = serializers.IntegerField()
+    pool = serializers.IntegerField()
+
+
+class WaitSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    blockers = BlockerSerializer(many=True)
+    next_actions = NextActionSerializer(many=True)
+    position = PositionSerializer()
+    gpus_ahead = serializers.IntegerField()
+    eta = EtaSerializer()
+
+
+def wait_payload(stored: dict | None) -> dict | None:
+    """The stored wait in the API's shape, its text in the request's language."""
+    if not stored:
+        return None
+    stored = localized_wait(stored)
+    return {"code": stored["code"], "message": stored["message"], "blockers": stored["blockers"],
+            "next_actions": stored["next_actions"],
+            "position": {"tenant": stored["position_in_tenant"], "pool": stored["position_in_pool"]},
+            "gpus_ahead": stored["gpus_ahead"], "eta": stored["eta"]}
+
+
+class JobSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    tenant = serializers.CharField(source="tenant.slug")
+    project = serializers.CharField(source="project.slug")
+    name = serializers.CharField()
+    workload_class = serializers.CharField()
+    priority_class = serializers.CharField()
+    pool = serializers.CharField(source="pool.name")
+    gpu_model = serializers.CharField(source="gpu_model.name")
+    gpus = serializers.IntegerField()
+    replicas = serializers.IntegerField()
+    cpu = serializers.IntegerField()
+    memory_gb = serializers.IntegerField()
+    max_runtime_minutes = serializers.IntegerField()
+    checkpoint_interval_minutes = serializers.IntegerField(allow_null=True)
+    environment = EnvironmentSerializer()
+    status = serializers.CharField()
+    submitted_by = serializers.CharField(source="submitted_by.username", allow_null=True, default=None)
+    submitted_at = serializers.DateTimeField()
+    queued_at = serializers.DateTimeField(allow_null=True)
+    admitted_at = serializers.DateTimeField(allow_null=True)
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    expected_end = serializers.DateTimeField(allow_null=True)
+    placements = serializers.ListField(child=serializers.IntegerField())
+    wait = serializers.SerializerMethodField()
+    lease = serializers.SerializerMethodField()
+    preemption = serializers.SerializerMethodField()
+    error_type = serializers.CharField()
+
+    def get_wait(self, job) -> WaitSerializer(allow_null=True):
+        return wait_payload(job.wait)
+
+    def get_lease(self, job) -> dict | None:
+        from scheduler.preemption.selectors import job_lease
+
+        return job_lease(job)
+
+    def get_preemption(self, job) -> dict | None:
+        from scheduler.preemption.selectors import job_preemption
+
+        return job_preemption(job)
+
+
+class JobSummarySerializer(serializers.Serializer):
+    """The list view's row: the job without its wait details."""
+
+    id = serializers.IntegerField()
+    tenant = serializers.CharField(source="tenant.slug")
+    project = serializers.CharField(source="project.slug")
+    name = serializers.CharField()
+    priority_class = serializers.CharField()
+    pool = serializers.CharField(source="pool.name")
+    gpu_model = serializers.CharField(source="gpu_model.name")
+    gpus = serializers.IntegerField()
+    replicas = serializers.IntegerField()
+    status = serializers.CharField()
+    wait_code = serializers.CharField()
+    queue_position = serializers.IntegerField(allow_null=True)
+    submitted_at = serializers.DateTimeField()
+
+
+class QueueEntrySerializer(serializers.Serializer):
+    """One pending job in a pool's queue. For other tenants' jobs only the tenant and the numbers
+    are filled; id, project, name and message are null."""
+
+    position = serializers.IntegerField(allow_null=True)
+    tenant = serializers.CharField()
+    id = serializers.IntegerField(allow_null=True)
+    project = serializers.CharField(allow_null=True)
+    name = serializers.CharField(allow_null=True)
+    priority_class = serializers.CharField()
+    gpu_model = serializers.CharField()
+    gpus = serializers.IntegerField()
+    replicas = serializers.IntegerField()
+    status = serializers.CharField()
+    wait_code = serializers.CharField()
+    message = serializers.CharField(allow_null=True)
+    submitted_at = serializers.DateTimeField()
+
+
+class PoolQueueSerializer(serializers.Serializer):
+    pool = serializers.CharField()
+    count = serializers.IntegerField()
+    jobs = QueueEntrySerializer(many=True)
+
+
+class CancelSerializer(serializers.Serializer):
+    reason = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class PreemptionRejectSerializer(serializers.Serializer):
+    # Blank is let through so the service answers with its own message (say why).
+    comment = serializers.CharField(required=False, allow_blank=True, default="")

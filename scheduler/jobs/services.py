@@ -1,0 +1,78 @@
+"""Writes to jobs from people: submit (one or many), cancel, environment readiness.
+
+Run-state changes reported by backends live in `scheduler.lifecycle`; the evaluation cycle in
+`scheduler.cycle`. All are re-exported here so callers have one import.
+"""
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.utils import timezone
+
+from audit.chain.services import audit_record
+from audit.usage.services import usage_record_close
+from quotas.errors import ConflictError
+from quotas.access import is_platform_admin
+from quotas.models import Membership
+from scheduler.jobs import errors
+from scheduler.jobs.lifecycle import job_finish, job_start
+from scheduler.models import FINAL_STATUSES, HOLDING_STATUSES, PENDING_STATUSES, Job
+from scheduler.engine.reasons import ENV_NOT_READY
+from scheduler.jobs.submit import job_submit, job_submit_bulk
+from scheduler.cycle.triggers import request_pool_evaluation
+
+__all__ = ["job_submit", "job_submit_bulk", "job_cancel", "job_environment_update", "job_start", "job_finish"]
+
+
+def _require_member(actor, job: Job, message: str) -> None:
+    if actor is None or is_platform_admin(actor):
+        return
+    if not Membership.objects.filter(user=actor, tenant_id=job.tenant_id).exists():
+        raise PermissionDenied(message.format(tenant=job.tenant.slug))
+
+
+def job_cancel(*, actor, job: Job, reason: str = "") -> Job:
+    """Cancel a job that has not ended; a running one's usage interval closes and its GPUs free up."""
+    _require_member(actor, job, errors.NOT_ALLOWED_TO_CANCEL)
+    now = timezone.now()
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        if job.status in FINAL_STATUSES:
+            if job.status == Job.Status.CANCELLED:
+                return job
+            raise ConflictError(errors.ALREADY_FINISHED.format(job=job.pk, status=job.status), code="finished")
+        old = job.status
+        job.status = Job.Status.CANCELLED
+        job.finished_at = now
+        job.queue_position = None
+        job.save(update_fields=["status", "finished_at", "queue_position"])
+        if old == Job.Status.RUNNING:
+            usage_record_close(job_id=job.pk, ended_at=now, outcome="cancelled")
+        audit_record(event_type="job.cancelled", target=job, actor=actor, tenant=job.tenant, occurred_at=now,
+                     payload={"name": job.name, "old_status": old, "reason": reason, "gpus": job.total_gpus})
+        if old in HOLDING_STATUSES:
+            request_pool_evaluation(job.pool_id)
+    return job
+
+
+def job_environment_update(*, actor, job: Job, ready: bool, detail: str = "", image: str | None = None) -> Job:
+    """Record the environment's readiness. A change clears a stored ENV_NOT_READY so the next cycle
+    evaluates the job again; until then the cycle leaves it alone."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        changes = {"env_ready": bool(ready), "env_detail": (detail or "")[:300]}
+        if image is not None:
+            changes["env_image"] = image[:300]
+        if all(getattr(job, f) == v for f, v in changes.items()):
+            return job
+        old = {"ready": job.env_ready}
+        for f, v in changes.items():
+            setattr(job, f, v)
+        fields = list(changes)
+        if job.wait_code == ENV_NOT_READY:
+            job.wait_code = ""
+            fields.append("wait_code")
+        job.save(update_fields=fields)
+        audit_record(event_type="job.environment", target=job, actor=actor, tenant=job.tenant,
+                     payload={"name": job.name, "old": old, "new": {"ready": job.env_ready}})
+        if job.status in PENDING_STATUSES:
+            request_pool_evaluation(job.pool_id)
+    return job

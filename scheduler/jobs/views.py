@@ -1,0 +1,87 @@
+"""Team pages for jobs: the live queue of a tenant (with a submit form and cancel buttons) and one job's
+whole wait explanation. HTMX requests get the partial of the same template."""
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _, gettext_lazy
+from django.views.decorators.http import require_POST
+
+from quotas.errors import ConflictError
+from quotas.access import tenant_for_user
+from scheduler.jobs import queue
+from scheduler.jobs import selectors
+from scheduler.jobs import services
+from scheduler.jobs.forms import JobSubmitForm
+from scheduler.preemption.selectors import job_preemption
+
+SUBMITTED = gettext_lazy("Job #{id} submitted; it appears in the queue below once evaluated.")
+CANCELLED = gettext_lazy("Job #{id} cancelled.")
+PREFILL_FIELDS = ("name", "project", "workload_class", "pool", "gpu_model", "gpus", "replicas", "max_runtime_minutes")
+
+
+def _queue_context(access, form=None) -> dict:
+    return {"access": access, "tenant": access.tenant, "form": form, **queue.tenant_queue(tenant=access.tenant)}
+
+
+@login_required
+def tenant_queue(request, slug: str):
+    access = tenant_for_user(request.user, slug)
+    if request.htmx and request.method == "GET":
+        return render(request, "scheduler/queue.html#queue-live", _queue_context(access))
+    form = None
+    status = 200
+    if access.is_member:
+        if request.method == "POST":
+            form = JobSubmitForm(request.POST, tenant=access.tenant)
+            if form.is_valid():
+                try:
+                    job = services.job_submit(actor=request.user, **form.job_spec(access.tenant))
+                except ValidationError as exc:
+                    _add_errors(form, exc)
+                except PermissionDenied as exc:
+                    form.add_error(None, str(exc))
+                else:
+                    messages.success(request, _(SUBMITTED).format(id=job.pk))
+                    return redirect("tenant-queue", access.tenant.slug)
+            status = 400
+        else:
+            initial = {k: request.GET[k] for k in PREFILL_FIELDS if request.GET.get(k)}
+            form = JobSubmitForm(initial=initial, tenant=access.tenant)
+    elif request.method == "POST":
+        raise PermissionDenied(services.errors.NOT_ALLOWED_TO_SUBMIT.format(tenant=access.tenant.slug))
+    return render(request, "scheduler/queue.html", _queue_context(access, form), status=status)
+
+
+def _add_errors(form, exc: ValidationError) -> None:
+    if not hasattr(exc, "error_dict"):
+        form.add_error(None, exc)
+        return
+    for name, errors in exc.message_dict.items():
+        form.add_error(name if name in form.fields else None, errors)
+
+
+@login_required
+def job_detail(request, job_id: int):
+    job = selectors.job_for_user(request.user, job_id)
+    access = tenant_for_user(request.user, job.tenant.slug)
+    row = queue.tenant_queue_row(job)
+    template = "scheduler/job_detail.html#job-live" if request.htmx else "scheduler/job_detail.html"
+    return render(request, template, {"access": access, "tenant": job.tenant, "row": row, "job": job,
+                                      "preemption": job_preemption(job)})
+
+
+@login_required
+@require_POST
+def job_cancel(request, job_id: int):
+    job = selectors.job_for_user(request.user, job_id)
+    access = tenant_for_user(request.user, job.tenant.slug)
+    try:
+        services.job_cancel(actor=request.user, job=job, reason="cancelled on the queue page")
+    except ConflictError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, _(CANCELLED).format(id=job.pk))
+    if request.htmx:
+        return render(request, "scheduler/queue.html#queue-live", _queue_context(access))
+    return redirect("tenant-queue", access.tenant.slug)

@@ -1,0 +1,62 @@
+"""Reads over planned stops: what a job's page and API show about its preemption and lease, and the
+approvers' inbox. A victim sees the preempting tenant, never the preempting job's name."""
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from quotas.access import can_read_all_tenants
+from quotas.access import tenants_for_user
+from quotas.leases.models import Lease
+from scheduler.models import Job, Preemption
+from scheduler.notices.models import Notice
+from scheduler.preemption.services import REASONS, gpu_hours_at_risk
+
+
+def _iso(value):
+    return value.isoformat() if value else None
+
+
+def preemption_view(p: Preemption, *, now=None) -> dict:
+    now = now or timezone.now()
+    victim = p.victim
+    open_ = p.state in Preemption.OPEN_STATES
+    notice = Notice.objects.filter(pk=p.notice_id).values_list("state", flat=True).first() if p.notice_id else None
+    return {
+        "id": p.pk, "kind": p.kind, "state": p.state, "rule": p.rule, "reason": REASONS.get(p.rule, p.rule),
+        "by_tenant": p.preemptor.tenant.name if p.preemptor_id else None,
+        "planned_at": _iso(p.planned_at), "grace_until": _iso(p.grace_until), "ended_at": _iso(p.ended_at),
+        "approved_at": _iso(p.approved_at),
+        "gpu_hours_at_risk": round(gpu_hours_at_risk(victim, now), 2) if open_ else None,
+        "gpu_hours_lost": p.gpu_hours_lost, "arithmetic": p.arithmetic, "notice_state": notice,
+        "rejection_comment": p.rejection_comment or None,
+        "victim": {"id": victim.pk, "tenant": victim.tenant.slug, "gpus": victim.total_gpus,
+                   "pool": victim.pool.name, "gpu_model": victim.gpu_model.name},
+    }
+
+
+def job_preemption(job: Job) -> dict | None:
+    """The job's open stop, or else its most recent one."""
+    rows = Preemption.objects.filter(victim=job).select_related(
+        "preemptor__tenant", "victim__tenant", "victim__pool", "victim__gpu_model")
+    p = rows.filter(state__in=Preemption.OPEN_STATES).first() or rows.order_by("-planned_at", "-id").first()
+    return preemption_view(p) if p else None
+
+
+def job_lease(job: Job) -> dict | None:
+    if not job.lease_id:
+        return None
+    lease = Lease.objects.select_related("lender").filter(pk=job.lease_id).first()
+    if lease is None:
+        return None
+    return {"id": lease.pk, "lender": lease.lender.slug if lease.lender_id else None, "gpus": lease.gpus,
+            "state": lease.state, "started_at": _iso(lease.started_at), "protected_until": _iso(lease.protected_until),
+            "expires_at": _iso(lease.expires_at), "reclaim_deadline": _iso(lease.reclaim_deadline)}
+
+
+def preemptions_for_user(user, *, state: str = "") -> QuerySet[Preemption]:
+    """Platform readers see every stop; others those of their tenants' jobs."""
+    qs = Preemption.objects.select_related("preemptor__tenant", "victim__tenant", "victim__pool", "victim__gpu_model")
+    if not can_read_all_tenants(user):
+        qs = qs.filter(victim__tenant__in=tenants_for_user(user))
+    if state:
+        qs = qs.filter(state__in=state.split(","))
+    return qs.order_by("-planned_at", "-id")

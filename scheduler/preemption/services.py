@@ -1,0 +1,317 @@
+"""Planned stops of running jobs, from the cycle's decision to the stop: recording the engine's reclaims
+and preemptions as `Preemption` rows, manual approval, the victim's notice, the stop-and-requeue itself
+(grace worker, checkpoint early release, jobs left on a closed lease).
+
+State machine of a Preemption (every change a compare-and-swap on `state`, audited):
+  awaiting_approval (manual mode) --approve--> notified --deadline--> stopped
+                                               notified --checkpoint--> released_early
+  awaiting_approval --reject--> rejected (the victim's current run is never planned as a victim again)
+  any open state --victim ended on its own--> cancelled
+"""
+from datetime import datetime, timedelta
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _, gettext_noop
+
+from audit.chain.services import audit_record
+from audit.usage.services import usage_record_close
+from quotas.access import PLATFORM_ADMIN, QUOTA_APPROVER, has_platform_role
+from quotas.leases import services as lease_services
+from quotas.leases.models import Lease
+from quotas.models import Membership
+from scheduler.backends import get_backend
+from scheduler.engine.types import Decisions
+from scheduler.models import HOLDING_STATUSES, Job, Preemption
+from scheduler.notices import content
+from scheduler.notices.models import Notice
+from scheduler.notices.selectors import notice_recipients
+from scheduler.notices.services import notice_enqueue
+from scheduler.cycle.snapshot import grace_minutes
+from scheduler.cycle.triggers import request_pool_evaluation
+
+RULE_RECLAIM = "reclaim_of_lent_quota"
+RULE_LEASE_CLOSED = "lease_closed"
+# Stored and sent in English (notices, audit, API); pages translate them (gettext_noop marks them).
+REASONS = {
+    RULE_RECLAIM: gettext_noop("The lender needs the quota it lent back for its own job"),
+    "priority_within_tenant": gettext_noop(
+        "A higher-priority job of your own tenant needs these GPUs within its base quota"),
+    "production_protection": gettext_noop("A production job needs the capacity held on borrowed GPUs"),
+    RULE_LEASE_CLOSED: gettext_noop("The lease your job ran on was returned or expired"),
+}
+
+APPROVE_NEEDS_APPROVER = _("Only platform quota approvers may approve a planned preemption.")
+REJECT_NEEDS_APPROVER = _("Only platform quota approvers may reject a planned preemption.")
+REJECT_NEEDS_COMMENT = _("Say why: the rejection is kept with the preemption's audit record.")
+NOT_AWAITING_APPROVAL = _("Preemption #{id} is {state}, not awaiting approval.")
+CHECKPOINT_NOT_MEMBER = _("Only members of the job's tenant may report its checkpoints.")
+CHECKPOINT_NOT_RUNNING = _("Job #{id} is {status}: only admitted or running jobs report checkpoints.")
+
+VICTIM_RELATED = ("tenant", "project", "pool", "gpu_model", "submitted_by")
+
+
+def gpu_hours_at_risk(job: Job, now: datetime) -> float:
+    """GPUs × hours since the last checkpoint (or the start): the work a stop now would lose."""
+    since = job.last_checkpoint_at or job.started_at
+    if since is None:
+        return 0.0
+    return job.total_gpus * max((now - since).total_seconds(), 0.0) / 3600
+
+
+def _job_event(event: str, job: Job, now: datetime, **payload) -> None:
+    audit_record(event_type=event, target=job, tenant=job.tenant, occurred_at=now,
+                 payload={"name": job.name, "pool": job.pool.name, "gpus": job.total_gpus, **payload})
+
+
+def _preemption_event(event: str, p: Preemption, now: datetime, actor=None, **extra) -> None:
+    audit_record(event_type=event, target=p, actor=actor, tenant=p.victim.tenant, occurred_at=now, payload={
+        "kind": p.kind, "victim_job_id": p.victim_id, "preemptor_job_id": p.preemptor_id, "lease_id": p.lease_id,
+        "rule": p.rule, "arithmetic": p.arithmetic, "state": p.state,
+        "grace_until": p.grace_until.isoformat(), **extra})
+
+
+# --- planning (called by the cycle, inside its transaction) -------------------------------------------
+
+def _notify(p: Preemption, now: datetime) -> Notice:
+    victim = p.victim
+    by_tenant = p.preemptor.tenant.name if p.preemptor_id else ""
+    common = dict(content.victim_from_job(victim), reason=REASONS.get(p.rule, p.rule), reason_code=p.rule, at=now,
+                  grace_deadline=p.grace_until, gpu_hours_at_risk=gpu_hours_at_risk(victim, now),
+                  last_checkpoint_at=victim.last_checkpoint_at)
+    if p.kind == Preemption.Kind.RECLAIM:
+        built = content.reclaim_notice(**common, reclaiming_tenant=by_tenant, lease_id=p.lease_id)
+    else:
+        built = content.preemption_notice(**common, preempting_tenant=by_tenant)
+    notice = notice_enqueue(kind=built.kind, tenant=victim.tenant, job_id=victim.pk, facts=built.facts,
+                            subject=built.subject, body=built.body, dedupe_key=f"preemption-{p.pk}",
+                            recipients=notice_recipients(tenant=victim.tenant, owner=victim.submitted_by))
+    Preemption.objects.filter(pk=p.pk).update(notice_id=notice.pk)
+    p.notice_id = notice.pk
+    return notice
+
+
+def _start_reclaim(p: Preemption, now: datetime) -> None:
+    """Mark the victim's lease reclaiming (the ledger shows it; the expiry worker ends it at the deadline)."""
+    lease = Lease.objects.filter(pk=p.lease_id).first() if p.lease_id else None
+    if lease is None:
+        return
+    production = bool(p.preemptor_id) and p.preemptor.priority_class == "production"
+    try:
+        with transaction.atomic():
+            lease_services.lease_reclaim_start(lease=lease, lender_job_id=p.preemptor_id, grace_until=p.grace_until,
+                                               lender_is_production=production, now=now)
+    except ValidationError:
+        pass  # inside its protected window again (approved late): the stop at the deadline still ends it
+
+
+def _record(*, kind: str, preemptor_id: int, victim_ids, rule: str, arithmetic: dict, grace_until: datetime,
+            needs_approval: bool, now: datetime) -> list[Preemption]:
+    victims = Job.objects.select_for_update(of=("self",)).select_related(*VICTIM_RELATED).filter(
+        pk__in=victim_ids, status__in=HOLDING_STATUSES).exclude(preemptions__state__in=Preemption.OPEN_STATES)
+    preemptor = Job.objects.select_related("tenant").filter(pk=preemptor_id).first()
+    made = []
+    for victim in victims.order_by("pk"):
+        p = Preemption.objects.create(
+            kind=kind, preemptor=preemptor, victim=victim, lease_id=victim.lease_id, rule=rule,
+            arithmetic={**arithmetic, "victim_gpus": victim.total_gpus,
+                        "gpu_hours_at_risk": round(gpu_hours_at_risk(victim, now), 2)},
+            planned_at=now, grace_until=grace_until,
+            state=Preemption.State.AWAITING_APPROVAL if needs_approval else Preemption.State.NOTIFIED)
+        _preemption_event("preemption.planned", p, now, needs_approval=needs_approval,
+                          preempting_tenant=preemptor.tenant.slug if preemptor else None)
+        if not needs_approval:
+            _notify(p, now)
+            if kind == Preemption.Kind.RECLAIM:
+                _start_reclaim(p, now)
+        made.append(p)
+    return made
+
+
+def preemptions_plan(*, decisions: Decisions, now: datetime) -> list[Preemption]:
+    """Record the engine's reclaims and preemptions. A victim that already has an open stop is skipped."""
+    grace = now + timedelta(minutes=grace_minutes())
+    made = []
+    for r in decisions.reclaims:
+        made += _record(kind=Preemption.Kind.RECLAIM, preemptor_id=r.lender_job_id, victim_ids=r.victim_job_ids,
+                        rule=RULE_RECLAIM, arithmetic={"lease_ids": list(r.lease_ids)},
+                        grace_until=r.grace_until or grace, needs_approval=r.needs_approval, now=now)
+    for plan in decisions.preemptions:
+        made += _record(kind=Preemption.Kind.PREEMPTION, preemptor_id=plan.preemptor_job_id,
+                        victim_ids=plan.victim_job_ids, rule=plan.rule, arithmetic=dict(plan.arithmetic),
+                        grace_until=plan.grace_until or grace, needs_approval=plan.needs_approval, now=now)
+    return made
+
+
+def may_decide_preemptions(user) -> bool:
+    """Manual mode: who approves or rejects a planned stop."""
+    return user is not None and has_platform_role(user, QUOTA_APPROVER, PLATFORM_ADMIN)
+
+
+def preemption_approve(*, actor, preemption: Preemption, now: datetime | None = None) -> Preemption:
+    """Manual mode: a platform approver confirms a planned stop; the victim's grace starts now."""
+    if not may_decide_preemptions(actor):
+        raise PermissionDenied(APPROVE_NEEDS_APPROVER)
+    now = now or timezone.now()
+    with transaction.atomic():
+        grace_until = now + timedelta(minutes=grace_minutes())
+        updated = Preemption.objects.filter(pk=preemption.pk, state=Preemption.State.AWAITING_APPROVAL).update(
+            state=Preemption.State.NOTIFIED, approved_by=actor, approved_at=now, grace_until=grace_until)
+        p = Preemption.objects.select_related("preemptor__tenant", *(f"victim__{f}" for f in VICTIM_RELATED)).get(
+            pk=preemption.pk)
+        if not updated:
+            raise ValidationError(NOT_AWAITING_APPROVAL.format(id=p.pk, state=p.state), code="not_awaiting")
+        _preemption_event("preemption.approved", p, now, actor=actor)
+        _notify(p, now)
+        if p.kind == Preemption.Kind.RECLAIM:
+            _start_reclaim(p, now)
+    return p
+
+
+def preemption_reject(*, actor, preemption: Preemption, comment: str, now: datetime | None = None) -> Preemption:
+    """Manual mode: a platform approver refuses a planned stop. The victim keeps running, is not planned
+    as a victim again for this run (scheduler.snapshot), and its pool is re-evaluated so the preemptor's
+    wait says what it waits for now."""
+    if not may_decide_preemptions(actor):
+        raise PermissionDenied(REJECT_NEEDS_APPROVER)
+    comment = (comment or "").strip()
+    if not comment:
+        raise ValidationError({"comment": [REJECT_NEEDS_COMMENT]})
+    now = now or timezone.now()
+    with transaction.atomic():
+        updated = Preemption.objects.filter(pk=preemption.pk, state=Preemption.State.AWAITING_APPROVAL).update(
+            state=Preemption.State.REJECTED, rejected_by=actor, rejection_comment=comment[:2000], ended_at=now)
+        p = Preemption.objects.select_related("preemptor__tenant", *(f"victim__{f}" for f in VICTIM_RELATED)).get(
+            pk=preemption.pk)
+        if not updated:
+            raise ValidationError(NOT_AWAITING_APPROVAL.format(id=p.pk, state=p.state), code="not_awaiting")
+        _preemption_event("preemption.rejected", p, now, actor=actor, comment=p.rejection_comment)
+        request_pool_evaluation(p.victim.pool_id)
+    return p
+
+
+# --- stopping -------------------------------------------------------------------------------------------
+
+def _stop_and_requeue(job: Job, now: datetime, *, cause: str) -> float | None:
+    """Stop a holding job through the backend, close its run, requeue it and give back its lease.
+    Returns the GPU-hours lost, or None when the job no longer held GPUs (compare-and-swap)."""
+    if not Job.objects.filter(pk=job.pk, status__in=HOLDING_STATUSES).update(status=Job.Status.PREEMPTED):
+        return None
+    job.refresh_from_db()
+    get_backend().stop(job, now=now)
+    lost = round(gpu_hours_at_risk(job, now), 4)
+    usage_record_close(job_id=job.pk, ended_at=now, outcome="preempted")
+    _job_event("job.preempted", job, now, cause=cause, gpu_hours_lost=lost, lease_id=job.lease_id)
+    lease_id = job.lease_id
+    Job.objects.filter(pk=job.pk, status=Job.Status.PREEMPTED).update(
+        status=Job.Status.REQUEUED, placements=[], lease_id=None, admitted_at=None, started_at=None,
+        expected_end=None, last_checkpoint_at=None, queued_at=now, wait=None, wait_code="", queue_position=None)
+    _job_event("job.requeued", job, now, cause=cause)
+    lease = Lease.objects.filter(pk=lease_id, state__in=Lease.OPEN_STATES).first() if lease_id else None
+    if lease is not None and lease.state == Lease.State.RECLAIMING:
+        lease_services.lease_reclaim_finish(lease=lease, now=now)
+    elif lease is not None:
+        lease_services.lease_return(lease=lease, reason=f"Job #{job.pk} stopped ({cause})", now=now)
+    request_pool_evaluation(job.pool_id)
+    return lost
+
+
+def _settle(preemption_id: int, now: datetime, *, final: str, from_states=(Preemption.State.NOTIFIED,)) -> str | None:
+    with transaction.atomic():
+        p = Preemption.objects.select_for_update(of=("self",)).select_related(
+            *(f"victim__{f}" for f in VICTIM_RELATED)).filter(pk=preemption_id, state__in=from_states).first()
+        if p is None:
+            return None  # settled by another worker
+        lost = _stop_and_requeue(p.victim, now, cause=p.kind)
+        p.state = final if lost is not None else Preemption.State.CANCELLED
+        p.gpu_hours_lost, p.ended_at = lost, now
+        p.save(update_fields=["state", "gpu_hours_lost", "ended_at"])
+        notice = Notice.objects.filter(pk=p.notice_id).values_list("state", flat=True).first() if p.notice_id else None
+        _preemption_event(f"preemption.{p.state}", p, now, gpu_hours_lost=lost, notice_state=notice)
+    return p.state
+
+
+def _lease_closed(job_id: int, now: datetime) -> bool:
+    """A job whose lease is no longer open: settle its open stop if any, else record one and stop it."""
+    open_p = Preemption.objects.filter(victim_id=job_id, state__in=Preemption.OPEN_STATES).values_list(
+        "pk", flat=True).first()
+    if open_p is not None:
+        return _settle(open_p, now, final=Preemption.State.STOPPED, from_states=Preemption.OPEN_STATES) is not None
+    with transaction.atomic():
+        job = Job.objects.select_for_update(of=("self",)).select_related(*VICTIM_RELATED).filter(
+            pk=job_id, status__in=HOLDING_STATUSES).first()
+        if job is None:
+            return False
+        lease_state = Lease.objects.filter(pk=job.lease_id).values_list("state", flat=True).first()
+        p = Preemption(kind=Preemption.Kind.LEASE_END, victim=job, lease_id=job.lease_id, rule=RULE_LEASE_CLOSED,
+                       arithmetic={"lease_state": lease_state, "victim_gpus": job.total_gpus}, planned_at=now,
+                       grace_until=now, state=Preemption.State.STOPPED, ended_at=now)
+        p.gpu_hours_lost = _stop_and_requeue(job, now, cause=RULE_LEASE_CLOSED)
+        p.save()
+        _preemption_event("preemption.stopped", p, now, gpu_hours_lost=p.gpu_hours_lost)
+    return True
+
+
+def preemption_grace_due(*, now: datetime | None = None) -> dict[str, int]:
+    """The grace worker's tick: stop victims at their deadline, cancel stops whose victim ended on its
+    own, stop jobs whose lease closed, return leases whose jobs are gone. Idempotent under several workers."""
+    now = now or timezone.now()
+    counts = {"stopped": 0, "cancelled": 0, "lease_closed": 0, "leases_returned": 0}
+    for pid in list(Preemption.objects.filter(state=Preemption.State.NOTIFIED, grace_until__lte=now)
+                    .order_by("grace_until", "pk").values_list("pk", flat=True)):
+        state = _settle(pid, now, final=Preemption.State.STOPPED)
+        counts["stopped" if state == Preemption.State.STOPPED else "cancelled"] += state is not None
+    for p in Preemption.objects.filter(state__in=Preemption.OPEN_STATES).exclude(
+            victim__status__in=HOLDING_STATUSES).select_related("victim__tenant"):
+        with transaction.atomic():
+            if Preemption.objects.filter(pk=p.pk, state=p.state).update(state=Preemption.State.CANCELLED, ended_at=now):
+                p.state = Preemption.State.CANCELLED
+                _preemption_event("preemption.cancelled", p, now, why="the job ended before its deadline")
+                counts["cancelled"] += 1
+    open_leases = Lease.objects.filter(state__in=Lease.OPEN_STATES).values("pk")
+    for job_id in list(Job.objects.filter(status__in=HOLDING_STATUSES, lease_id__isnull=False)
+                       .exclude(lease_id__in=open_leases).values_list("pk", flat=True)):
+        counts["lease_closed"] += _lease_closed(job_id, now)
+    holders = set(Job.objects.filter(status__in=HOLDING_STATUSES, lease_id__isnull=False).values_list("lease_id", flat=True))
+    for lease in Lease.objects.filter(state=Lease.State.ACTIVE).exclude(pk__in=holders).select_related("borrower"):
+        jobs_live = Job.objects.filter(pk__in=lease.job_ids).exclude(
+            status__in=(Job.Status.SUCCEEDED, Job.Status.FAILED, Job.Status.CANCELLED, Job.Status.REQUEUED)).exists()
+        if not jobs_live:
+            lease_services.lease_return(lease=lease, reason="Its jobs no longer run on it", now=now)
+            counts["leases_returned"] += 1
+    return counts
+
+
+def job_checkpoint_report(*, actor, job: Job, now: datetime | None = None) -> Job:
+    """A job reports a finished checkpoint: work at risk restarts from now, and a victim in its grace
+    period gives its GPUs back at once (nothing more would be lost by waiting)."""
+    if actor is None or not Membership.objects.filter(user=actor, tenant_id=job.tenant_id).exists():
+        raise PermissionDenied(CHECKPOINT_NOT_MEMBER)
+    now = now or timezone.now()
+    with transaction.atomic():
+        if not Job.objects.filter(pk=job.pk, status__in=HOLDING_STATUSES).update(last_checkpoint_at=now):
+            job.refresh_from_db()
+            raise ValidationError(CHECKPOINT_NOT_RUNNING.format(id=job.pk, status=job.status), code="not_running")
+        job.refresh_from_db()
+        audit_record(event_type="job.checkpoint_reported", target=job, actor=actor, tenant=job.tenant,
+                     occurred_at=now, payload={"name": job.name, "at": now.isoformat()})
+        in_grace = Preemption.objects.filter(victim=job, state=Preemption.State.NOTIFIED).values_list(
+            "pk", flat=True).first()
+        if in_grace is not None:
+            _settle(in_grace, now, final=Preemption.State.RELEASED_EARLY)
+    job.refresh_from_db()
+    return job
+
+
+def lender_has_pending_demand(lease: Lease) -> bool:
+    """The expiry worker's demand test with the Job model at hand: the lender has jobs waiting on the
+    lease's pool × model, or (from quota data alone) its idle base quota no longer covers the loan."""
+    from quotas.leases.expiry import lender_has_demand_from_quotas
+    from scheduler.models import PENDING_STATUSES
+
+    if lease.lender_id is not None and Job.objects.filter(
+            tenant_id=lease.lender_id, pool_id=lease.pool_id, gpu_model_id=lease.gpu_model_id,
+            status__in=PENDING_STATUSES).exists():
+        return True
+    return lender_has_demand_from_quotas(lease)

@@ -1,7 +1,7 @@
 from django.contrib import admin
 
-from audit.models import AuditEvent
 from audit.chain.readonly import ReadOnlyAdminMixin
+from audit.models import AuditEvent
 
 
 @admin.register(AuditEvent)

@@ -1,5 +1,6 @@
 """REST endpoints: the monthly usage report (JSON, CSV, XLSX) and the audit event search."""
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
@@ -7,14 +8,12 @@ from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRen
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from audit.reports import exports
-
 from audit.chain import selectors
-from audit.reports.access import audit_tenants_for_user, report_scope_for_user
 from audit.models import AuditEvent
-from audit.usage.months import month_of, parse_month, previous_month
+from audit.reports import exports
+from audit.reports.access import audit_tenants_for_user, report_scope_for_user
 from audit.reports.selectors import usage_report
-from django.utils import timezone
+from audit.usage.months import month_of, parse_month, previous_month
 
 
 class _FileRenderer(BaseRenderer):

@@ -5,12 +5,15 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from audit.chain import selectors
-from audit.reports.access import audit_tenants_for_user, can_read_all_audit, report_scope_for_user
+from audit.reports.access import (
+    audit_tenants_for_user,
+    can_read_all_audit,
+    report_scope_for_user,
+)
 from audit.reports.charts import report_charts
-from audit.usage.months import month_of, parse_month, previous_month
 from audit.reports.selectors import usage_report
-from quotas.access import can_read_all_tenants
-from quotas.access import tenants_for_user
+from audit.usage.months import month_of, parse_month, previous_month
+from quotas.access import can_read_all_tenants, tenants_for_user
 from quotas.models import Project
 
 AUDIT_PAGE_SIZE = 100

@@ -1,6 +1,7 @@
 """Turns service-layer errors into DRF responses: Django ValidationError → 400 with field messages,
 ConflictError → 409."""
-from django.core.exceptions import PermissionDenied, ValidationError as DjangoValidationError
+from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler

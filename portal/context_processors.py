@@ -4,13 +4,12 @@ Platform staff read every tenant, but their bar lists only their own memberships
 the platform dashboard link to every tenant, so the bar stays one line.
 """
 from quotas.access import platform_roles
+from quotas.models import Tenant
 
 
 def navigation(request):
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {}
-    from quotas.models import Tenant
-
     return {"nav_tenants": list(Tenant.objects.filter(memberships__user=user).only("slug", "name")[:10]),
             "nav_roles": platform_roles(user)}

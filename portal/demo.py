@@ -1,14 +1,33 @@
 """The demo world: four teams sharing two pools of three GPU models. Loaded through the services,
 idempotently, so running it twice changes nothing."""
+import random
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
+from django.utils import timezone
 
-from quotas.access import AUDITOR, PLATFORM_ADMIN, QUOTA_APPROVER
+from audit.chain.services import audit_record_bulk
+from audit.models import UsageRecord
+from audit.usage.months import month_bounds, month_of, previous_month
+from portal.demo_jobs import demo_jobs_seed
 from quotas import services
-from quotas.models import GpuModel, Membership, Node, Pool, Project, Quota, Tenant
+from quotas.access import AUDITOR, PLATFORM_ADMIN, QUOTA_APPROVER
+from quotas.leases import services as lease_services
+from quotas.leases.models import Lease
+from quotas.models import (
+    GpuModel,
+    Membership,
+    Node,
+    Pool,
+    Project,
+    Quota,
+    QuotaRequest,
+    Tenant,
+)
+from quotas.requests import services as request_services
 
 DEMO_PASSWORD = "demo-pass-2026"
 
@@ -119,8 +138,6 @@ def load_demo() -> list[DemoLogin]:
 
 def demo_jobs() -> int:
     """The first batch of sample jobs (once); beat's demo top-up keeps the stream going."""
-    from portal.demo_jobs import demo_jobs_seed
-
     return demo_jobs_seed()
 
 
@@ -136,15 +153,6 @@ DEMO_WAIT_CODES = ["POOL_FULL", "QUOTA_EXCEEDED", "LOWER_PRIORITY", "FRAGMENTED"
 @transaction.atomic
 def load_demo_usage(*, seed: int = 2026) -> int:
     """Write last month's (and this month's so far) usage for the demo teams; returns rows written."""
-    import random
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    from audit.models import UsageRecord
-    from audit.usage.months import month_bounds, month_of, previous_month
-    from audit.chain.services import audit_record_bulk
-
     if UsageRecord.objects.filter(job_id__gte=DEMO_USAGE_JOB_BASE).exists():
         return 0
     rng = random.Random(seed)
@@ -200,8 +208,6 @@ def _demo_quota_requests(pools, models, approver) -> None:
 
     from django.utils import timezone
 
-    from quotas.requests import services as request_services
-    from quotas.models import QuotaRequest
 
     if QuotaRequest.objects.exists():
         return
@@ -248,8 +254,6 @@ def load_demo_leases(admin) -> None:
 
     from django.utils import timezone
 
-    from quotas.leases import services as lease_services
-    from quotas.leases.models import Lease
 
     for slug, fields in DEMO_LENDING_POLICIES.items():
         lease_services.lending_policy_set(actor=admin, tenant=Tenant.objects.get(slug=slug),

@@ -8,8 +8,8 @@ from django.utils import timezone
 
 from quotas.models import Project, Quota, Tenant
 from scheduler.engine.reasons import ENV_NOT_READY
-from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job
 from scheduler.jobs.services import job_environment_update, job_submit_bulk
+from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job
 
 ACTIVE_TARGET = 8  # pending + running jobs each demo tenant keeps
 TOP_UP_PER_TENANT = 3

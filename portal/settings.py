@@ -3,8 +3,8 @@
 PORTAL_ENV selects a profile: ``production`` (the default: DEBUG off, secure cookies, HSTS, CSP),
 ``development`` (the embedded demo: SQLite, filesystem broker) or ``test``.
 """
-from pathlib import Path
 import os
+from pathlib import Path
 
 import dj_database_url
 from celery.schedules import crontab

@@ -4,11 +4,11 @@ from django.core.exceptions import PermissionDenied
 from django.db import connection
 from django.http import JsonResponse
 from django.shortcuts import render
-from django.utils.translation import gettext as _, gettext_lazy
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from portal.dashboard import platform_overview
-from quotas.access import can_read_all_tenants, platform_roles
-from quotas.access import tenants_for_user
+from quotas.access import can_read_all_tenants, platform_roles, tenants_for_user
 
 PLATFORM_ONLY = gettext_lazy("The platform dashboard needs a platform role.")
 

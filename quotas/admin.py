@@ -86,4 +86,4 @@ class QuotaAdmin(ReadOnlyAdminMixin, SimpleHistoryAdmin):
 
 
 # Leases, lending policies and switches register their own (read-only) admin.
-from quotas.leases import admin as lease_admin# noqa: E402,F401
+from quotas.leases import admin as lease_admin  # noqa: E402,F401

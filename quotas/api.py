@@ -7,13 +7,17 @@ from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from quotas.access import is_platform_admin
-from quotas.access import tenant_for_user
-from quotas import selectors, services
+from quotas import holdings, selectors, services
+from quotas.access import is_platform_admin, tenant_for_user
 from quotas.models import Node, Pool
 from quotas.serializers import (
-    NodeChangeSerializer, NodeMaintenanceSerializer, NodeSerializer, PoolCapacitySerializer, QuotaSerializer,
-    QuotaSetSerializer, TenantQuotaSerializer,
+    NodeChangeSerializer,
+    NodeMaintenanceSerializer,
+    NodeSerializer,
+    PoolCapacitySerializer,
+    QuotaSerializer,
+    QuotaSetSerializer,
+    TenantQuotaSerializer,
 )
 
 PLATFORM_ADMIN_REQUIRED = _("Only platform admins can change pools, nodes and base quotas.")
@@ -41,11 +45,9 @@ class PoolListView(APIView):
 class TenantQuotaView(APIView):
     @extend_schema(responses=TenantQuotaSerializer, summary="A tenant's base quotas and their history")
     def get(self, request, slug: str):
-        from scheduler.jobs.selectors import quota_usage_gpus
-
         access = tenant_for_user(request.user, slug)
         quotas = selectors.tenant_quotas(tenant=access.tenant)
-        used = quota_usage_gpus(quotas=quotas)
+        used = holdings.quota_usage_gpus(quotas=quotas)
         for quota in quotas:
             quota.used_gpus = used.get(quota.id, 0)
         data = {"tenant": access.tenant.slug, "name": access.tenant.name,

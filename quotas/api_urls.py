@@ -1,9 +1,7 @@
 from django.urls import path
 
 from quotas import api
-
 from quotas.leases import api as lease_api
-
 from quotas.requests import api as request_api
 
 urlpatterns = [

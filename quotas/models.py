@@ -2,8 +2,8 @@
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
-from django.utils.translation import gettext_lazy as _
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 
@@ -215,6 +215,6 @@ class QuotaCoverage(models.Model):
 
 
 # Quota change requests live in their own module; imported here so Django registers them with this app.
-from quotas.requests.models import QuotaRequest, QuotaRequestDecision  # noqa: E402,F401
 # Leases, lending policies and rollout switches live in their own module; imported here so Django registers them.
 from quotas.leases.models import Lease, LendingPolicy, PolicySwitch  # noqa: E402,F401
+from quotas.requests.models import QuotaRequest, QuotaRequestDecision  # noqa: E402,F401

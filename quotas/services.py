@@ -10,7 +10,17 @@ from django.utils import timezone
 
 from audit.chain.services import audit_record
 from quotas import errors
-from quotas.models import GpuModel, Membership, Node, Pool, Project, Quota, QuotaCoverage, Tenant, WorkloadClass
+from quotas.models import (
+    GpuModel,
+    Membership,
+    Node,
+    Pool,
+    Project,
+    Quota,
+    QuotaCoverage,
+    Tenant,
+    WorkloadClass,
+)
 
 VECTOR_FIELDS = ("gpus", "gpu_memory_gb", "cpu_cores", "memory_gb", "storage_gb")
 

@@ -1,9 +1,7 @@
 from django.urls import path
 
 from quotas import views
-
 from quotas.leases import views as lease_views
-
 from quotas.requests import views as request_views
 
 urlpatterns = [

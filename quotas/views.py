@@ -1,19 +1,20 @@
 """Pages for pool capacity and a tenant's base quotas; HTMX requests get the partial."""
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
+from django.utils import timezone
 
+from audit.usage.selectors import fair_share_usage, half_life_hours
+from quotas import holdings, selectors
 from quotas.access import tenant_for_user
-from quotas import selectors
-from quotas.leases import selectors as lease_selectors
 from quotas.api import pools_payload
+from quotas.leases import selectors as lease_selectors
 from quotas.leases.views import tenant_panel_context
+from quotas.models import Pool
 
 
 def pools_with_usage() -> list[dict]:
     """Capacity per pool × model plus used (running jobs), lent / borrowed (open leases) and idle GPUs."""
-    from scheduler.jobs.selectors import pool_model_usage  # scheduler builds on quotas, not the reverse
-
-    used = pool_model_usage()
+    used = holdings.pool_model_usage()
     lent: dict[tuple[str, str], int] = {}
     borrowed: dict[tuple[str, str], int] = {}
     for lease in lease_selectors.open_leases():
@@ -52,11 +53,6 @@ def tenant_quota(request, slug: str):
 
 def fair_share_context(tenant) -> dict:
     """The tenant's decayed GPU-hours per pool, as the scheduler's fair-share ordering sees them."""
-    from django.utils import timezone
-
-    from quotas.models import Pool
-    from scheduler.cycle.snapshot import fair_share_usage, half_life_hours
-
     now, half_life = timezone.now(), half_life_hours()
     pools = Pool.objects.filter(quotas__tenant=tenant).distinct().order_by("name")
     return {"fair_share": [{"pool": p.name, "gpu_hours": fair_share_usage(pool=p, now=now, half_life=half_life)

@@ -1,8 +1,7 @@
 from django.urls import path
 
-from scheduler.preemption import views as preemption_views
-
 from scheduler.jobs import views
+from scheduler.preemption import views as preemption_views
 
 urlpatterns = [
     path("tenants/<slug:slug>/queue/", views.tenant_queue, name="tenant-queue"),

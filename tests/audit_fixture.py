@@ -21,8 +21,8 @@ from zoneinfo import ZoneInfo
 
 import time_machine
 
-from audit.models import UsageRecord
 from audit.chain.services import audit_record_bulk
+from audit.models import UsageRecord
 from quotas import services
 from quotas.models import GpuModel, Pool, Project, Tenant
 from tests import factories

@@ -1,7 +1,7 @@
 """Builders for job tests on the shared `world` (alpha: 16 H100, beta: 8 H100; 4 × 8 H100, 2 × 8 A100)."""
 from scheduler.cycle.services import scheduler_cycle_run
-from scheduler.models import Job
 from scheduler.jobs.services import job_submit
+from scheduler.models import Job
 
 
 def spec(**overrides) -> dict:

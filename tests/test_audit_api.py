@@ -3,16 +3,15 @@ import csv
 import io
 
 import pytest
-from django.core import mail
 from django.test import Client
 from django.urls import reverse
 from openpyxl import load_workbook
 
-from audit.reports.access import AUDIT_ROLE_REQUIRED, PLATFORM_REPORT_ROLE_REQUIRED
-from audit.reports.emails import report_email_send, report_emails_send_month
-from audit.models import ReportDelivery
 from audit.chain.selectors import BAD_SINCE
 from audit.chain.services import audit_record
+from audit.models import ReportDelivery
+from audit.reports.access import AUDIT_ROLE_REQUIRED, PLATFORM_REPORT_ROLE_REQUIRED
+from audit.reports.emails import report_email_send, report_emails_send_month
 from portal.celery import app
 from quotas.models import Membership
 from tests import audit_fixture as fx

@@ -10,8 +10,8 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from audit.chain import hashing as chain
-from audit.models import APPEND_ONLY, AppendOnlyError, AuditChainHead, AuditEvent
 from audit.chain.services import audit_record, audit_record_bulk
+from audit.models import APPEND_ONLY, AppendOnlyError, AuditChainHead, AuditEvent
 
 pytestmark = pytest.mark.django_db
 postgres_only = pytest.mark.skipif("connection.vendor != 'postgresql'")

@@ -6,12 +6,16 @@ import json
 import pytest
 from openpyxl import load_workbook
 
-from audit.reports.exports import report_csv, report_xlsx
-from audit.models import AuditEvent
-from audit.reports.selectors import usage_report
 from audit.chain.services import (
-    SENSITIVE_KEY_REFUSED, SENSITIVE_PAYLOAD_KEYS, SensitivePayloadError, audit_record, audit_record_bulk,
+    SENSITIVE_KEY_REFUSED,
+    SENSITIVE_PAYLOAD_KEYS,
+    SensitivePayloadError,
+    audit_record,
+    audit_record_bulk,
 )
+from audit.models import AuditEvent
+from audit.reports.exports import report_csv, report_xlsx
+from audit.reports.selectors import usage_report
 from tests import audit_fixture as fx
 
 pytestmark = pytest.mark.django_db

@@ -8,12 +8,13 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from audit.models import AuditEvent, UsageRecord
+from audit.usage.selectors import decayed_gpu_hours
 from scheduler.backends import backend_tick
+from scheduler.cycle.snapshot import build_snapshot
 from scheduler.engine import reasons
-from scheduler.models import Job, PoolCycle
 from scheduler.jobs.services import job_cancel, job_environment_update, job_submit_bulk
-from scheduler.cycle.snapshot import build_snapshot, decayed_gpu_hours
-from tests.jobs import borrowing_off, beta, cycle, reload, spec, submit
+from scheduler.models import Job, PoolCycle
+from tests.jobs import beta, borrowing_off, cycle, reload, spec, submit
 
 
 @pytest.fixture(autouse=True)

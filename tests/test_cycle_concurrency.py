@@ -1,8 +1,8 @@
 """Two evaluation workers, each with its own database connection, on one pool at the same time:
 the per-pool lock means no node and no base quota is ever over capacity."""
 import threading
-from datetime import timedelta
 from collections import Counter
+from datetime import timedelta
 
 import pytest
 from django.db import connection, connections
@@ -11,8 +11,8 @@ from django.utils import timezone
 from quotas.models import Node
 from scheduler.backends import backend_tick
 from scheduler.cycle.services import scheduler_cycle_run
-from scheduler.models import HOLDING_STATUSES, Job
 from scheduler.jobs.services import job_submit_bulk
+from scheduler.models import HOLDING_STATUSES, Job
 from tests import factories
 from tests.jobs import beta, spec
 

@@ -4,7 +4,7 @@ import pytest
 
 from scheduler.engine import reasons
 from scheduler.models import Job
-from tests.jobs import borrowing_off, beta, cycle, reload, submit
+from tests.jobs import beta, borrowing_off, cycle, reload, submit
 
 
 @pytest.fixture(autouse=True)

@@ -5,8 +5,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from audit.models import AuditEvent
 from quotas.models import Quota
 from scheduler.jobs import errors
-from scheduler.models import Job
 from scheduler.jobs.services import job_submit_bulk
+from scheduler.models import Job
 from tests import factories
 from tests.jobs import beta, spec, submit
 

@@ -5,12 +5,12 @@ from datetime import timedelta
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from hypothesis import HealthCheck, event, given, settings, strategies as st
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from audit.models import UsageRecord
 from audit.usage.services import usage_record_open
-from quotas.leases import selectors
-from quotas.leases import services
+from quotas.leases import selectors, services
 from quotas.leases.expiry import lease_expire_due
 from quotas.leases.models import Lease
 from tests import factories

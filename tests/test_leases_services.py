@@ -6,9 +6,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 
 from audit.models import AuditEvent
 from audit.usage.services import usage_record_open
-from quotas.leases import errors
-from quotas.leases import selectors
-from quotas.leases import services
+from quotas.leases import errors, selectors, services
 from quotas.leases.models import Lease, PolicySwitch
 from scheduler.engine import types as engine
 from tests.lease_helpers import T0, grant

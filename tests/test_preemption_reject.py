@@ -8,11 +8,15 @@ from django.utils.html import escape
 from audit.models import AuditEvent
 from quotas.leases.models import PolicySwitch
 from quotas.leases.services import policy_switch_set
-from scheduler.models import Job, Preemption, PoolCycle
-from scheduler.preemption.services import (
-    NOT_AWAITING_APPROVAL, REJECT_NEEDS_APPROVER, REJECT_NEEDS_COMMENT, preemption_grace_due, preemption_reject,
-)
 from scheduler.cycle.snapshot import build_snapshot
+from scheduler.models import Job, PoolCycle, Preemption
+from scheduler.preemption.services import (
+    NOT_AWAITING_APPROVAL,
+    REJECT_NEEDS_APPROVER,
+    REJECT_NEEDS_COMMENT,
+    preemption_grace_due,
+    preemption_reject,
+)
 from tests.borrow_preempt_helpers import at, run
 from tests.jobs import borrowing_off, submit
 

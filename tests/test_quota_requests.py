@@ -8,11 +8,10 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.utils import timezone
 
 from audit.models import AuditEvent, UsageRecord
-from quotas.errors import ConflictError
-from quotas.requests import selectors
-from quotas.requests import services
 from quotas import selectors as quota_selectors
+from quotas.errors import ConflictError
 from quotas.models import Quota, QuotaRequest
+from quotas.requests import selectors, services
 
 State = QuotaRequest.State
 

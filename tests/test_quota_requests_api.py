@@ -5,9 +5,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from quotas.requests import selectors
-from quotas.requests import services
 from quotas.models import QuotaRequest
+from quotas.requests import selectors, services
 
 URL = "/api/v1/quota-requests/"
 BODY = {"tenant": "alpha", "pool": "gpu-a", "gpu_model": "H100-80G", "kind": "increase", "gpus": 20,

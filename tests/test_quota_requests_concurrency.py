@@ -8,10 +8,10 @@ from django.utils import timezone
 
 from audit.models import AuditEvent
 from portal.celery import app
-from quotas.errors import ConflictError
 from quotas.access import QUOTA_APPROVER
-from quotas.requests import services
+from quotas.errors import ConflictError
 from quotas.models import QuotaRequest
+from quotas.requests import services
 from tests import factories
 
 pytestmark = pytest.mark.django_db(transaction=True)

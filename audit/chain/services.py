@@ -6,8 +6,8 @@ serialise writers). The lock is held until the caller's transaction commits, so 
 record audit last, after their other row locks, which keeps lock order the same everywhere.
 """
 import json
-from datetime import datetime
 from collections.abc import Mapping
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 

@@ -5,8 +5,13 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.utils.translation import gettext_lazy as _
 
-from quotas.access import AUDITOR, PLATFORM_ADMIN, can_read_all_tenants, has_platform_role
-from quotas.access import tenant_for_user
+from quotas.access import (
+    AUDITOR,
+    PLATFORM_ADMIN,
+    can_read_all_tenants,
+    has_platform_role,
+    tenant_for_user,
+)
 from quotas.models import Membership, Project, Tenant
 
 AUDIT_ROLE_REQUIRED = _("Audit evidence is visible to auditors and, for their own tenant, tenant admins.")

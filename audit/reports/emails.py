@@ -7,10 +7,10 @@ from django.core.mail import EmailMessage
 from django.db import transaction
 from django.utils import timezone
 
-from audit.reports import exports
-from audit.models import ReportDelivery
-from audit.reports.selectors import usage_report
 from audit.chain.services import audit_record
+from audit.models import ReportDelivery
+from audit.reports import exports
+from audit.reports.selectors import usage_report
 from quotas.models import Membership, Tenant
 
 SUBJECT = "GPU usage report {month} — {tenant}"

@@ -7,11 +7,14 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from quotas.access import can_read_all_tenants, is_platform_admin
-from quotas.access import tenant_for_user, tenants_for_user
+from quotas.access import (
+    can_read_all_tenants,
+    is_platform_admin,
+    tenant_for_user,
+    tenants_for_user,
+)
 from quotas.leases import errors as lease_errors
-from quotas.leases import selectors
-from quotas.leases import services
+from quotas.leases import selectors, services
 from quotas.leases.models import Lease, LendingPolicy, PolicySwitch
 from quotas.models import Membership
 

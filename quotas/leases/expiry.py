@@ -15,8 +15,7 @@ from django.utils import timezone
 
 from audit.chain.services import audit_record
 from quotas.leases import notices as lease_notices
-from quotas.leases import selectors
-from quotas.leases import services
+from quotas.leases import selectors, services
 from quotas.leases.models import Lease
 
 log = logging.getLogger(__name__)

@@ -2,8 +2,8 @@
 themselves. Writes go through quotas.lease_services; reads through quotas.lease_selectors."""
 from django.conf import settings
 from django.db import models
-from django.utils.translation import gettext_lazy as _
 from django.db.models import F, Q
+from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 # Priority classes that may borrow unless a platform admin narrows it: experiment (experiments and

@@ -12,7 +12,6 @@ from quotas.models import GpuModel, Pool, Quota, Tenant
 from quotas.services import schedulable_gpus, tenant_quota_total
 from scheduler.engine import types as engine
 
-
 # --- policies and switches ----------------------------------------------------------------------------
 
 def lending_policy_for(*, tenant: Tenant) -> LendingPolicy:

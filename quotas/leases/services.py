@@ -14,8 +14,7 @@ from django.utils import timezone
 
 from audit.chain.services import audit_record
 from quotas.access import is_platform_admin
-from quotas.leases import errors
-from quotas.leases import selectors
+from quotas.leases import errors, selectors
 from quotas.leases.models import NEVER_BORROWS, Lease, LendingPolicy, PolicySwitch
 from quotas.models import GpuModel, Membership, Pool, Tenant
 from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, LeasePlan, Reclaim

@@ -8,12 +8,15 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from quotas.access import can_read_all_tenants, is_platform_admin
-from quotas.access import tenant_for_user, tenants_for_user
+from quotas.access import (
+    can_read_all_tenants,
+    is_platform_admin,
+    tenant_for_user,
+    tenants_for_user,
+)
 from quotas.leases import errors as lease_errors
-from quotas.leases import selectors
-from quotas.leases import services
-from quotas.leases.api import SWITCHES_STAFF_ONLY, STATE_FILTERS
+from quotas.leases import selectors, services
+from quotas.leases.api import STATE_FILTERS, SWITCHES_STAFF_ONLY
 from quotas.leases.models import Lease, PolicySwitch
 from quotas.models import Pool
 

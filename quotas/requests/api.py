@@ -9,11 +9,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from quotas.access import NOT_FOUND, tenant_for_user
-from quotas.requests import selectors
-from quotas.requests import services
 from quotas.models import QuotaRequest
+from quotas.requests import selectors, services
 from quotas.requests.serializers import (
-    ApproveInputSerializer, DecisionInputSerializer, QuotaRequestCreateSerializer, QuotaRequestSerializer,
+    ApproveInputSerializer,
+    DecisionInputSerializer,
+    QuotaRequestCreateSerializer,
+    QuotaRequestSerializer,
     RejectInputSerializer,
 )
 

@@ -5,8 +5,8 @@ actors racing on the same request cannot both win.
 """
 from django.conf import settings
 from django.db import models
-from django.utils.translation import gettext_lazy as _
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 
 class QuotaRequest(models.Model):

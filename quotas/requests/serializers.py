@@ -1,9 +1,15 @@
 """API shapes of quota change requests; names are resolved here so unknown ones are field errors."""
 from rest_framework import serializers
 
-from quotas.access import tenants_for_user
 from quotas import errors
-from quotas.models import GpuModel, Pool, QuotaRequest, QuotaRequestDecision, WorkloadClass
+from quotas.access import tenants_for_user
+from quotas.models import (
+    GpuModel,
+    Pool,
+    QuotaRequest,
+    QuotaRequestDecision,
+    WorkloadClass,
+)
 
 
 class QuotaRequestCreateSerializer(serializers.Serializer):

@@ -16,11 +16,19 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from audit.chain.services import audit_record
-from quotas.errors import ConflictError
-from quotas.access import QUOTA_APPROVER
 from quotas import errors as quota_errors
+from quotas.access import QUOTA_APPROVER
+from quotas.errors import ConflictError
+from quotas.models import (
+    GpuModel,
+    Membership,
+    Pool,
+    QuotaRequest,
+    QuotaRequestDecision,
+    Tenant,
+    WorkloadClass,
+)
 from quotas.requests import selectors
-from quotas.models import GpuModel, Membership, Pool, QuotaRequest, QuotaRequestDecision, Tenant, WorkloadClass
 from quotas.services import quota_end, quota_set
 
 State = QuotaRequest.State

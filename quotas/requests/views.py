@@ -7,13 +7,16 @@ from django.http import HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from quotas.access import (
+    QUOTA_APPROVER,
+    has_platform_role,
+    tenant_for_user,
+    tenants_for_user,
+)
 from quotas.errors import ConflictError
-from quotas.redirects import safe_next
-from quotas.access import QUOTA_APPROVER, has_platform_role
-from quotas.access import tenant_for_user, tenants_for_user
-from quotas.requests import selectors
-from quotas.requests import services
 from quotas.models import Membership, Pool, QuotaRequest
+from quotas.redirects import safe_next
+from quotas.requests import selectors, services
 from quotas.requests.api import request_for_user
 from quotas.requests.forms import QuotaRequestForm
 

@@ -7,6 +7,8 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from scheduler.backends.base import Backend
+from scheduler.jobs.lifecycle import job_finish, job_start
+from scheduler.models import Job
 
 BACKENDS = {"simulated": "scheduler.backends.simulated.SimulatedBackend"}
 TICK_BATCH = 500  # jobs started or finished per tick, so one tick stays short
@@ -25,9 +27,6 @@ class TickResult:
 
 def backend_tick(*, now: datetime | None = None, backend: Backend | None = None) -> TickResult:
     """Start admitted jobs on their nodes and end those the backend reports done; idempotent."""
-    from scheduler.jobs.lifecycle import job_finish, job_start
-    from scheduler.models import Job
-
     now = now or timezone.now()
     backend = backend or get_backend()
     started = 0

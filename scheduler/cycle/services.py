@@ -17,16 +17,15 @@ from datetime import timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.utils import timezone
 
 from audit.chain.services import audit_record_bulk
 from quotas.leases.services import lease_grant_for_plan
 from quotas.models import Pool
-from scheduler.jobs.bulk import insert_rows, update_jobs
+from scheduler.cycle.snapshot import build_snapshot
 from scheduler.engine import decide
+from scheduler.jobs.bulk import update_jobs
 from scheduler.models import PENDING_STATUSES, Job, PoolCycle
 from scheduler.preemption.services import preemptions_plan
-from scheduler.cycle.snapshot import build_snapshot
 
 # First key of the two-int advisory lock: a namespace so other advisory locks never collide.
 LOCK_NAMESPACE = 0x5CED

@@ -7,16 +7,21 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from quotas.models import Pool
-from scheduler.preemption import selectors as preemption_selectors
-from scheduler.preemption import services as preemptions
-from scheduler.jobs import selectors
-from scheduler.jobs import services
-from scheduler.models import Preemption
+from scheduler.jobs import selectors, services
 from scheduler.jobs.serializers import (
-    BulkResultSerializer, CancelSerializer, JobBulkSubmitSerializer, JobSerializer, JobSubmitSerializer, JobSummarySerializer,
-    PoolQueueSerializer, PreemptionRejectSerializer,
+    BulkResultSerializer,
+    CancelSerializer,
+    JobBulkSubmitSerializer,
+    JobSerializer,
+    JobSubmitSerializer,
+    JobSummarySerializer,
+    PoolQueueSerializer,
+    PreemptionRejectSerializer,
 )
 from scheduler.jobs.wait_text import wait_message
+from scheduler.models import Preemption
+from scheduler.preemption import selectors as preemption_selectors
+from scheduler.preemption import services as preemptions
 
 QUEUE_LIMIT = 500
 

@@ -10,8 +10,8 @@ from django.utils import timezone
 
 from audit.chain.services import audit_record
 from audit.usage.services import usage_record_close, usage_record_open
-from scheduler.models import Job
 from scheduler.cycle.triggers import request_pool_evaluation
+from scheduler.models import Job
 
 
 def job_start(*, job: Job, expected_end: datetime, now: datetime | None = None, **backend_fields) -> bool:

@@ -12,8 +12,8 @@ from django.utils.translation import gettext_lazy as _
 from quotas.leases.models import Lease
 from quotas.models import Tenant
 from scheduler.engine import reasons
-from scheduler.models import FINAL_STATUSES, HOLDING_STATUSES, PENDING_STATUSES, Job
 from scheduler.jobs.wait_text import localized_wait
+from scheduler.models import FINAL_STATUSES, HOLDING_STATUSES, PENDING_STATUSES, Job
 
 RECENT_FINISHED = 20
 NOTICE_CODES = (reasons.PREEMPTING, reasons.RECLAIMING)

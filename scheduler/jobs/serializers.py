@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from quotas.models import WorkloadClass
 from scheduler.jobs.wait_text import localized_wait
+from scheduler.preemption.selectors import job_lease, job_preemption
 
 
 class EnvironmentSerializer(serializers.Serializer):
@@ -118,13 +119,9 @@ class JobSerializer(serializers.Serializer):
         return wait_payload(job.wait)
 
     def get_lease(self, job) -> dict | None:
-        from scheduler.preemption.selectors import job_lease
-
         return job_lease(job)
 
     def get_preemption(self, job) -> dict | None:
-        from scheduler.preemption.selectors import job_preemption
-
         return job_preemption(job)
 
 

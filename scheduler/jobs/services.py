@@ -9,15 +9,15 @@ from django.utils import timezone
 
 from audit.chain.services import audit_record
 from audit.usage.services import usage_record_close
-from quotas.errors import ConflictError
 from quotas.access import is_platform_admin
+from quotas.errors import ConflictError
 from quotas.models import Membership
+from scheduler.cycle.triggers import request_pool_evaluation
+from scheduler.engine.reasons import ENV_NOT_READY
 from scheduler.jobs import errors
 from scheduler.jobs.lifecycle import job_finish, job_start
-from scheduler.models import FINAL_STATUSES, HOLDING_STATUSES, PENDING_STATUSES, Job
-from scheduler.engine.reasons import ENV_NOT_READY
 from scheduler.jobs.submit import job_submit, job_submit_bulk
-from scheduler.cycle.triggers import request_pool_evaluation
+from scheduler.models import FINAL_STATUSES, HOLDING_STATUSES, PENDING_STATUSES, Job
 
 __all__ = ["job_submit", "job_submit_bulk", "job_cancel", "job_environment_update", "job_start", "job_finish"]
 

@@ -12,15 +12,23 @@ from django.db import transaction
 from django.db.models import F, Max, Sum
 from django.utils import timezone
 
-
 from audit.chain.services import audit_record, audit_record_bulk
-from quotas.access import is_platform_admin
-from quotas.models import GpuModel, Membership, Node, Pool, Project, Quota, Tenant, WorkloadClass
-from scheduler.jobs import errors
+from quotas.access import is_platform_admin, tenants_for_user
+from quotas.models import (
+    GpuModel,
+    Membership,
+    Node,
+    Pool,
+    Project,
+    Quota,
+    Tenant,
+    WorkloadClass,
+)
+from scheduler.cycle.triggers import request_pool_evaluation
 from scheduler.engine.types import WORKLOAD_TO_PRIORITY
+from scheduler.jobs import errors
 from scheduler.jobs.bulk import insert_rows
 from scheduler.models import HOLDING_STATUSES, Job
-from scheduler.cycle.triggers import request_pool_evaluation
 
 BULK_LIMIT = 20_000
 FIELDS = ("tenant", "project", "name", "workload_class", "pool", "gpu_model", "gpus", "replicas", "cpu",
@@ -67,8 +75,6 @@ class SubmitContext:
         submit_ids = readable_ids = None
         if actor is not None and not is_platform_admin(actor):
             submit_ids = frozenset(Membership.objects.filter(user=actor).values_list("tenant_id", flat=True))
-            from quotas.access import tenants_for_user
-
             readable_ids = frozenset(tenants_for_user(actor).values_list("id", flat=True))
         return cls(actor=actor, tenants=tenants, projects=projects, pools=pools, models=models,
                    largest_node=largest, quotas=quotas, usage=usage, submit_tenant_ids=submit_ids,

@@ -4,14 +4,13 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import redirect, render
-from django.utils.translation import gettext as _, gettext_lazy
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
-from quotas.errors import ConflictError
 from quotas.access import tenant_for_user
-from scheduler.jobs import queue
-from scheduler.jobs import selectors
-from scheduler.jobs import services
+from quotas.errors import ConflictError
+from scheduler.jobs import queue, selectors, services
 from scheduler.jobs.forms import JobSubmitForm
 from scheduler.preemption.selectors import job_preemption
 

@@ -7,7 +7,10 @@ from rest_framework.views import APIView
 
 from quotas.access import require_tenant_admin, tenant_for_user
 from scheduler.notices import selectors, services
-from scheduler.notices.serializers import NoticeChannelCreateSerializer, NoticeChannelSerializer
+from scheduler.notices.serializers import (
+    NoticeChannelCreateSerializer,
+    NoticeChannelSerializer,
+)
 
 
 class TenantNoticeChannelsView(APIView):

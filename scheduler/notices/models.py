@@ -1,8 +1,8 @@
 """Notice channels of a tenant, the notice outbox, and the log of every delivery attempt."""
 from django.conf import settings
 from django.db import models
-from django.utils.translation import gettext_lazy as _
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 
 class NoticeChannel(models.Model):

@@ -3,8 +3,7 @@ approvers' inbox. A victim sees the preempting tenant, never the preempting job'
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from quotas.access import can_read_all_tenants
-from quotas.access import tenants_for_user
+from quotas.access import can_read_all_tenants, tenants_for_user
 from quotas.leases.models import Lease
 from scheduler.models import Job, Preemption
 from scheduler.notices.models import Notice

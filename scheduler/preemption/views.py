@@ -10,10 +10,10 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
-from quotas.redirects import safe_next
 from quotas.access import can_read_all_tenants
-from scheduler.preemption import services as preemptions
+from quotas.redirects import safe_next
 from scheduler.models import Preemption
+from scheduler.preemption import services as preemptions
 from scheduler.preemption.selectors import preemptions_for_user
 from scheduler.preemption.services import REASONS, gpu_hours_at_risk
 

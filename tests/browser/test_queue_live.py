@@ -5,8 +5,8 @@ import pytest
 from playwright.sync_api import expect
 
 from scheduler.backends import backend_tick
-from scheduler.models import Job
 from scheduler.jobs.services import job_cancel
+from scheduler.models import Job
 from tests.jobs import borrowing_off, cycle, submit
 
 

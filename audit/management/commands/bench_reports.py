@@ -3,7 +3,6 @@ fold them into the rollups, time the reports, print one JSON line.
 
 Synthetic rows belong to tenants named bench-*; a rerun replaces them. Never point this at production.
 """
-import io
 import json
 import random
 import time
@@ -14,8 +13,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from audit.models import UsageMonthly, UsageRecord, UsageWaitHistogram
-from audit.usage.months import month_bounds, month_of, previous_month
 from audit.reports.selectors import usage_report
+from audit.usage.months import month_bounds, month_of, previous_month
 from audit.usage.rollups import usage_rollup_fold
 from quotas.models import GpuModel, Node, Pool, Project, Quota, Tenant
 

@@ -6,8 +6,7 @@ import statistics
 import time
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import connection, transaction
-from django.db.models import Q
+from django.db import connection
 
 # Audit events are append-only evidence and protect the tenants and pools they name, so bench rows are
 # never deleted: each run gets its own prefix. Point --db at a database kept for benchmarks.
@@ -32,7 +31,11 @@ class Command(BaseCommand):
 
     def handle(self, *args, jobs, nodes, tenants, repeats, db, **options):
         try:
-            from scheduler.engine.bench import fresh_snapshots, run_cycles, synthetic_snapshot
+            from scheduler.engine.bench import (
+                fresh_snapshots,
+                run_cycles,
+                synthetic_snapshot,
+            )
         except ImportError as exc:  # the engine branch provides it
             raise CommandError("scheduler.engine.bench is missing: merge the engine's benchmark module") from exc
         from scheduler.engine import decide
@@ -55,8 +58,8 @@ class Command(BaseCommand):
 
     def _end_to_end(self, snapshot) -> dict:
         from scheduler.cycle.services import scheduler_cycle_run
-        from scheduler.models import Job
         from scheduler.jobs.submit import BULK_LIMIT, job_submit_bulk
+        from scheduler.models import Job
 
         pools = _load_world(snapshot)
         specs = [{"tenant": BENCH_PREFIX + j.tenant, "project": j.project, "name": f"bench-{j.id}",

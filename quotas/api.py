@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from quotas import holdings, selectors, services
-from quotas.access import is_platform_admin, tenant_for_user
+from quotas.access import is_platform_admin
 from quotas.models import Node, Pool
 from quotas.serializers import (
     NodeChangeSerializer,
@@ -19,6 +19,7 @@ from quotas.serializers import (
     QuotaSetSerializer,
     TenantQuotaSerializer,
 )
+from quotas.tenant_api import TenantAPIView
 
 PLATFORM_ADMIN_REQUIRED = _("Only platform admins can change pools, nodes and base quotas.")
 
@@ -42,17 +43,16 @@ class PoolListView(APIView):
         return Response(PoolCapacitySerializer(pools_payload(), many=True).data)
 
 
-class TenantQuotaView(APIView):
+class TenantQuotaView(TenantAPIView):
     @extend_schema(responses=TenantQuotaSerializer, summary="A tenant's base quotas and their history")
     def get(self, request, slug: str):
-        access = tenant_for_user(request.user, slug)
-        quotas = selectors.tenant_quotas(tenant=access.tenant)
+        quotas = selectors.tenant_quotas(tenant=self.access.tenant)
         used = holdings.quota_usage_gpus(quotas=quotas)
         for quota in quotas:
             quota.used_gpus = used.get(quota.id, 0)
-        data = {"tenant": access.tenant.slug, "name": access.tenant.name,
+        data = {"tenant": self.access.tenant.slug, "name": self.access.tenant.name,
                 "quotas": quotas,
-                "history": selectors.quota_history(tenant=access.tenant)[:50]}
+                "history": selectors.quota_history(tenant=self.access.tenant)[:50]}
         return Response(TenantQuotaSerializer(data).data)
 
 

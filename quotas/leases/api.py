@@ -17,6 +17,7 @@ from quotas.leases import errors as lease_errors
 from quotas.leases import selectors, services
 from quotas.leases.models import Lease, LendingPolicy, PolicySwitch
 from quotas.models import Membership
+from quotas.tenant_api import TenantAPIView
 
 STATE_FILTERS = ("open", *Lease.State.values)
 UNKNOWN_STATE = "Unknown state {value!r}: use one of " + ", ".join(STATE_FILTERS) + "."
@@ -109,19 +110,17 @@ class LeaseReturnView(APIView):
         return Response(LeaseSerializer(lease).data)
 
 
-class LendingPolicyView(APIView):
+class LendingPolicyView(TenantAPIView):
     @extend_schema(responses=LendingPolicySerializer, summary="A tenant's lending and borrowing policy")
     def get(self, request, slug: str):
-        access = tenant_for_user(request.user, slug)
-        return Response(LendingPolicySerializer(selectors.lending_policy_for(tenant=access.tenant)).data)
+        return Response(LendingPolicySerializer(selectors.lending_policy_for(tenant=self.access.tenant)).data)
 
     @extend_schema(request=LendingPolicyChangeSerializer, responses=LendingPolicySerializer,
                    summary="Change a tenant's lending policy (tenant admins: lending side; platform admins: all)")
     def post(self, request, slug: str):
-        access = tenant_for_user(request.user, slug)
         serializer = LendingPolicyChangeSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        policy = services.lending_policy_set(actor=request.user, tenant=access.tenant, **serializer.validated_data)
+        policy = services.lending_policy_set(actor=request.user, tenant=self.access.tenant, **serializer.validated_data)
         return Response(LendingPolicySerializer(policy).data)
 
 

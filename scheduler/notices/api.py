@@ -3,9 +3,8 @@ tenant admins of that tenant and platform admins add them."""
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from quotas.access import require_tenant_admin, tenant_for_user
+from quotas.tenant_api import TenantAPIView
 from scheduler.notices import selectors, services
 from scheduler.notices.serializers import (
     NoticeChannelCreateSerializer,
@@ -13,20 +12,19 @@ from scheduler.notices.serializers import (
 )
 
 
-class TenantNoticeChannelsView(APIView):
+class TenantNoticeChannelsView(TenantAPIView):
+    tenant_admin_methods = frozenset({"POST"})
+
     @extend_schema(responses=NoticeChannelSerializer(many=True), summary="A tenant's notice channels",
                    tags=["notices"])
     def get(self, request, slug: str):
-        access = tenant_for_user(request.user, slug)
-        channels = selectors.tenant_notice_channels(tenant=access.tenant)
+        channels = selectors.tenant_notice_channels(tenant=self.access.tenant)
         return Response(NoticeChannelSerializer(channels, many=True).data)
 
     @extend_schema(request=NoticeChannelCreateSerializer, responses={201: NoticeChannelSerializer},
                    summary="Add a notice channel (tenant admins, platform admins)", tags=["notices"])
     def post(self, request, slug: str):
-        access = tenant_for_user(request.user, slug)
-        require_tenant_admin(access, request.user)
         serializer = NoticeChannelCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        channel = services.notice_channel_create(actor=request.user, tenant=access.tenant, **serializer.validated_data)
+        channel = services.notice_channel_create(actor=request.user, tenant=self.access.tenant, **serializer.validated_data)
         return Response(NoticeChannelSerializer(channel).data, status=status.HTTP_201_CREATED)

@@ -1,0 +1,41 @@
+"""Every API route under /tenants/<slug>/ resolves its tenant through TenantAPIView, which fails closed."""
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.urls import URLPattern, URLResolver, get_resolver
+from rest_framework.test import APIRequestFactory, force_authenticate
+
+from quotas.tenant_api import TenantAPIView
+
+
+def _routes(patterns, prefix=""):
+    for p in patterns:
+        if isinstance(p, URLResolver):
+            yield from _routes(p.url_patterns, prefix + str(p.pattern))
+        elif isinstance(p, URLPattern):
+            yield prefix + str(p.pattern), p.callback
+
+
+def test_every_tenant_api_route_uses_the_tenant_scoped_base():
+    tenant_routes = {route: getattr(view, "cls", None) for route, view in _routes(get_resolver().url_patterns)
+                     if route.startswith("api/") and "tenants/<slug:slug>/" in route}
+    assert len(tenant_routes) >= 3
+    assert {r: c for r, c in tenant_routes.items() if not (c and issubclass(c, TenantAPIView))} == {}
+
+
+def test_outsiders_get_404_and_members_403_before_any_handler_runs(world, member, outsider, api):
+    assert api(outsider).get("/api/v1/tenants/alpha/notice-channels/").status_code == 404
+    assert api(outsider).get("/api/v1/tenants/alpha/quota/").status_code == 404
+    assert api(member).post("/api/v1/tenants/alpha/notice-channels/", {"kind": "email", "target": "a@b.cn"},
+                            format="json").status_code == 403
+    assert api(member).get("/api/v1/tenants/alpha/notice-channels/").status_code == 200
+
+
+def test_a_tenant_view_routed_without_a_slug_refuses_to_serve(world, member):
+    class Unscoped(TenantAPIView):
+        def get(self, request):
+            raise AssertionError("the handler must not run")
+
+    request = APIRequestFactory().get("/x/")
+    force_authenticate(request, member)
+    with pytest.raises(ImproperlyConfigured):
+        Unscoped.as_view()(request)

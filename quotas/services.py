@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from audit.chain.services import audit_record
 from quotas import errors
+from quotas.history import reason_errors, with_history
 from quotas.models import (
     GpuModel,
     Membership,
@@ -23,18 +24,6 @@ from quotas.models import (
 )
 
 VECTOR_FIELDS = ("gpus", "gpu_memory_gb", "cpu_cores", "memory_gb", "storage_gb")
-
-
-def _with_history(instance, *, actor, reason: str):
-    instance._change_reason = reason
-    if actor is not None and getattr(actor, "is_authenticated", False):
-        instance._history_user = actor
-    return instance
-
-
-def _require_reason(reason: str, problems: dict) -> None:
-    if not (reason or "").strip():
-        problems.setdefault("reason", []).append(errors.REASON_REQUIRED)
 
 
 def schedulable_gpus(*, pool: Pool, gpu_model: GpuModel) -> int:
@@ -125,7 +114,7 @@ def quota_set(
         problems.setdefault("downgrade_to", []).append(errors.DOWNGRADE_TARGET)
     if project is not None and project.tenant_id != tenant.id:
         problems.setdefault("project", []).append(errors.UNKNOWN_PROJECT.format(value=project.slug, tenant=tenant.slug))
-    _require_reason(reason, problems)
+    problems.update(reason_errors(reason, errors.REASON_REQUIRED))
     if problems:
         raise ValidationError(problems)
 
@@ -161,7 +150,7 @@ def quota_set(
                 return existing
             for f, v in fields.items():
                 setattr(existing, f, v)
-            _with_history(existing, actor=actor, reason=reason).save(update_fields=list(fields))
+            with_history(existing, actor=actor, reason=reason).save(update_fields=list(fields))
             quota = existing
         else:
             old = None
@@ -169,7 +158,7 @@ def quota_set(
                           status=status, **fields)
             try:
                 with transaction.atomic():
-                    _with_history(quota, actor=actor, reason=reason).save()
+                    with_history(quota, actor=actor, reason=reason).save()
                     _sync_coverage(quota)
             except IntegrityError as exc:
                 raise ValidationError({"workload_classes": [errors.OVERLAP.format(
@@ -185,8 +174,7 @@ def quota_set(
 
 
 def quota_end(*, actor, quota: Quota, reason: str, ended_at: datetime | None = None) -> Quota:
-    problems: dict = {}
-    _require_reason(reason, problems)
+    problems = reason_errors(reason, errors.REASON_REQUIRED)
     if problems:
         raise ValidationError(problems)
     with transaction.atomic():
@@ -195,7 +183,7 @@ def quota_end(*, actor, quota: Quota, reason: str, ended_at: datetime | None = N
             return quota
         quota.status = Quota.Status.ENDED
         quota.effective_to = ended_at or timezone.now()
-        _with_history(quota, actor=actor, reason=reason).save(update_fields=["status", "effective_to"])
+        with_history(quota, actor=actor, reason=reason).save(update_fields=["status", "effective_to"])
         QuotaCoverage.objects.filter(quota=quota).update(active=False)
         audit_record(event_type="quota.ended", target=quota, actor=actor, tenant=quota.tenant,
                      payload={"reason": reason, "gpus": quota.gpus})
@@ -218,7 +206,7 @@ def quota_activate_due(*, now: datetime | None = None) -> int:
                 if set(other.covered_classes) & set(quota.covered_classes):
                     quota_end(actor=None, quota=other, reason=f"Replaced by scheduled quota #{quota.id}", ended_at=now)
             quota.status = Quota.Status.ACTIVE
-            _with_history(quota, actor=None, reason="Scheduled start reached").save(update_fields=["status"])
+            with_history(quota, actor=None, reason="Scheduled start reached").save(update_fields=["status"])
             _sync_coverage(quota)
             audit_record(event_type="quota.activated", target=quota, tenant=quota.tenant, payload={"gpus": quota.gpus})
             changed += 1
@@ -235,8 +223,7 @@ def _jsonable(value):
 # --- nodes -----------------------------------------------------------------------------------------------
 
 def _node_change(node: Node, *, actor, reason: str, event_type: str, **changes) -> Node:
-    problems: dict = {}
-    _require_reason(reason, problems)
+    problems = reason_errors(reason, errors.REASON_REQUIRED)
     if problems:
         raise ValidationError(problems)
     with transaction.atomic():
@@ -246,7 +233,7 @@ def _node_change(node: Node, *, actor, reason: str, event_type: str, **changes) 
             return node
         for f, v in changes.items():
             setattr(node, f, v)
-        _with_history(node, actor=actor, reason=reason).save(update_fields=list(changes))
+        with_history(node, actor=actor, reason=reason).save(update_fields=list(changes))
         audit_record(event_type=event_type, target=node, actor=actor,
                      payload={"node": node.name, "pool": node.pool.name, "old": old,
                               "new": {f: _jsonable(v) for f, v in changes.items()}, "reason": reason})

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from audit.chain.services import audit_record
 from quotas.access import is_platform_admin
+from quotas.history import reason_errors, with_history
 from quotas.leases import errors, selectors
 from quotas.leases.models import NEVER_BORROWS, Lease, LendingPolicy, PolicySwitch
 from quotas.models import GpuModel, Membership, Pool, Tenant
@@ -26,18 +27,6 @@ _UNSET = object()
 
 def _iso(value):
     return value.isoformat() if isinstance(value, datetime) else value
-
-
-def _with_history(instance, *, actor, reason: str):
-    instance._change_reason = reason
-    if actor is not None and getattr(actor, "is_authenticated", False):
-        instance._history_user = actor
-    return instance
-
-
-def _require_reason(reason: str) -> None:
-    if not (reason or "").strip():
-        raise ValidationError({"reason": [errors.REASON_REQUIRED]})
 
 
 # --- lending policy ------------------------------------------------------------------------------------
@@ -66,7 +55,8 @@ def lending_policy_set(*, actor, tenant: Tenant, reason: str, lending_limit_gpus
             raise PermissionDenied(errors.POLICY_NEEDS_ADMIN.format(tenant=tenant.slug))
         if set(given) & set(BORROWING_SIDE):
             raise PermissionDenied(errors.BORROWING_SIDE_NEEDS_PLATFORM)
-    _require_reason(reason)
+    if problems := reason_errors(reason, errors.REASON_REQUIRED):
+        raise ValidationError(problems)
     problems: dict[str, list[str]] = {}
     if "borrow_classes" in given:
         classes = sorted(set(given["borrow_classes"] or ()))
@@ -91,7 +81,7 @@ def lending_policy_set(*, actor, tenant: Tenant, reason: str, lending_limit_gpus
         if policy.protected_minutes > policy.max_lease_minutes:
             raise ValidationError({"protected_minutes": [errors.PROTECTION_ABOVE_LENGTH]})
         policy.full_clean(exclude=["tenant"], validate_constraints=False)
-        _with_history(policy, actor=actor, reason=reason)
+        with_history(policy, actor=actor, reason=reason)
         if created:
             policy.save()
         else:
@@ -129,7 +119,8 @@ def policy_switch_set(*, actor, key: str, value, reason: str, return_leases_now:
     if key not in PolicySwitch.Key.values:
         raise ValidationError({"key": [errors.UNKNOWN_SWITCH.format(value=key)]})
     value = _clean_switch_value(key, value)
-    _require_reason(reason)
+    if problems := reason_errors(reason, errors.REASON_REQUIRED):
+        raise ValidationError(problems)
     now = now or timezone.now()
     with transaction.atomic():
         switch = PolicySwitch.objects.select_for_update().filter(key=key).first()
@@ -139,7 +130,7 @@ def policy_switch_set(*, actor, key: str, value, reason: str, return_leases_now:
             switch = switch or PolicySwitch(key=key)
             switch.value, switch.reason = value, reason
             switch.updated_by = actor if getattr(actor, "is_authenticated", False) else None
-            _with_history(switch, actor=actor, reason=reason).save()
+            with_history(switch, actor=actor, reason=reason).save()
         if key == PolicySwitch.Key.BORROWING_ENABLED and value is False and return_leases_now:
             for lease_id in Lease.objects.filter(state__in=Lease.OPEN_STATES).values_list("id", flat=True):
                 lease = _lease_end(lease_id=lease_id, state=Lease.State.RETURNED, actor=actor, now=now,

@@ -9,10 +9,8 @@ from scheduler.engine import reasons
 from scheduler.models import Job, Preemption
 from scheduler.notices.content import FORBIDDEN_KEYS
 from scheduler.notices.models import Notice
-from scheduler.preemption.services import (
-    lender_has_pending_demand,
-    preemption_grace_due,
-)
+from scheduler.preemption.selectors import lender_has_pending_demand
+from scheduler.preemption.services import preemption_grace_due
 from tests.borrow_preempt_helpers import (
     alpha_borrows_from_beta,
     at,

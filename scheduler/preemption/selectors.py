@@ -4,8 +4,9 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from quotas.access import can_read_all_tenants, tenants_for_user
+from quotas.leases.expiry import lender_has_demand_from_quotas
 from quotas.leases.models import Lease
-from scheduler.models import Job, Preemption
+from scheduler.models import PENDING_STATUSES, Job, Preemption
 from scheduler.notices.models import Notice
 from scheduler.preemption.services import REASONS, gpu_hours_at_risk
 
@@ -59,3 +60,13 @@ def preemptions_for_user(user, *, state: str = "") -> QuerySet[Preemption]:
     if state:
         qs = qs.filter(state__in=state.split(","))
     return qs.order_by("-planned_at", "-id")
+
+
+def lender_has_pending_demand(lease: Lease) -> bool:
+    """The expiry worker's demand test with the Job model at hand: the lender has jobs waiting on the
+    lease's pool × model, or (from quota data alone) its idle base quota no longer covers the loan."""
+    if lease.lender_id is not None and Job.objects.filter(
+            tenant_id=lease.lender_id, pool_id=lease.pool_id, gpu_model_id=lease.gpu_model_id,
+            status__in=PENDING_STATUSES).exists():
+        return True
+    return lender_has_demand_from_quotas(lease)

@@ -20,14 +20,13 @@ from audit.chain.services import audit_record
 from audit.usage.services import usage_record_close
 from quotas.access import PLATFORM_ADMIN, QUOTA_APPROVER, has_platform_role
 from quotas.leases import services as lease_services
-from quotas.leases.expiry import lender_has_demand_from_quotas
 from quotas.leases.models import Lease
 from quotas.models import Membership
 from scheduler.backends import get_backend
 from scheduler.cycle.snapshot import grace_minutes
 from scheduler.cycle.triggers import request_pool_evaluation
 from scheduler.engine.types import Decisions
-from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job, Preemption
+from scheduler.models import HOLDING_STATUSES, Job, Preemption
 from scheduler.notices import content
 from scheduler.notices.models import Notice
 from scheduler.notices.selectors import notice_recipients
@@ -304,13 +303,3 @@ def job_checkpoint_report(*, actor, job: Job, now: datetime | None = None) -> Jo
             _settle(in_grace, now, final=Preemption.State.RELEASED_EARLY)
     job.refresh_from_db()
     return job
-
-
-def lender_has_pending_demand(lease: Lease) -> bool:
-    """The expiry worker's demand test with the Job model at hand: the lender has jobs waiting on the
-    lease's pool × model, or (from quota data alone) its idle base quota no longer covers the loan."""
-    if lease.lender_id is not None and Job.objects.filter(
-            tenant_id=lease.lender_id, pool_id=lease.pool_id, gpu_model_id=lease.gpu_model_id,
-            status__in=PENDING_STATUSES).exists():
-        return True
-    return lender_has_demand_from_quotas(lease)

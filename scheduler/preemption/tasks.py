@@ -2,10 +2,8 @@
 from celery import shared_task
 
 from quotas.leases.expiry import lease_expire_due
-from scheduler.preemption.services import (
-    lender_has_pending_demand,
-    preemption_grace_due,
-)
+from scheduler.preemption.selectors import lender_has_pending_demand
+from scheduler.preemption.services import preemption_grace_due
 
 
 @shared_task(name="scheduler.preemption_grace_tick")

@@ -11,7 +11,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
 app = Celery("portal")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 TASK_PACKAGES = [
-    "quotas.requests", "scheduler.cycle", "scheduler.backends", "scheduler.preemption", "scheduler.notices",
+    "quotas", "quotas.requests", "scheduler.cycle", "scheduler.backends", "scheduler.preemption", "scheduler.notices",
     "audit.usage", "audit.reports", "portal",
 ]
 app.autodiscover_tasks(lambda: TASK_PACKAGES)

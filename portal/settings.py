@@ -242,6 +242,8 @@ SIMULATED_FAILURE_RATE = float(os.environ.get("SIMULATED_FAILURE_RATE", 0.05))
 LEASE_EXPIRY_WARNING_MINUTES = int(os.environ.get("LEASE_EXPIRY_WARNING_MINUTES", 15))
 LEASE_RECLAIM_GRACE_MINUTES = int(os.environ.get("LEASE_RECLAIM_GRACE_MINUTES", 10))
 LEASE_EXPIRY_TICK_SECONDS = float(os.environ.get("LEASE_EXPIRY_TICK_SECONDS", 30))
+# Scheduled base quotas and maintenance windows are checked this often.
+QUOTA_TICK_SECONDS = float(os.environ.get("QUOTA_TICK_SECONDS", 30))
 PREEMPTION_GRACE_TICK_SECONDS = float(os.environ.get("PREEMPTION_GRACE_TICK_SECONDS", 15))
 
 # Every periodic task, in one table: beat runs these; each entry names a task by its registered name.
@@ -252,6 +254,8 @@ CELERY_BEAT_SCHEDULE = {
     "scheduler-preemption-grace-tick": {"task": "scheduler.preemption_grace_tick",
                                         "schedule": PREEMPTION_GRACE_TICK_SECONDS},
     "lease-expiry-tick": {"task": "quotas.lease_tasks.lease_expiry_tick", "schedule": LEASE_EXPIRY_TICK_SECONDS},
+    "quotas-activate-due": {"task": "quotas.quota_activate_due", "schedule": QUOTA_TICK_SECONDS},
+    "nodes-maintenance-expire": {"task": "quotas.node_maintenance_expire", "schedule": QUOTA_TICK_SECONDS},
     "quota-requests-apply-due": {"task": "quotas.tasks.quota_requests_apply_due", "schedule": 30.0},
     "quota-requests-warn-ending": {"task": "quotas.tasks.quota_requests_warn_ending", "schedule": 300.0},
     "quota-requests-expire-stale": {"task": "quotas.tasks.quota_requests_expire_stale", "schedule": 3600.0},

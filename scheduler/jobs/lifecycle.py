@@ -9,9 +9,25 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.chain.services import audit_record
+from audit.models import UsageRecord
 from audit.usage.services import usage_record_close, usage_record_open
+from quotas.leases.models import Lease
 from scheduler.cycle.triggers import request_pool_evaluation
 from scheduler.models import Job
+
+
+def _entered_queue(job: Job) -> datetime:
+    """When this run's wait began: the submit for a job's first run, its requeue for a later one."""
+    if job.queued_at and UsageRecord.objects.filter(job_id=job.pk).exists():
+        return job.queued_at
+    return job.submitted_at
+
+
+def _lender_of(lease_id: int | None) -> int | None:
+    """The tenant whose idle quota the lease borrowed (None: the unassigned pool, or no lease)."""
+    if lease_id is None:
+        return None
+    return Lease.objects.filter(pk=lease_id).values_list("lender_id", flat=True).first()
 
 
 def job_start(*, job: Job, expected_end: datetime, now: datetime | None = None, **backend_fields) -> bool:
@@ -26,7 +42,8 @@ def job_start(*, job: Job, expected_end: datetime, now: datetime | None = None, 
         usage_record_open(job_id=job.pk, job_name=job.name, tenant_id=job.tenant_id, project_id=job.project_id,
                           pool_id=job.pool_id, gpu_model_id=job.gpu_model_id, workload_class=job.workload_class,
                           priority_class=job.priority_class, gpus=job.total_gpus, started_at=now,
-                          lease_id=job.lease_id)
+                          lease_id=job.lease_id, submitted_at=_entered_queue(job),
+                          lender_tenant_id=_lender_of(job.lease_id))
         audit_record(event_type="job.started", target=job, tenant=job.tenant, occurred_at=now,
                      payload={"name": job.name, "pool": job.pool.name, "gpu_model": job.gpu_model.name,
                               "gpus": job.total_gpus, "placements": job.placements,

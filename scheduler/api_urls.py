@@ -7,6 +7,7 @@ urlpatterns = [
     path("jobs/bulk/", api.JobBulkSubmitView.as_view(), name="api-jobs-bulk"),
     path("jobs/<int:job_id>/", api.JobDetailView.as_view(), name="api-job"),
     path("jobs/<int:job_id>/cancel/", api.JobCancelView.as_view(), name="api-job-cancel"),
+    path("jobs/<int:job_id>/environment/", api.JobEnvironmentView.as_view(), name="api-job-environment"),
     path("jobs/<int:job_id>/checkpoint/", api.JobCheckpointView.as_view(), name="api-job-checkpoint"),
     path("preemptions/", api.PreemptionListView.as_view(), name="api-preemptions"),
     path("preemptions/<int:preemption_id>/approve/", api.PreemptionApproveView.as_view(), name="api-preemption-approve"),

@@ -11,6 +11,7 @@ from scheduler.jobs import selectors, services
 from scheduler.jobs.serializers import (
     BulkResultSerializer,
     CancelSerializer,
+    EnvironmentReportSerializer,
     JobBulkSubmitSerializer,
     JobSerializer,
     JobSubmitSerializer,
@@ -71,6 +72,18 @@ class JobCancelView(APIView):
         serializer = CancelSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         services.job_cancel(actor=request.user, job=job, reason=serializer.validated_data["reason"])
+        return Response(JobSerializer(selectors.job_for_user(request.user, job_id)).data)
+
+
+class JobEnvironmentView(APIView):
+    @extend_schema(request=EnvironmentReportSerializer, responses=JobSerializer,
+                   summary="Report the job's environment fixed or failed (owner, tenant admin); a fixed job is "
+                           "evaluated again")
+    def post(self, request, job_id: int):
+        job = selectors.job_for_user(request.user, job_id)
+        serializer = EnvironmentReportSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        services.job_environment_update(actor=request.user, job=job, **serializer.validated_data)
         return Response(JobSerializer(selectors.job_for_user(request.user, job_id)).data)
 
 

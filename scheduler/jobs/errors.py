@@ -16,6 +16,8 @@ MUST_NOT_BE_NEGATIVE = _("Must be zero or more.")
 NAME_REQUIRED = _("Give the job a name.")
 NOT_ALLOWED_TO_SUBMIT = _("Submitting jobs to {tenant} needs a membership in it.")
 NOT_ALLOWED_TO_CANCEL = _("Cancelling jobs of {tenant} needs a membership in it.")
+NOT_ALLOWED_TO_REPORT_ENVIRONMENT = _("Only the job's owner or a tenant admin of {tenant} reports its environment.")
+ENVIRONMENT_OF_ENDED_JOB = _("Job #{job} already ended ({status}): its environment no longer matters.")
 OVER_QUOTA_REJECTED = _(
     "Rejected by the over-quota rule of {tenant} on {pool}/{gpu_model}: requested {requested} GPUs, "
     "{free} free of base quota {quota} ({used} in use)."

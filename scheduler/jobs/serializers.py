@@ -172,6 +172,13 @@ class CancelSerializer(serializers.Serializer):
     reason = serializers.CharField(required=False, allow_blank=True, default="")
 
 
+class EnvironmentReportSerializer(serializers.Serializer):
+    ready = serializers.BooleanField(help_text="true: the environment is fixed; false: it still fails.")
+    detail = serializers.CharField(required=False, allow_blank=True, default="", max_length=300,
+                                   help_text="What was fixed or what fails (shown to the team).")
+    image = serializers.CharField(required=False, max_length=300, help_text="A corrected image, if it changed.")
+
+
 class PreemptionRejectSerializer(serializers.Serializer):
     # Blank is let through so the service answers with its own message (say why).
     comment = serializers.CharField(required=False, allow_blank=True, default="")

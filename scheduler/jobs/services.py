@@ -53,11 +53,22 @@ def job_cancel(*, actor, job: Job, reason: str = "") -> Job:
     return job
 
 
+def _require_owner_or_tenant_admin(actor, job: Job, message: str) -> None:
+    if actor is None or is_platform_admin(actor) or job.submitted_by_id == actor.pk:
+        return
+    if not Membership.objects.filter(user=actor, tenant_id=job.tenant_id, role=Membership.Role.TENANT_ADMIN).exists():
+        raise PermissionDenied(message.format(tenant=job.tenant.slug))
+
+
 def job_environment_update(*, actor, job: Job, ready: bool, detail: str = "", image: str | None = None) -> Job:
-    """Record the environment's readiness. A change clears a stored ENV_NOT_READY so the next cycle
-    evaluates the job again; until then the cycle leaves it alone."""
+    """Record the environment's readiness (the job's owner or a tenant admin reports it fixed or
+    failed). A change clears a stored ENV_NOT_READY and asks for a cycle, so a fixed job is evaluated
+    again at once; until then the cycle leaves it alone."""
+    _require_owner_or_tenant_admin(actor, job, errors.NOT_ALLOWED_TO_REPORT_ENVIRONMENT)
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job.pk)
+        if job.status in FINAL_STATUSES:
+            raise ConflictError(errors.ENVIRONMENT_OF_ENDED_JOB.format(job=job.pk, status=job.status), code="finished")
         changes = {"env_ready": bool(ready), "env_detail": (detail or "")[:300]}
         if image is not None:
             changes["env_image"] = image[:300]

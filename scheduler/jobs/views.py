@@ -12,10 +12,15 @@ from quotas.access import tenant_for_user
 from quotas.errors import ConflictError
 from scheduler.jobs import queue, selectors, services
 from scheduler.jobs.forms import JobSubmitForm
+from scheduler.models import FINAL_STATUSES, Preemption
+from scheduler.preemption import services as preemptions
 from scheduler.preemption.selectors import job_preemption
 
 SUBMITTED = gettext_lazy("Job #{id} submitted; it appears in the queue below once evaluated.")
 CANCELLED = gettext_lazy("Job #{id} cancelled.")
+ENVIRONMENT_FIXED = gettext_lazy("Environment of job #{id} reported fixed: it is evaluated again.")
+ENVIRONMENT_FAILING = gettext_lazy("Environment of job #{id} reported failing: it waits until it is fixed.")
+CHECKPOINT_REPORTED = gettext_lazy("Checkpoint of job #{id} reported.")
 PREFILL_FIELDS = ("name", "project", "workload_class", "pool", "gpu_model", "gpus", "replicas", "max_runtime_minutes")
 
 
@@ -66,8 +71,42 @@ def job_detail(request, job_id: int):
     access = tenant_for_user(request.user, job.tenant.slug)
     row = queue.tenant_queue_row(job)
     template = "scheduler/job_detail.html#job-live" if request.htmx else "scheduler/job_detail.html"
-    return render(request, template, {"access": access, "tenant": job.tenant, "row": row, "job": job,
-                                      "preemption": job_preemption(job)})
+    preemption = job_preemption(job)
+    ended = job.status in FINAL_STATUSES
+    may_report = access.is_tenant_admin or access.platform or job.submitted_by_id == request.user.pk
+    return render(request, template, {
+        "access": access, "tenant": job.tenant, "row": row, "job": job, "preemption": preemption,
+        "can_report_environment": may_report and not ended and (not job.env_ready or job.wait_code == "ENV_NOT_READY"),
+        "can_report_checkpoint": access.is_member and job.status == job.Status.RUNNING and bool(
+            preemption and preemption["state"] == Preemption.State.NOTIFIED)})
+
+
+@login_required
+@require_POST
+def job_environment(request, job_id: int):
+    job = selectors.job_for_user(request.user, job_id)
+    ready = request.POST.get("ready") == "1"
+    try:
+        services.job_environment_update(actor=request.user, job=job, ready=ready,
+                                        detail=request.POST.get("detail", "")[:300])
+    except ConflictError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, (ENVIRONMENT_FIXED if ready else ENVIRONMENT_FAILING).format(id=job.pk))
+    return redirect("job-detail", job.pk)
+
+
+@login_required
+@require_POST
+def job_checkpoint(request, job_id: int):
+    job = selectors.job_for_user(request.user, job_id)
+    try:
+        preemptions.job_checkpoint_report(actor=request.user, job=job)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, CHECKPOINT_REPORTED.format(id=job.pk))
+    return redirect("job-detail", job.pk)
 
 
 @login_required

@@ -114,7 +114,9 @@ def test_pausing_borrowing_opens_no_lease_and_says_so(world, platform_admin):
     result = run(world, 0)
     assert result.admitted == 2 and result.leases == 0 and not Lease.objects.exists()
     jobs[2].refresh_from_db()
-    assert jobs[2].wait_code == reasons.BORROWING_PAUSED
+    # The team's problem is its quota; the paused borrowing path is the second blocker.
+    assert jobs[2].wait_code == reasons.QUOTA_EXCEEDED
+    assert [b["code"] for b in jobs[2].wait["blockers"]][:2] == [reasons.QUOTA_EXCEEDED, reasons.BORROWING_PAUSED]
 
 
 def test_a_job_whose_lease_was_returned_is_stopped_and_requeued(world):

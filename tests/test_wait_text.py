@@ -30,8 +30,8 @@ def test_every_reason_and_action_text_has_a_chinese_translation_with_the_same_nu
 
 
 def quota_wait() -> dict:
-    blockers = (reasons.borrowing_paused("alpha", "gpu-a", "H100-80G", 8),
-                reasons.quota_exceeded("alpha", "gpu-a", "H100-80G", requested=8, quota=16, used=16))
+    blockers = (reasons.quota_exceeded("alpha", "gpu-a", "H100-80G", requested=8, quota=16, used=16),
+                reasons.borrowing_paused("alpha", "gpu-a", "H100-80G", 8))
     return {"code": blockers[0].code, "message": "; ".join(b.message for b in blockers),
             "blockers": [b.to_dict() for b in blockers],
             "next_actions": [a.to_dict() for a in reasons.next_actions(blockers, None)]}
@@ -40,11 +40,11 @@ def quota_wait() -> dict:
 def test_a_quota_wait_reads_in_chinese_with_its_numbers():
     with translation.override("zh-hans"):
         wait = localized_wait(quota_wait())
-    assert wait["blockers"][1]["message"] == (
+    assert wait["blockers"][0]["message"] == (
         "alpha 在 gpu-a/H100-80G 上超出配额：申请 8 个 GPU，基础配额 16 中空闲 0 个（已用 16 个）")
-    assert wait["message"] == "平台已暂停借用；" + wait["blockers"][1]["message"]
+    assert wait["message"] == wait["blockers"][0]["message"] + "；平台已暂停借用"
     assert "为 alpha 申请在 gpu-a 上增加 8 个 H100-80G GPU 配额" in [a["label"] for a in wait["next_actions"]]
-    assert wait["code"] == "BORROWING_PAUSED" and wait["blockers"][1]["details"]["quota"] == 16
+    assert wait["code"] == "QUOTA_EXCEEDED" and wait["blockers"][0]["details"]["quota"] == 16
 
 
 def test_english_renders_the_same_text_the_engine_stored():

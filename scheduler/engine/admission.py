@@ -367,8 +367,7 @@ def _decide(snapshot: Snapshot) -> Decisions:
 
 
 def _with_borrow_blocker(blockers: tuple[Blocker, ...], blocker: Blocker) -> tuple[Blocker, ...]:
-    if blocker.code != R.QUOTA_EXCEEDED:  # the borrowing codes rank before QUOTA_EXCEEDED
-        return (blocker,) + blockers
+    """The closed borrowing path goes right after the quota blockers it explains (see PRECEDENCE)."""
     k = 0
     while k < len(blockers) and blockers[k].code == R.QUOTA_EXCEEDED:
         k += 1

@@ -31,17 +31,18 @@ POOL_FULL = "POOL_FULL"
 FRAGMENTED = "FRAGMENTED"
 
 # Most specific and most actionable first: a job that can never run says so before it talks
-# about quota; the borrowing codes explain why the over-quota escape hatch is closed, so they
-# precede the bare QUOTA_EXCEEDED; an action already under way (reclaim, preemption) explains
-# the node shortage better than "full"; capacity codes come last.
+# about quota; an over-quota job's problem is its quota (what the team can act on: request more,
+# downsize, wait for its own jobs), and the borrowing codes follow it to say why the over-quota
+# escape hatch is closed; an action already under way (reclaim, preemption) explains the node
+# shortage better than "full"; capacity codes come last.
 PRECEDENCE: tuple[str, ...] = (
     ENV_NOT_READY,
     RESOURCE_MISMATCH,
     MAINTENANCE,
+    QUOTA_EXCEEDED,
     BORROWING_PAUSED,
     NOT_BORROWABLE,
     BORROW_LIMIT_REACHED,
-    QUOTA_EXCEEDED,
     RECLAIMING,
     PREEMPTING,
     PREEMPTION_PAUSED,

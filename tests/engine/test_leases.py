@@ -59,27 +59,27 @@ CASES = {
         snap=snapshot(nodes=nodes(8, 8, 8), quotas=[quota("llm", 8)], running=LLM_FULL,
                       pending=[pending(1, "llm", 8)],
                       switches=PolicySwitches(borrowing_enabled=False)),
-        lenders={}, waits={1: [R.BORROWING_PAUSED, R.QUOTA_EXCEEDED]},
+        lenders={}, waits={1: [R.QUOTA_EXCEEDED, R.BORROWING_PAUSED]},
     ),
     "production never borrows": dict(
         # (llm's running job is production too, so there is nothing to preempt either)
         snap=snapshot(nodes=nodes(8, 8, 8), quotas=[quota("llm", 8)],
                       running=[running("llm", [1], 8, priority="production")],
                       pending=[pending(1, "llm", 8, workload="online_inference")]),
-        lenders={}, waits={1: [R.NOT_BORROWABLE, R.QUOTA_EXCEEDED]},
+        lenders={}, waits={1: [R.QUOTA_EXCEEDED, R.NOT_BORROWABLE]},
     ),
     "the tenant's policy limits which classes borrow": dict(
         snap=snapshot(nodes=nodes(8, 8, 8), quotas=[quota("llm", 8)], running=LLM_FULL,
                       pending=[pending(1, "llm", 8)],
                       policies={"llm": policy("llm", borrow_classes={"experiment"})}),
-        lenders={}, waits={1: [R.NOT_BORROWABLE, R.QUOTA_EXCEEDED]},
+        lenders={}, waits={1: [R.QUOTA_EXCEEDED, R.NOT_BORROWABLE]},
     ),
     "borrow limit reached": dict(
         snap=snapshot(nodes=nodes(8, 8, 8, 8), quotas=[quota("llm", 8)],
                       running=LLM_FULL + [running("llm", [2], 4, lease_id=7)],
                       leases=[lease(7, "llm", None, 4)], pending=[pending(1, "llm", 8)],
                       policies={"llm": policy("llm", borrowing_limit_gpus=8)}),
-        lenders={}, waits={1: [R.BORROW_LIMIT_REACHED, R.QUOTA_EXCEEDED]},
+        lenders={}, waits={1: [R.QUOTA_EXCEEDED, R.BORROW_LIMIT_REACHED]},
     ),
     "nothing idle to borrow": dict(
         snap=snapshot(nodes=nodes(8, 8), quotas=[quota("llm", 8), quota("cv", 8)],
@@ -157,18 +157,19 @@ def test_lease_is_no_longer_than_the_job_or_the_lenders_maximum():
 
 
 def test_borrowing_reasons_have_the_numbers():
+    # QUOTA_EXCEEDED is the primary blocker; the closed borrowing path follows it.
     d = decide(CASES["borrow limit reached"]["snap"])
-    assert wait_of(d, 1).blockers[0].message == (
+    assert wait_of(d, 1).blockers[1].message == (
         "Borrow limit reached for llm: 4 of 8 GPUs borrowed, 8 more requested"
     )
-    assert wait_of(decide(CASES["borrowing paused"]["snap"]), 1).blockers[0].message == (
+    assert wait_of(decide(CASES["borrowing paused"]["snap"]), 1).blockers[1].message == (
         "Borrowing is paused by the platform"
     )
-    assert wait_of(decide(CASES["production never borrows"]["snap"]), 1).blockers[0].message == (
+    assert wait_of(decide(CASES["production never borrows"]["snap"]), 1).blockers[1].message == (
         "production jobs may not borrow capacity"
     )
     tenant_rule = decide(CASES["the tenant's policy limits which classes borrow"]["snap"])
-    assert wait_of(tenant_rule, 1).blockers[0].message == (
+    assert wait_of(tenant_rule, 1).blockers[1].message == (
         "llm does not let training jobs borrow capacity"
     )
     idle = decide(CASES["nothing idle to borrow"]["snap"])

@@ -16,7 +16,7 @@ from quotas.access import (
 from quotas.leases import errors as lease_errors
 from quotas.leases import selectors, services
 from quotas.leases.models import Lease, LendingPolicy, PolicySwitch
-from quotas.models import Membership
+from quotas.models import Membership, Pool
 from quotas.tenant_api import TenantAPIView
 
 STATE_FILTERS = ("open", *Lease.State.values)
@@ -60,14 +60,26 @@ class LendingPolicyChangeSerializer(serializers.Serializer):
 
 class SwitchChangeSerializer(serializers.Serializer):
     key = serializers.ChoiceField(choices=PolicySwitch.Key.choices)
-    value = serializers.JSONField()
+    pool = serializers.SlugRelatedField(slug_field="name", queryset=Pool.objects.all(), required=False,
+                                        allow_null=True, default=None,
+                                        help_text="A pool's override; empty: the platform default.")
+    value = serializers.JSONField(allow_null=True, help_text="The new value; null with a pool drops its "
+                                                             "override, so the pool follows the default again.")
     reason = serializers.CharField()
     return_leases_now = serializers.BooleanField(default=False)
+
+    def validate(self, attrs):
+        if attrs["value"] is None and attrs["pool"] is None:
+            raise serializers.ValidationError({"value": [lease_errors.DEFAULT_NEEDS_VALUE]})
+        return attrs
 
 
 class SwitchSerializer(serializers.Serializer):
     key = serializers.CharField()
     label = serializers.CharField()
+    pool = serializers.CharField(allow_null=True, help_text="null: the platform default")
+    source = serializers.ChoiceField(choices=["default", "platform", "pool"],
+                                     help_text="Where the value in force comes from")
     value = serializers.JSONField()
     updated_at = serializers.DateTimeField(allow_null=True)
     updated_by = serializers.CharField(allow_null=True)
@@ -138,5 +150,9 @@ class SwitchView(APIView):
             raise PermissionDenied(lease_errors.SWITCH_NEEDS_PLATFORM)
         serializer = SwitchChangeSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        services.policy_switch_set(actor=request.user, **serializer.validated_data)
+        data = serializer.validated_data
+        if data["value"] is None:
+            services.policy_switch_clear(actor=request.user, key=data["key"], pool=data["pool"], reason=data["reason"])
+        else:
+            services.policy_switch_set(actor=request.user, **data)
         return Response(SwitchSerializer(selectors.switches_current(), many=True).data)

@@ -72,7 +72,7 @@ def _warn_due(now: datetime, counts: Counter) -> None:
             if claimed != 1:
                 continue  # another worker warned it
             lease = Lease.objects.select_related("borrower", "lender", "pool", "gpu_model").get(pk=lease_id)
-            renew_until = services.lease_renewal_until(lease) if selectors.borrowing_enabled() else None
+            renew_until = services.lease_renewal_until(lease) if selectors.borrowing_enabled(lease.pool_id) else None
             audit_record(event_type="lease.expiry_warned", target=lease, tenant=lease.borrower, occurred_at=now,
                          payload={"lease": lease.pk, "expires_at": lease.expires_at.isoformat(),
                                   "recipients": len(lease_notices.borrower_admin_emails(lease))})
@@ -93,7 +93,7 @@ def _settle_expired(lease_id: int, now: datetime, lender_has_demand: LenderDeman
             pk=lease_id, state=Lease.State.ACTIVE, expires_at__lte=now)).first()
         if lease is None:
             return  # settled or locked by another worker
-        if not selectors.borrowing_enabled():
+        if not selectors.borrowing_enabled(lease.pool_id):
             services.lease_expire(lease=lease, reason="Expired: borrowing is paused, no renewal", now=now)
             counts["expired"] += 1
         elif lender_has_demand(lease):

@@ -50,18 +50,27 @@ class LendingPolicy(models.Model):
 
 
 class PolicySwitch(models.Model):
-    """One platform-wide rollout switch; the value is JSON so a bool and a mode share one table."""
+    """One staged-rollout switch: the platform default (no pool) or one pool's override of it, so a
+    rollout starts with one pool and steps back per pool. The value is JSON so a bool and a mode share
+    one table; a pool without an override follows the platform default."""
 
     class Key(models.TextChoices):
         BORROWING_ENABLED = "borrowing_enabled", _("Borrowing enabled")
         PREEMPTION_MODE = "preemption_mode", _("Preemption mode")
+        RECLAIM_MODE = "reclaim_mode", _("Reclaim mode")
     class PreemptionMode(models.TextChoices):
         AUTO = "auto", _("Automatic")
         MANUAL = "manual", _("Manual approval")
         PAUSED = "paused", _("Paused")
-    DEFAULTS = {Key.BORROWING_ENABLED: True, Key.PREEMPTION_MODE: PreemptionMode.AUTO.value}
+    class ReclaimMode(models.TextChoices):
+        AUTO = "auto", _("Automatic")
+        MANUAL = "manual", _("Manual approval")
+    DEFAULTS = {Key.BORROWING_ENABLED: True, Key.PREEMPTION_MODE: PreemptionMode.AUTO.value,
+                Key.RECLAIM_MODE: ReclaimMode.AUTO.value}
 
-    key = models.CharField(max_length=40, choices=Key, unique=True)
+    key = models.CharField(max_length=40, choices=Key)
+    pool = models.ForeignKey("quotas.Pool", on_delete=models.CASCADE, null=True, blank=True,
+                             related_name="switches", help_text="Empty: the platform default.")
     value = models.JSONField()
     reason = models.TextField(blank=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -70,10 +79,15 @@ class PolicySwitch(models.Model):
     history = HistoricalRecords()
 
     class Meta:
-        ordering = ["key"]
+        ordering = ["key", "pool_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["key"], condition=Q(pool__isnull=True), name="policy_switch_one_default"),
+            models.UniqueConstraint(fields=["key", "pool"], name="policy_switch_one_per_pool"),
+        ]
 
     def __str__(self) -> str:
-        return f"{self.key}={self.value}"
+        where = self.pool.name if self.pool_id else "platform"
+        return f"{where}: {self.key}={self.value}"
 
 
 class Lease(models.Model):

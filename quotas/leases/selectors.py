@@ -19,31 +19,66 @@ def lending_policy_for(*, tenant: Tenant) -> LendingPolicy:
     return LendingPolicy.objects.filter(tenant=tenant).first() or LendingPolicy(tenant=tenant)
 
 
-def switch_value(key: str):
-    row = PolicySwitch.objects.filter(key=key).values_list("value", flat=True).first()
-    return PolicySwitch.DEFAULTS[key] if row is None else row
+def _pool_id(pool) -> int | None:
+    return pool.pk if isinstance(pool, Pool) else pool
 
 
-def borrowing_enabled() -> bool:
-    return bool(switch_value(PolicySwitch.Key.BORROWING_ENABLED))
+def switch_values(pool=None) -> dict[str, object]:
+    """Every switch's value in force on ``pool``: its override, else the platform default, else the
+    built-in default (one query)."""
+    pool_id = _pool_id(pool)
+    values = dict(PolicySwitch.DEFAULTS)
+    rows = PolicySwitch.objects.filter(Q(pool__isnull=True) | Q(pool_id=pool_id)) if pool_id else \
+        PolicySwitch.objects.filter(pool__isnull=True)
+    for key, row_pool, value in sorted(rows.values_list("key", "pool_id", "value"), key=lambda r: r[1] is not None):
+        values[key] = value  # platform rows first, so a pool's override wins
+    return values
+
+
+def switch_value(key: str, pool=None):
+    return switch_values(pool)[key]
+
+
+def borrowing_enabled(pool=None) -> bool:
+    return bool(switch_value(PolicySwitch.Key.BORROWING_ENABLED, pool))
+
+
+def _switch_row(key: str, label: str, row: PolicySwitch | None, fallback, pool: str | None, source: str) -> dict:
+    return {"key": key, "label": label, "pool": pool, "source": source,
+            "value": row.value if row is not None else fallback,
+            "updated_at": row.updated_at if row is not None else None,
+            "updated_by": row.updated_by.username if row is not None and row.updated_by else None,
+            "reason": row.reason if row is not None else ""}
 
 
 def switches_current() -> list[dict]:
-    rows = {s.key: s for s in PolicySwitch.objects.select_related("updated_by")}
-    return [{"key": key, "label": label, "value": rows[key].value if key in rows else PolicySwitch.DEFAULTS[key],
-             "updated_at": rows[key].updated_at if key in rows else None,
-             "updated_by": rows[key].updated_by.username if key in rows and rows[key].updated_by else None,
-             "reason": rows[key].reason if key in rows else ""}
-            for key, label in PolicySwitch.Key.choices]
+    """The platform defaults, then every pool's stage: each switch with the value in force there and
+    where it comes from (``pool``: its own override; ``platform``: the default)."""
+    rows = {(s.key, s.pool_id): s for s in PolicySwitch.objects.select_related("updated_by")}
+    platform = []
+    for key, label in PolicySwitch.Key.choices:
+        row = rows.get((key, None))
+        platform.append(_switch_row(key, label, row, PolicySwitch.DEFAULTS[key], None,
+                                    "platform" if row is not None else "default"))
+    stages = []
+    for pool in Pool.objects.order_by("name"):
+        for (key, label), default in zip(PolicySwitch.Key.choices, platform):
+            own = rows.get((key, pool.pk))
+            stages.append(_switch_row(key, label, own, default["value"], pool.name, "pool") if own is not None
+                          else {**default, "pool": pool.name, "source": "platform"})
+    return platform + stages
 
 
 def switch_history(*, limit: int = 50) -> list:
-    return list(PolicySwitch.history.select_related("history_user").order_by("-history_date", "-history_id")[:limit])
+    return list(PolicySwitch.history.select_related("history_user", "pool").order_by(
+        "-history_date", "-history_id")[:limit])
 
 
-def engine_switches() -> engine.PolicySwitches:
-    return engine.PolicySwitches(borrowing_enabled=borrowing_enabled(),
-                                 preemption_mode=str(switch_value(PolicySwitch.Key.PREEMPTION_MODE)))
+def engine_switches(pool=None) -> engine.PolicySwitches:
+    values = switch_values(pool)
+    return engine.PolicySwitches(borrowing_enabled=bool(values[PolicySwitch.Key.BORROWING_ENABLED]),
+                                 preemption_mode=str(values[PolicySwitch.Key.PREEMPTION_MODE]),
+                                 reclaim_mode=str(values[PolicySwitch.Key.RECLAIM_MODE]))
 
 
 def _engine_policy(policy: LendingPolicy, slug: str) -> engine.TenantPolicy:

@@ -100,48 +100,72 @@ def _clean_switch_value(key: str, value):
         if not isinstance(value, bool):
             raise ValidationError({"value": [errors.BAD_SWITCH_VALUE.format(key=key, allowed="true or false")]})
         return value
-    if value not in PolicySwitch.PreemptionMode.values:
-        raise ValidationError({"value": [errors.BAD_SWITCH_VALUE.format(
-            key=key, allowed=", ".join(PolicySwitch.PreemptionMode.values))]})
+    modes = PolicySwitch.ReclaimMode if key == PolicySwitch.Key.RECLAIM_MODE else PolicySwitch.PreemptionMode
+    if value not in modes.values:
+        raise ValidationError({"value": [errors.BAD_SWITCH_VALUE.format(key=key, allowed=", ".join(modes.values))]})
     return str(value)
 
 
-def policy_switch_set(*, actor, key: str, value, reason: str, return_leases_now: bool = False,
-                      now: datetime | None = None) -> PolicySwitch:
-    """Set one platform switch (platform admins only).
-
-    Pausing borrowing stops new leases at once; existing leases run to their expiry (they are then
-    not renewed) unless ``return_leases_now``, which returns every open lease in the same transaction —
-    the rollback path back to base quotas. The cycle stops the jobs of leases that are no longer open.
-    """
+def _check_switch_change(actor, key: str, reason: str) -> None:
     if actor is None or not is_platform_admin(actor):
         raise PermissionDenied(errors.SWITCH_NEEDS_PLATFORM)
     if key not in PolicySwitch.Key.values:
         raise ValidationError({"key": [errors.UNKNOWN_SWITCH.format(value=key)]})
-    value = _clean_switch_value(key, value)
     if problems := reason_errors(reason, errors.REASON_REQUIRED):
         raise ValidationError(problems)
+
+
+def policy_switch_set(*, actor, key: str, value, reason: str, pool: Pool | None = None,
+                      return_leases_now: bool = False, now: datetime | None = None) -> PolicySwitch:
+    """Set one rollout switch (platform admins only): the platform default, or with ``pool`` that
+    pool's override, so a rollout starts with one pool.
+
+    Pausing borrowing stops new leases at once; existing leases run to their expiry (they are then
+    not renewed) unless ``return_leases_now``, which returns every open lease (of the pool, for an
+    override) in the same transaction — the rollback path back to base quotas. The cycle stops the
+    jobs of leases that are no longer open.
+    """
+    _check_switch_change(actor, key, reason)
+    value = _clean_switch_value(key, value)
     now = now or timezone.now()
     with transaction.atomic():
-        switch = PolicySwitch.objects.select_for_update().filter(key=key).first()
-        old = PolicySwitch.DEFAULTS[key] if switch is None else switch.value
+        switch = PolicySwitch.objects.select_for_update().filter(key=key, pool=pool).first()
+        old = selectors.switch_value(key, pool)
         returned = []
-        if switch is None or old != value:
-            switch = switch or PolicySwitch(key=key)
+        if switch is None or switch.value != value:
+            switch = switch or PolicySwitch(key=key, pool=pool)
             switch.value, switch.reason = value, reason
             switch.updated_by = actor if getattr(actor, "is_authenticated", False) else None
             with_history(switch, actor=actor, reason=reason).save()
         if key == PolicySwitch.Key.BORROWING_ENABLED and value is False and return_leases_now:
-            for lease_id in Lease.objects.filter(state__in=Lease.OPEN_STATES).values_list("id", flat=True):
+            leases = Lease.objects.filter(state__in=Lease.OPEN_STATES)
+            for lease_id in (leases.filter(pool=pool) if pool else leases).values_list("id", flat=True):
                 lease = _lease_end(lease_id=lease_id, state=Lease.State.RETURNED, actor=actor, now=now,
                                    reason=f"Borrowing paused: returned now ({reason})", event="lease.returned")
                 if lease is not None:
                     returned.append(lease.id)
         if old != value or returned:
             audit_record(event_type="policy_switch.set", target=switch, actor=actor,
-                         payload={"key": key, "old": old, "new": value, "reason": reason,
-                                  "return_leases_now": return_leases_now, "leases_returned": returned})
+                         payload={"key": key, "pool": pool.name if pool else None, "old": old, "new": value,
+                                  "reason": reason, "return_leases_now": return_leases_now,
+                                  "leases_returned": returned})
     return switch
+
+
+def policy_switch_clear(*, actor, key: str, pool: Pool, reason: str) -> None:
+    """Drop a pool's override: the pool follows the platform default again (the step back of a
+    staged rollout). The history keeps the removed row."""
+    _check_switch_change(actor, key, reason)
+    with transaction.atomic():
+        switch = PolicySwitch.objects.select_for_update().filter(key=key, pool=pool).first()
+        if switch is None:
+            raise ValidationError({"pool": [errors.NO_OVERRIDE.format(pool=pool.name, key=key)]})
+        old = switch.value
+        with_history(switch, actor=actor, reason=reason).delete()
+        audit_record(event_type="policy_switch.cleared", actor=actor, object_type="quotas.policyswitch",
+                     object_id=switch.pk,
+                     payload={"key": key, "pool": pool.name, "old": old,
+                              "new": selectors.switch_value(key, pool), "reason": reason})
 
 
 # --- leases --------------------------------------------------------------------------------------------
@@ -180,7 +204,7 @@ def lease_grant(*, borrower: Tenant | str, lender: Tenant | str | None, pool: Po
         _refuse(errors.SELF_LOAN, "self_loan")
     with transaction.atomic():
         Pool.objects.select_for_update().filter(pk=pool.pk).first()
-        if not selectors.borrowing_enabled():
+        if not selectors.borrowing_enabled(pool):
             _refuse(errors.BORROWING_PAUSED, "borrowing_paused")
         policy = selectors.lending_policy_for(tenant=borrower)
         if priority_class not in policy.borrow_classes:

@@ -1,6 +1,5 @@
 """Pages of the loan ledger, a tenant's borrowing panel and the platform's rollout switches; HTMX
 requests get the partial of the same template."""
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -17,6 +16,13 @@ from quotas.access import (
 from quotas.leases import errors as lease_errors
 from quotas.leases import selectors, services
 from quotas.leases.api import STATE_FILTERS, SWITCHES_STAFF_ONLY
+from quotas.leases.forms import (
+    FOLLOW_DEFAULT,
+    BorrowingSwitchForm,
+    PoolSwitchForm,
+    PreemptionSwitchForm,
+    ReclaimSwitchForm,
+)
 from quotas.leases.models import Lease, PolicySwitch
 from quotas.models import Pool
 
@@ -65,18 +71,43 @@ def tenant_lease_panel(request, slug: str):
     return render(request, "quotas/leases_panel.html", tenant_panel_context(access))
 
 
-class BorrowingSwitchForm(forms.Form):
-    borrowing_enabled = forms.TypedChoiceField(choices=[("true", _("On")), ("false", _("Paused"))],
-                                               coerce=lambda v: v == "true", widget=forms.RadioSelect)
-    on_pause = forms.ChoiceField(choices=[("run", _("Existing leases run to their expiry")),
-                                          ("return", _("Return every open lease now"))],
-                                 widget=forms.RadioSelect, initial="run", required=False)
-    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}))
+SWITCH_SAVED = _("Switch saved.")
+OVERRIDE_DROPPED = _("{pool} follows the platform default again.")
 
 
-class PreemptionSwitchForm(forms.Form):
-    preemption_mode = forms.ChoiceField(choices=PolicySwitch.PreemptionMode.choices)
-    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}))
+def _switch_form(which: str, data=None, current=None):
+    """The bound or initial form of one switch post: the platform's borrowing or preemption or
+    reclaim default, or one pool's override."""
+    initial = current or {}
+    if which == "borrowing":
+        return BorrowingSwitchForm(data, prefix="b", initial={
+            "borrowing_enabled": "true" if initial.get("borrowing_enabled", True) else "false"})
+    if which == "preemption":
+        return PreemptionSwitchForm(data, prefix="p", initial={"preemption_mode": initial.get("preemption_mode")})
+    if which == "reclaim":
+        return ReclaimSwitchForm(data, prefix="r", initial={"reclaim_mode": initial.get("reclaim_mode")})
+    return PoolSwitchForm(data, prefix="o")
+
+
+def _save_switch(user, which: str, data: dict) -> str:
+    if which == "borrowing":
+        services.policy_switch_set(actor=user, key=PolicySwitch.Key.BORROWING_ENABLED,
+                                   value=data["borrowing_enabled"], reason=data["reason"],
+                                   return_leases_now=data.get("on_pause") == "return")
+    elif which == "preemption":
+        services.policy_switch_set(actor=user, key=PolicySwitch.Key.PREEMPTION_MODE,
+                                   value=data["preemption_mode"], reason=data["reason"])
+    elif which == "reclaim":
+        services.policy_switch_set(actor=user, key=PolicySwitch.Key.RECLAIM_MODE,
+                                   value=data["reclaim_mode"], reason=data["reason"])
+    elif data["value"] == FOLLOW_DEFAULT:
+        services.policy_switch_clear(actor=user, key=data["key"], pool=data["pool"], reason=data["reason"])
+        return str(OVERRIDE_DROPPED).format(pool=data["pool"].name)
+    else:
+        services.policy_switch_set(actor=user, key=data["key"], pool=data["pool"],
+                                   value=PoolSwitchForm.typed_value(data["key"], data["value"]),
+                                   reason=data["reason"], return_leases_now=data.get("return_leases_now", False))
+    return str(SWITCH_SAVED)
 
 
 @login_required
@@ -85,38 +116,33 @@ def platform_switches(request):
     if not (can_read_all_tenants(user) or user.is_staff):
         raise PermissionDenied(SWITCHES_STAFF_ONLY)
     can_change = is_platform_admin(user)
-    current = {s["key"]: s for s in selectors.switches_current()}
-    borrowing_form = BorrowingSwitchForm(prefix="b", initial={
-        "borrowing_enabled": "true" if current["borrowing_enabled"]["value"] else "false"})
-    preemption_form = PreemptionSwitchForm(prefix="p", initial={
-        "preemption_mode": current["preemption_mode"]["value"]})
+    rows = selectors.switches_current()
+    platform = [s for s in rows if s["pool"] is None]
+    values = {s["key"]: s["value"] for s in platform}
+    forms_by_switch = {which: _switch_form(which, current=values)
+                       for which in ("borrowing", "preemption", "reclaim", "pool")}
     if request.method == "POST":
         if not can_change:
             raise PermissionDenied(lease_errors.SWITCH_NEEDS_PLATFORM)
         which = request.POST.get("switch")
-        form = BorrowingSwitchForm(request.POST, prefix="b") if which == "borrowing" else PreemptionSwitchForm(
-            request.POST, prefix="p")
+        which = which if which in forms_by_switch else "pool"
+        form = _switch_form(which, request.POST)
         if form.is_valid():
-            data = form.cleaned_data
             try:
-                if which == "borrowing":
-                    services.policy_switch_set(actor=user, key=PolicySwitch.Key.BORROWING_ENABLED,
-                                               value=data["borrowing_enabled"], reason=data["reason"],
-                                               return_leases_now=data.get("on_pause") == "return")
-                else:
-                    services.policy_switch_set(actor=user, key=PolicySwitch.Key.PREEMPTION_MODE,
-                                               value=data["preemption_mode"], reason=data["reason"])
+                message = _save_switch(user, which, form.cleaned_data)
             except ValidationError as exc:
-                for message in exc.messages:
-                    form.add_error(None, message)
+                for text in exc.messages:
+                    form.add_error(None, text)
             else:
-                messages.success(request, "Switch saved.")
+                messages.success(request, message)
                 return redirect("platform-switches")
-        if which == "borrowing":
-            borrowing_form = form
-        else:
-            preemption_form = form
-    context = {"switches": list(current.values()), "history": selectors.switch_history(),
-               "can_change": can_change, "borrowing_form": borrowing_form, "preemption_form": preemption_form,
-               "open_leases": selectors.open_leases().count()}
+        forms_by_switch[which] = form
+    stages: dict[str, list] = {}
+    for s in rows:
+        if s["pool"] is not None:
+            stages.setdefault(s["pool"], []).append(s)
+    context = {"switches": platform, "stages": stages, "history": selectors.switch_history(),
+               "can_change": can_change, "borrowing_form": forms_by_switch["borrowing"],
+               "preemption_form": forms_by_switch["preemption"], "reclaim_form": forms_by_switch["reclaim"],
+               "pool_form": forms_by_switch["pool"], "open_leases": selectors.open_leases().count()}
     return render(request, "quotas/leases_switches.html", context)

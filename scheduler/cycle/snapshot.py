@@ -133,7 +133,7 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
         now=now, nodes=nodes, quotas=quotas, running=tuple(running), pending=tuple(pending),
         usage=fair_share_usage(pool=pool, now=now, half_life=half_life),
         priority_classes=DEFAULT_PRIORITY_CLASSES, half_life_hours=half_life, leases=leases,
-        switches=lease_selectors.engine_switches(), policies=lease_selectors.engine_policies(),
+        switches=lease_selectors.engine_switches(pool), policies=lease_selectors.engine_policies(),
         preemption_cap_24h=preemption_cap_24h(), grace_minutes=grace_minutes(),
     )
     return PoolSnapshot(pool=pool, snapshot=snapshot, stored=stored)

@@ -26,6 +26,7 @@ from .quotas import QuotaBook
 from .types import (
     PREEMPTION_MANUAL,
     PREEMPTION_PAUSED,
+    RECLAIM_MANUAL,
     Blocker,
     PendingJob,
     PreemptionPlan,
@@ -150,6 +151,8 @@ class Victims:
         self.mode = snapshot.switches.preemption_mode
         self.paused = self.mode == PREEMPTION_PAUSED
         self.manual = self.mode == PREEMPTION_MANUAL
+        # Reclaim has its own approval switch; manual preemption approves every stop, reclaims too.
+        self.reclaim_manual = self.manual or snapshot.switches.reclaim_mode == RECLAIM_MANUAL
         self.grace_until = snapshot.now + timedelta(minutes=snapshot.grace_minutes)
         self.cap = snapshot.preemption_cap_24h
         self.priority_of = priority_of

@@ -64,9 +64,9 @@ def reclaim(
         reclaims.append(Reclaim(
             job.id, tuple(r.id for r in chosen_victims),
             tuple(sorted({r.lease_id for r in chosen_victims})), victims.grace_until,
-            needs_approval=victims.manual,
+            needs_approval=victims.reclaim_manual,
         ))
     return "replace", R.reclaiming(
         job.tenant, job.pool, job.gpu_model, gpus, until,
-        needs_approval=bool(chosen_victims) and victims.manual,
+        needs_approval=bool(chosen_victims) and victims.reclaim_manual,
     )

@@ -21,6 +21,8 @@ NODE_MAINTENANCE = "maintenance"
 PREEMPTION_AUTO = "auto"
 PREEMPTION_MANUAL = "manual"
 PREEMPTION_PAUSED = "paused"
+RECLAIM_AUTO = "auto"
+RECLAIM_MANUAL = "manual"
 
 
 # --- inputs ---------------------------------------------------------------------------------
@@ -158,6 +160,7 @@ LEASE_HOLDING_STATES = frozenset({"active", "reclaiming"})
 class PolicySwitches:
     borrowing_enabled: bool = True
     preemption_mode: str = PREEMPTION_AUTO  # auto | manual | paused
+    reclaim_mode: str = RECLAIM_AUTO  # auto | manual: reclaims wait for an approver
 
 
 @dataclass(frozen=True, slots=True)

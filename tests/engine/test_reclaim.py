@@ -108,6 +108,14 @@ def test_manual_mode_flags_the_reclaim_for_approval():
     assert "awaits platform approval" in wait_of(d, 1).message
 
 
+def test_the_reclaim_switch_alone_makes_reclaims_wait_for_approval():
+    d = decide(lent_out(switches=PolicySwitches(preemption_mode="auto", reclaim_mode="manual")))
+    (reclaim,) = d.reclaims
+    assert reclaim.needs_approval is True
+    assert "awaits platform approval" in wait_of(d, 1).message
+    assert decide(lent_out(switches=PolicySwitches(reclaim_mode="auto"))).reclaims[0].needs_approval is False
+
+
 def test_two_lender_jobs_never_reclaim_the_same_borrower():
     snap = lent_out()
     snap = snapshot(nodes=snap.nodes, quotas=snap.quotas, leases=snap.leases,

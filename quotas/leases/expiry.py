@@ -14,9 +14,10 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from audit.chain.services import audit_record
+from audit.models import AuditEvent
 from quotas.leases import notices as lease_notices
 from quotas.leases import selectors, services
-from quotas.leases.models import Lease
+from quotas.leases.models import Lease, PolicySwitch
 
 log = logging.getLogger(__name__)
 
@@ -87,13 +88,30 @@ def _warn_due(now: datetime, counts: Counter) -> None:
             counts["warning_failed"] += 1
 
 
+def _hold(lease: Lease, now: datetime, why: str) -> None:
+    """Keep an expired lease open: its jobs run on until the switch allows a stop (audited once)."""
+    if not AuditEvent.objects.filter(object_type="quotas.lease", object_id=str(lease.pk),
+                                     event_type="lease.expiry_held").exists():
+        audit_record(event_type="lease.expiry_held", target=lease, tenant=lease.borrower, occurred_at=now,
+                     payload={"lease": lease.pk, "expires_at": lease.expires_at.isoformat(), "why": why})
+
+
 def _settle_expired(lease_id: int, now: datetime, lender_has_demand: LenderDemand, counts: Counter) -> None:
     with transaction.atomic():
         lease = _locked(Lease.objects.select_related("borrower", "lender", "pool", "gpu_model").filter(
             pk=lease_id, state=Lease.State.ACTIVE, expires_at__lte=now)).first()
         if lease is None:
             return  # settled or locked by another worker
-        if not selectors.borrowing_enabled(lease.pool_id):
+        switches = selectors.switch_values(lease.pool_id)
+        if switches[PolicySwitch.Key.PREEMPTION_MODE] == PolicySwitch.PreemptionMode.PAUSED:
+            # Ending or reclaiming the lease would stop its jobs: with preemption paused nothing is stopped.
+            _hold(lease, now, "preemption is paused")
+            counts["held"] += 1
+        elif switches[PolicySwitch.Key.RECLAIM_MODE] == PolicySwitch.ReclaimMode.MANUAL and lender_has_demand(lease):
+            # The scheduler asks an approver to stop the lease's jobs; approval starts the reclaim.
+            _hold(lease, now, "reclaim awaits approval")
+            counts["held"] += 1
+        elif not switches[PolicySwitch.Key.BORROWING_ENABLED]:
             services.lease_expire(lease=lease, reason="Expired: borrowing is paused, no renewal", now=now)
             counts["expired"] += 1
         elif lender_has_demand(lease):

@@ -20,7 +20,8 @@ from audit.chain.services import audit_record
 from audit.usage.services import usage_record_close
 from quotas.access import PLATFORM_ADMIN, QUOTA_APPROVER, has_platform_role
 from quotas.leases import services as lease_services
-from quotas.leases.models import Lease
+from quotas.leases.models import Lease, PolicySwitch
+from quotas.leases.selectors import switch_value
 from quotas.models import Membership
 from scheduler.backends import get_backend
 from scheduler.cycle.snapshot import grace_minutes
@@ -34,6 +35,7 @@ from scheduler.notices.services import notice_enqueue
 
 RULE_RECLAIM = "reclaim_of_lent_quota"
 RULE_LEASE_CLOSED = "lease_closed"
+RULE_LEASE_EXPIRY = "lease_expiry_reclaim"
 # Stored and sent in English (notices, audit, API); pages translate them (gettext_noop marks them).
 REASONS = {
     RULE_RECLAIM: gettext_noop("The lender needs the quota it lent back for its own job"),
@@ -41,6 +43,7 @@ REASONS = {
         "A higher-priority job of your own tenant needs these GPUs within its base quota"),
     "production_protection": gettext_noop("A production job needs the capacity held on borrowed GPUs"),
     RULE_LEASE_CLOSED: gettext_noop("The lease your job ran on was returned or expired"),
+    RULE_LEASE_EXPIRY: gettext_noop("The lease your job ran on expired and its lender needs the GPUs back"),
 }
 
 APPROVE_NEEDS_APPROVER = _("Only platform quota approvers may approve a planned preemption.")
@@ -107,8 +110,11 @@ def _start_reclaim(p: Preemption, now: datetime) -> None:
         pass  # inside its protected window again (approved late): the stop at the deadline still ends it
 
 
-def _record(*, kind: str, preemptor_id: int, victim_ids, rule: str, arithmetic: dict, grace_until: datetime,
-            needs_approval: bool, now: datetime) -> list[Preemption]:
+def record_stops(*, kind: str, preemptor_id: int | None, victim_ids, rule: str, arithmetic: dict,
+                 grace_until: datetime, needs_approval: bool, now: datetime,
+                 start_reclaim: bool = True) -> list[Preemption]:
+    """One Preemption per victim that holds GPUs and has no open stop: audited, and unless it awaits
+    approval, noticed (with its grace deadline) and, for a reclaim, marked on the lease."""
     victims = Job.objects.select_for_update(of=("self",)).select_related(*VICTIM_RELATED).filter(
         pk__in=victim_ids, status__in=HOLDING_STATUSES).exclude(preemptions__state__in=Preemption.OPEN_STATES)
     preemptor = Job.objects.select_related("tenant").filter(pk=preemptor_id).first()
@@ -124,7 +130,7 @@ def _record(*, kind: str, preemptor_id: int, victim_ids, rule: str, arithmetic: 
                           preempting_tenant=preemptor.tenant.slug if preemptor else None)
         if not needs_approval:
             _notify(p, now)
-            if kind == Preemption.Kind.RECLAIM:
+            if kind == Preemption.Kind.RECLAIM and start_reclaim:
                 _start_reclaim(p, now)
         made.append(p)
     return made
@@ -135,11 +141,11 @@ def preemptions_plan(*, decisions: Decisions, now: datetime) -> list[Preemption]
     grace = now + timedelta(minutes=grace_minutes())
     made = []
     for r in decisions.reclaims:
-        made += _record(kind=Preemption.Kind.RECLAIM, preemptor_id=r.lender_job_id, victim_ids=r.victim_job_ids,
+        made += record_stops(kind=Preemption.Kind.RECLAIM, preemptor_id=r.lender_job_id, victim_ids=r.victim_job_ids,
                         rule=RULE_RECLAIM, arithmetic={"lease_ids": list(r.lease_ids)},
                         grace_until=r.grace_until or grace, needs_approval=r.needs_approval, now=now)
     for plan in decisions.preemptions:
-        made += _record(kind=Preemption.Kind.PREEMPTION, preemptor_id=plan.preemptor_job_id,
+        made += record_stops(kind=Preemption.Kind.PREEMPTION, preemptor_id=plan.preemptor_job_id,
                         victim_ids=plan.victim_job_ids, rule=plan.rule, arithmetic=dict(plan.arithmetic),
                         grace_until=plan.grace_until or grace, needs_approval=plan.needs_approval, now=now)
     return made
@@ -251,6 +257,7 @@ def _lease_closed(job_id: int, now: datetime) -> bool:
         p.gpu_hours_lost = _stop_and_requeue(job, now, cause=RULE_LEASE_CLOSED)
         p.save()
         _preemption_event("preemption.stopped", p, now, gpu_hours_lost=p.gpu_hours_lost)
+        _notify(p, now)  # the owner learns why the job was requeued, like every other stop
     return True
 
 
@@ -271,8 +278,10 @@ def preemption_grace_due(*, now: datetime | None = None) -> dict[str, int]:
                 _preemption_event("preemption.cancelled", p, now, why="the job ended before its deadline")
                 counts["cancelled"] += 1
     open_leases = Lease.objects.filter(state__in=Lease.OPEN_STATES).values("pk")
-    for job_id in list(Job.objects.filter(status__in=HOLDING_STATUSES, lease_id__isnull=False)
-                       .exclude(lease_id__in=open_leases).values_list("pk", flat=True)):
+    for job_id, pool_id in list(Job.objects.filter(status__in=HOLDING_STATUSES, lease_id__isnull=False)
+                                .exclude(lease_id__in=open_leases).values_list("pk", "pool_id")):
+        if switch_value(PolicySwitch.Key.PREEMPTION_MODE, pool_id) == PolicySwitch.PreemptionMode.PAUSED:
+            continue  # preemption paused on this pool: nothing is stopped, not even a job whose lease closed
         counts["lease_closed"] += _lease_closed(job_id, now)
     holders = set(Job.objects.filter(status__in=HOLDING_STATUSES, lease_id__isnull=False).values_list("lease_id", flat=True))
     for lease in Lease.objects.filter(state=Lease.State.ACTIVE).exclude(pk__in=holders).select_related("borrower"):

@@ -2,13 +2,15 @@
 from celery import shared_task
 
 from quotas.leases.expiry import lease_expire_due
+from scheduler.preemption.lease_stops import lease_expiry_stops_due
 from scheduler.preemption.selectors import lender_has_pending_demand
 from scheduler.preemption.services import preemption_grace_due
 
 
 @shared_task(name="scheduler.preemption_grace_tick")
 def preemption_grace_tick() -> dict:
-    return preemption_grace_due()
+    # Leases the expiry worker reclaimed get their stops (notice, grace) before the deadlines are checked.
+    return {**lease_expiry_stops_due(), **preemption_grace_due()}
 
 
 # The name it had under quotas, so messages queued before an upgrade still find it.

@@ -244,6 +244,15 @@ LEASE_RECLAIM_GRACE_MINUTES = int(os.environ.get("LEASE_RECLAIM_GRACE_MINUTES", 
 LEASE_EXPIRY_TICK_SECONDS = float(os.environ.get("LEASE_EXPIRY_TICK_SECONDS", 30))
 # Scheduled base quotas and maintenance windows are checked this often.
 QUOTA_TICK_SECONDS = float(os.environ.get("QUOTA_TICK_SECONDS", 30))
+# Preemption: the notice period victims get to checkpoint, and how often one job may be stopped in
+# 24 h. A job that checkpoints less often than the grace cannot save one in time; its notice says when
+# its next checkpoint is due, and the demo's jobs checkpoint every 15 minutes, so its grace is 20.
+PREEMPTION_GRACE_MINUTES = int(os.environ.get("PREEMPTION_GRACE_MINUTES", 20 if PORTAL_ENV == "development" else 10))
+PREEMPTION_CAP_24H = int(os.environ.get("PREEMPTION_CAP_24H", 3))
+# Quota requests nobody decided within this many days expire.
+QUOTA_REQUEST_STALE_DAYS = int(os.environ.get("QUOTA_REQUEST_STALE_DAYS", 14))
+# The portal's address in mail and IM links.
+PORTAL_BASE_URL = os.environ.get("PORTAL_BASE_URL", "http://localhost:8000")
 PREEMPTION_GRACE_TICK_SECONDS = float(os.environ.get("PREEMPTION_GRACE_TICK_SECONDS", 15))
 
 # Every periodic task, in one table: beat runs these; each entry names a task by its registered name.

@@ -13,6 +13,7 @@ urlpatterns = [
     path("leases/<int:pk>/return/", lease_api.LeaseReturnView.as_view(), name="api-lease-return"),
     path("tenants/<slug:slug>/lending-policy/", lease_api.LendingPolicyView.as_view(), name="api-lending-policy"),
     path("switches/", lease_api.SwitchView.as_view(), name="api-switches"),
+    path("priority-classes/", lease_api.PriorityClassListView.as_view(), name="api-priority-classes"),
     path("nodes/<str:name>/cordon/", api.NodeCordonView.as_view(), name="api-node-cordon"),
     path("nodes/<str:name>/uncordon/", api.NodeUncordonView.as_view(), name="api-node-uncordon"),
     path("nodes/<str:name>/maintenance/", api.NodeMaintenanceView.as_view(), name="api-node-maintenance"),

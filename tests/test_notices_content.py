@@ -7,7 +7,8 @@ from django.utils import timezone
 
 from scheduler.notices import services
 from scheduler.notices.content import (
-    FORBIDDEN_KEY_FOUND, FORBIDDEN_KEYS, SensitiveContentError, assert_no_forbidden_keys, preemption_notice,
+    FORBIDDEN_KEY_FOUND, FORBIDDEN_KEYS, SensitiveContentError, assert_no_forbidden_keys, next_checkpoint_due,
+    preemption_notice,
     reclaim_notice, victim_from_job,
 )
 
@@ -93,3 +94,19 @@ def test_enqueue_refuses_facts_with_a_forbidden_key(world):
     with pytest.raises(SensitiveContentError):
         services.notice_enqueue(kind="preemption", tenant=world.alpha, recipients=["a@example.com"],
                                 facts={"job": {"id": 1, "command": SECRET_COMMAND}}, subject="s", body="b")
+
+
+def test_the_notice_says_when_the_next_checkpoint_is_due_and_whether_it_beats_the_deadline():
+    now = timezone.now().replace(microsecond=0)
+    late = build(at=now, grace_deadline=now + timedelta(minutes=10), last_checkpoint_at=now - timedelta(minutes=5),
+                 checkpoint_interval_minutes=30)
+    assert "after the deadline: save one now" in late.body
+    in_time = build(at=now, grace_deadline=now + timedelta(minutes=10), last_checkpoint_at=now - timedelta(minutes=5),
+                    checkpoint_interval_minutes=8)
+    assert "before the deadline" in in_time.body and "after the deadline" not in in_time.body
+
+
+def test_next_checkpoint_due_steps_from_the_last_one_past_now():
+    now = timezone.now()
+    assert next_checkpoint_due(now - timedelta(minutes=25), 10, now) == now + timedelta(minutes=5)
+    assert next_checkpoint_due(None, 10, now) is None

@@ -78,3 +78,11 @@ def test_the_page_shows_every_pool_and_sets_an_override(world, second_pool, plat
     wrong = client.post("/platform/switches/", {"switch": "pool", "o-pool": "gpu-b", "o-key": "borrowing_enabled",
                                                  "o-value": "reclaim:manual", "o-reason": "x"})
     assert "not one of this switch" in wrong.content.decode()
+
+
+def test_priority_classes_are_listed_highest_first_with_what_each_may_do(world, member, platform_admin, api, client):
+    rows = api(member).get("/api/v1/priority-classes/").json()
+    assert [r["name"] for r in rows] == ["production", "candidate", "training", "batch", "experiment"]
+    assert rows[0] == {"name": "production", "priority": 1000, "preemptible": False, "may_borrow": False}
+    client.force_login(platform_admin)
+    assert "Priority classes" in client.get("/platform/switches/").content.decode()

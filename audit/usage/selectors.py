@@ -12,7 +12,7 @@ USAGE_HORIZON_HALF_LIVES = 10
 
 
 def half_life_hours() -> float:
-    return float(getattr(settings, "SCHEDULER_FAIR_SHARE_HALF_LIFE_HOURS", 168))
+    return float(settings.SCHEDULER_FAIR_SHARE_HALF_LIFE_HOURS)
 
 
 def decayed_gpu_hours(gpus: int, start: datetime, end: datetime, now: datetime, half_life: float) -> float:

@@ -136,6 +136,20 @@ class LendingPolicyView(TenantAPIView):
         return Response(LendingPolicySerializer(policy).data)
 
 
+class PriorityClassSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    priority = serializers.IntegerField(help_text="Higher runs first")
+    preemptible = serializers.BooleanField()
+    may_borrow = serializers.BooleanField()
+
+
+class PriorityClassListView(APIView):
+    @extend_schema(responses=PriorityClassSerializer(many=True),
+                   summary="The priority classes, highest first: whether each is preemptible and may borrow")
+    def get(self, request):
+        return Response(PriorityClassSerializer(selectors.priority_classes(), many=True).data)
+
+
 class SwitchView(APIView):
     @extend_schema(responses=SwitchSerializer(many=True), summary="The rollout switches")
     def get(self, request):

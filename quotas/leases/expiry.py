@@ -25,11 +25,11 @@ LenderDemand = Callable[[Lease], bool]
 
 
 def warning_minutes() -> int:
-    return int(getattr(settings, "LEASE_EXPIRY_WARNING_MINUTES", 15))
+    return int(settings.LEASE_EXPIRY_WARNING_MINUTES)
 
 
 def reclaim_grace_minutes() -> int:
-    return int(getattr(settings, "LEASE_RECLAIM_GRACE_MINUTES", 10))
+    return int(settings.LEASE_RECLAIM_GRACE_MINUTES)
 
 
 def lender_has_demand_from_quotas(lease: Lease) -> bool:

@@ -23,7 +23,7 @@ def _at(value) -> str:
 
 
 def _body(lease: Lease, *, renew_until, grace_minutes: int) -> str:
-    base = getattr(settings, "PORTAL_BASE_URL", "http://localhost:8000").rstrip("/")
+    base = settings.PORTAL_BASE_URL.rstrip("/")
     lender = lease.lender.name if lease.lender_id else "the unassigned pool"
     lines = [
         f"{lease.borrower.name} borrows {lease.gpus} GPUs of {lease.gpu_model.name} on {lease.pool.name} "

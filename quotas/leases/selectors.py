@@ -69,6 +69,12 @@ def switches_current() -> list[dict]:
     return platform + stages
 
 
+def priority_classes() -> list[dict]:
+    """The priority classes the engine orders by, highest first: what each may do."""
+    return [{"name": pc.name, "priority": pc.priority, "preemptible": pc.preemptible, "may_borrow": pc.may_borrow}
+            for pc in sorted(engine.DEFAULT_PRIORITY_CLASSES.values(), key=lambda pc: -pc.priority)]
+
+
 def switch_history(*, limit: int = 50) -> list:
     return list(PolicySwitch.history.select_related("history_user", "pool").order_by(
         "-history_date", "-history_id")[:limit])

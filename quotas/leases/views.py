@@ -141,7 +141,7 @@ def platform_switches(request):
     for s in rows:
         if s["pool"] is not None:
             stages.setdefault(s["pool"], []).append(s)
-    context = {"switches": platform, "stages": stages, "history": selectors.switch_history(),
+    context = {"switches": platform, "stages": stages, "priority_classes": selectors.priority_classes(), "history": selectors.switch_history(),
                "can_change": can_change, "borrowing_form": forms_by_switch["borrowing"],
                "preemption_form": forms_by_switch["preemption"], "reclaim_form": forms_by_switch["reclaim"],
                "pool_form": forms_by_switch["pool"], "open_leases": selectors.open_leases().count()}

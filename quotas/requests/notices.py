@@ -52,7 +52,7 @@ def _local(value) -> str:
 
 
 def _body(qr: QuotaRequest, kind: str) -> str:
-    base = getattr(settings, "PORTAL_BASE_URL", "http://localhost:8000").rstrip("/")
+    base = settings.PORTAL_BASE_URL.rstrip("/")
     # The comment of the step this notice is about, not of whatever happened after it (approve → applied).
     last = qr.decisions.filter(step=kind).order_by("-at", "-id").first()
     lines = [

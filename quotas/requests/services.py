@@ -66,7 +66,7 @@ NOTIFY_TASK = "quotas.tasks.quota_request_notify"
 
 
 def _stale_after() -> timedelta:
-    return timedelta(days=getattr(settings, "QUOTA_REQUEST_STALE_DAYS", 14))
+    return timedelta(days=settings.QUOTA_REQUEST_STALE_DAYS)
 
 
 def _notify(request_id: int, event: str) -> None:

@@ -47,11 +47,11 @@ class PoolSnapshot:
 
 
 def grace_minutes() -> int:
-    return int(getattr(settings, "PREEMPTION_GRACE_MINUTES", 10))
+    return int(settings.PREEMPTION_GRACE_MINUTES)
 
 
 def preemption_cap_24h() -> int:
-    return int(getattr(settings, "PREEMPTION_CAP_24H", 3))
+    return int(settings.PREEMPTION_CAP_24H)
 
 
 def _victim_state(*, pool: Pool, now: datetime) -> tuple[dict[int, datetime], dict[int, int], set[int]]:

@@ -2,7 +2,7 @@
 structured facts; nothing here can reach a job's command, arguments, environment or data paths."""
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.utils import timezone
@@ -102,6 +102,16 @@ def _facts(kind, *, job_id, job_name, project, pool, gpu_model, gpus, replicas, 
     return facts
 
 
+def next_checkpoint_due(last_checkpoint_at: datetime | None, interval_minutes: int, now: datetime) -> datetime | None:
+    """The first moment after ``now`` at which a job checkpointing every ``interval_minutes`` since its
+    last reported checkpoint is due to save the next one (None without a reported checkpoint)."""
+    if last_checkpoint_at is None or interval_minutes <= 0:
+        return None
+    step = timedelta(minutes=interval_minutes)
+    periods = max(int((now - last_checkpoint_at) / step) + 1, 1)
+    return last_checkpoint_at + periods * step
+
+
 def _body(facts: dict[str, Any], *, headline: str, by_line: str, at: datetime, grace_deadline: datetime,
           last_checkpoint_at: datetime | None) -> str:
     job = facts["job"]
@@ -127,6 +137,13 @@ def _body(facts: dict[str, Any], *, headline: str, by_line: str, at: datetime, g
     ]
     if interval:
         lines.append(f"- Your job checkpoints every {interval} minutes / 任务检查点间隔: {interval} 分钟.")
+        due = next_checkpoint_due(last_checkpoint_at, interval, at)
+        if due is not None and due > grace_deadline:
+            lines.append(f"- Next checkpoint due {_when(due)}, after the deadline: save one now / "
+                         f"下次检查点应在 {_when(due)}，晚于截止时间：请立即保存。")
+        elif due is not None:
+            lines.append(f"- Next checkpoint due {_when(due)}, before the deadline / "
+                         f"下次检查点应在 {_when(due)}，早于截止时间。")
     lines += [
         "",
         "What happens next / 后续:",

@@ -94,3 +94,19 @@ def test_in_manual_reclaim_mode_an_approver_starts_the_grace(borrowed, platform_
     beat(stop.grace_until + timedelta(seconds=1))
     job.refresh_from_db()
     assert job.status == Job.Status.REQUEUED
+
+
+def test_the_job_page_tells_the_story_from_the_evidence(borrowed, world, client):
+    lease, job = borrowed
+    beat(lease.expires_at + timedelta(seconds=30))
+    stop = Preemption.objects.get(victim=job)
+    beat(stop.grace_until + timedelta(seconds=1))
+    owner = factories.member(world.alpha, "alpha-lead", Membership.Role.TENANT_ADMIN)
+    client.force_login(owner)
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    page = page[page.index('class="timeline"'):]
+    story = [line for line in ("Submitted", f"Admitted on lease #{lease.pk}", "Started on", "Stop notice sent",
+                               "Stopped (reclaim)", "Requeued") if line in page]
+    assert story == ["Submitted", f"Admitted on lease #{lease.pk}", "Started on", "Stop notice sent",
+                     "Stopped (reclaim)", "Requeued"]
+    assert page.index("Submitted") < page.index("Started on") < page.index("Stop notice sent") < page.index("Requeued")

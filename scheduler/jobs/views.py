@@ -12,6 +12,7 @@ from quotas.access import tenant_for_user
 from quotas.errors import ConflictError
 from scheduler.jobs import queue, selectors, services
 from scheduler.jobs.forms import JobSubmitForm
+from scheduler.jobs.timeline import job_timeline
 from scheduler.models import FINAL_STATUSES, Preemption
 from scheduler.preemption import services as preemptions
 from scheduler.preemption.selectors import job_preemption
@@ -76,6 +77,7 @@ def job_detail(request, job_id: int):
     may_report = access.is_tenant_admin or access.platform or job.submitted_by_id == request.user.pk
     return render(request, template, {
         "access": access, "tenant": job.tenant, "row": row, "job": job, "preemption": preemption,
+        "timeline": job_timeline(job),
         "can_report_environment": may_report and not ended and (not job.env_ready or job.wait_code == "ENV_NOT_READY"),
         "can_report_checkpoint": access.is_member and job.status == job.Status.RUNNING and bool(
             preemption and preemption["state"] == Preemption.State.NOTIFIED)})

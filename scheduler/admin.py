@@ -8,7 +8,7 @@ from scheduler.models import FINAL_STATUSES, Job, PoolCycle, Preemption
 @admin.register(Job)
 class JobAdmin(admin.ModelAdmin):
     list_display = ["id", "name", "tenant", "project", "pool", "gpu_model", "gpus", "replicas", "priority_class",
-                    "status", "wait_code", "queue_position", "submitted_at", "started_at", "finished_at"]
+                    "status", "wait_code", "submitted_at", "started_at", "finished_at"]
     list_filter = ["status", "pool", "gpu_model", "priority_class", "workload_class", "wait_code", "env_ready",
                    "tenant"]
     search_fields = ["=id", "name", "tenant__slug", "project__slug", "submitted_by__username"]

@@ -51,9 +51,11 @@ class Job(models.Model):
     expected_end = models.DateTimeField(null=True, blank=True)
 
     placements = models.JSONField(default=list, blank=True, help_text="Node id per replica")
-    wait = models.JSONField(null=True, blank=True, help_text="The engine's Wait.to_dict() of the last cycle")
+    # The wait as data (code, blockers, next actions; scheduler.cycle.waits), rendered on read. Its
+    # position, GPUs ahead and ETA live in the pool's order of the last cycle (PoolCycle.order).
+    wait = models.JSONField(null=True, blank=True, help_text="Code, blockers and next actions of the last cycle")
     wait_code = models.CharField(max_length=30, blank=True, db_index=True)
-    queue_position = models.PositiveIntegerField(null=True, blank=True, help_text="Position in the pool queue")
+    wait_digest = models.CharField(max_length=24, blank=True, help_text="Digest of the stored wait")
     lease_id = models.BigIntegerField(null=True, blank=True)  # set when admitted on borrowed capacity
     last_checkpoint_at = models.DateTimeField(null=True, blank=True, help_text="Last checkpoint the job reported")
     error_type = models.CharField(max_length=60, blank=True)
@@ -64,7 +66,7 @@ class Job(models.Model):
     class Meta:
         ordering = ["-submitted_at", "-id"]
         indexes = [
-            models.Index(fields=["pool", "status", "queue_position"], name="job_pool_queue"),
+            models.Index(fields=["pool", "status"], name="job_pool_status"),
             models.Index(fields=["tenant", "status", "submitted_at"], name="job_tenant_status"),
             models.Index(fields=["status", "started_at"], name="job_status_started"),
         ]
@@ -102,6 +104,10 @@ class PoolCycle(models.Model):
     last_admitted = models.PositiveIntegerField(default=0)
     last_waiting = models.PositiveIntegerField(default=0)
     runs = models.PositiveIntegerField(default=0)
+    # The pool's queue order of the last cycle (scheduler.cycle.order): written when it changed.
+    order = models.JSONField(default=dict, blank=True)
+    order_digest = models.CharField(max_length=24, blank=True)
+    order_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"cycle of {self.pool_id}"

@@ -39,3 +39,15 @@ def borrowing_off(world) -> None:
     factories.quota(gamma, world.pool, world.h100, 8)
     for tenant in (world.alpha, world.beta, gamma):
         LendingPolicy.objects.update_or_create(tenant=tenant, defaults={"lending_limit_gpus": 0})
+
+
+def rendered_wait(job: Job, language: str = "en") -> dict | None:
+    """The job's wait as a reader sees it: rendered from the stored data, with its pool order figures."""
+    from django.utils import translation
+
+    from scheduler.jobs.positions import positions_of
+    from scheduler.jobs.wait_text import localized_wait
+
+    job = reload(job)
+    with translation.override(language):
+        return localized_wait(job.wait, positions_of([job]).get(job.pk))

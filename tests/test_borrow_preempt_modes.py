@@ -16,7 +16,7 @@ from scheduler.preemption.services import (
     preemption_grace_due,
 )
 from tests.borrow_preempt_helpers import at, run
-from tests.jobs import borrowing_off, submit
+from tests.jobs import borrowing_off, rendered_wait, submit
 
 pytestmark = pytest.mark.django_db
 
@@ -115,7 +115,7 @@ def test_paused_mode_preempts_nothing_and_the_reason_says_so(world, platform_adm
     # The quota is what blocks it; the reason adds that preemption would have helped but is paused.
     codes = [b["code"] for b in training.wait["blockers"]]
     assert training.wait_code == reasons.QUOTA_EXCEEDED and reasons.PREEMPTION_PAUSED in codes
-    assert "Preemption is paused by the platform" in training.wait["message"]
+    assert "Preemption is paused by the platform" in rendered_wait(training)["message"]
     preemption_grace_due(now=at(60))
     experiment.refresh_from_db()
     assert experiment.status == Job.Status.RUNNING

@@ -29,7 +29,8 @@ def test_detail_shows_the_wait_reason(api, member, waiting):
     wait = body["wait"]
     assert wait["code"] == reasons.QUOTA_EXCEEDED
     assert set(wait) == {"code", "message", "blockers", "next_actions", "position", "gpus_ahead", "eta"}
-    assert wait["position"] == {"tenant": 1, "pool": job.queue_position}
+    [queued] = [e for e in api(member).get("/api/v1/pools/gpu-a/queue/").json()["jobs"] if e["id"] == job.pk]
+    assert wait["position"] == {"tenant": 1, "pool": queued["position"]}
     assert set(wait["eta"]) == {"earliest", "latest"}
 
 

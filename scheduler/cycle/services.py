@@ -8,8 +8,10 @@ Phases:
   4. write admissions (compare-and-swap against concurrent cancels) and their audit events; an
      admission on borrowed capacity opens its lease first (a refused grant leaves the job pending);
   5. record the engine's reclaims and preemptions (scheduler.preemptions);
-  6. write every changed wait reason and queue position, with an audit event when a code changes;
-  7. record the cycle's figures on the pool's PoolCycle row.
+  6. write every wait whose data (code, blockers, numbers) changed, with an audit event when a code
+     changes; unchanged waits are not touched (scheduler.cycle.waits);
+  7. record the cycle's figures on the pool's PoolCycle row, with the pool's queue order (positions,
+     GPUs ahead, ETAs; scheduler.cycle.order) when it differs from the stored one.
 """
 import time
 from dataclasses import dataclass
@@ -21,7 +23,9 @@ from django.db import connection, transaction
 from audit.chain.services import audit_record_bulk
 from quotas.leases.services import lease_grant_for_plan
 from quotas.models import Pool
+from scheduler.cycle.order import order_payload
 from scheduler.cycle.snapshot import build_snapshot
+from scheduler.cycle.waits import WaitDigests, stored_wait
 from scheduler.engine import decide
 from scheduler.jobs.bulk import update_jobs
 from scheduler.models import PENDING_STATUSES, Job, PoolCycle
@@ -40,6 +44,7 @@ class CycleResult:
     leases: int = 0  # leases opened for admissions on borrowed capacity
     stops_planned: int = 0  # reclaim and preemption victims recorded
     changed: int = 0  # wait rows written
+    rows_written: int = 0  # job rows written (admissions and changed waits) plus the order row if rewritten
     ms: float = 0.0
 
 
@@ -92,7 +97,7 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
                     continue
             admitted_rows.append(Job(
                 pk=job.id, status=Job.Status.ADMITTED, admitted_at=now, queued_at=stored.queued_at or now,
-                placements=list(admission.placements), wait=None, wait_code="", queue_position=None,
+                placements=list(admission.placements), wait=None, wait_code="", wait_digest="",
                 expected_end=now + timedelta(minutes=job.max_runtime_minutes),
                 lease_id=lease.pk if lease else None))
             events.append(_audit("job.admitted", job.id, stored.tenant_id, now, {
@@ -101,39 +106,47 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
                 "placements": list(admission.placements), "under": "lease" if lease else "base_quota",
                 "lease_id": lease.pk if lease else None}))
         update_jobs(Job, admitted_rows, ["status", "admitted_at", "queued_at", "placements", "wait", "wait_code",
-                                         "queue_position", "expected_end", "lease_id"],
+                                         "wait_digest", "expected_end", "lease_id"],
                     only_statuses=PENDING_STATUSES)
         # 5. planned stops
         stops = preemptions_plan(decisions=decisions, now=now)
-        # 6. waits: only rows whose stored reason or position changed
+        # 6. waits: only rows whose stored data changed (a cleared code, as after an environment
+        #    report, counts as changed)
         wait_rows = []
+        digests = WaitDigests()
         for wait in decisions.waits:
             stored = bundle.stored[wait.job_id]
-            data = wait.to_dict()
-            if (stored.status == Job.Status.QUEUED and stored.wait == data
-                    and stored.queue_position == wait.position_in_pool):
+            digest = digests.of(wait)
+            if stored.status == Job.Status.QUEUED and stored.wait_digest == digest and stored.wait_code == wait.code:
                 continue
             wait_rows.append(Job(pk=wait.job_id, status=Job.Status.QUEUED, queued_at=stored.queued_at or now,
-                                 wait=data, wait_code=wait.code, queue_position=wait.position_in_pool))
-            old_code = (stored.wait or {}).get("code")
+                                 wait=stored_wait(wait), wait_code=wait.code, wait_digest=digest))
+            old_code = stored.wait_code or None
             if old_code != wait.code:
                 events.append(_audit("job.waiting", wait.job_id, stored.tenant_id, now, {
                     "name": stored.name, "code": wait.code, "previous_code": old_code,
                     "position_in_pool": wait.position_in_pool}))
         # The status filter keeps a job cancelled since the snapshot cancelled.
-        update_jobs(Job, wait_rows, ["status", "queued_at", "wait", "wait_code", "queue_position"],
+        update_jobs(Job, wait_rows, ["status", "queued_at", "wait", "wait_code", "wait_digest"],
                     only_statuses=PENDING_STATUSES)
         audit_record_bulk(events)
-        # 7. bookkeeping
+        # 7. bookkeeping, and the pool's order when it changed
+        order, order_digest = order_payload(decisions.waits)
         ms = (time.perf_counter() - started) * 1000.0
         figures = {"last_started_at": now, "last_duration_ms": ms, "last_admitted": len(admitted_rows),
                    "last_waiting": len(decisions.waits)}
         cycle, created = PoolCycle.objects.get_or_create(pool=pool, defaults={**figures, "runs": 1})
+        fields = [*figures, "runs"]
+        order_written = cycle.order_digest != order_digest
+        if order_written:
+            figures.update(order=order, order_digest=order_digest, order_at=now)
+            fields += ["order", "order_digest", "order_at"]
+        for key, value in figures.items():
+            setattr(cycle, key, value)
         if not created:
-            for key, value in figures.items():
-                setattr(cycle, key, value)
             cycle.runs += 1
-            cycle.save(update_fields=[*figures, "runs"])
+        cycle.save(update_fields=fields)
     return CycleResult(pool=pool.name, ran=True, admitted=len(admitted_rows), waiting=len(decisions.waits),
                        leases=sum(1 for row in admitted_rows if row.lease_id), stops_planned=len(stops),
-                       changed=len(wait_rows), ms=(time.perf_counter() - started) * 1000.0)
+                       changed=len(wait_rows), rows_written=len(admitted_rows) + len(wait_rows) + order_written,
+                       ms=(time.perf_counter() - started) * 1000.0)

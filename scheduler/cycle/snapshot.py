@@ -1,7 +1,8 @@
 """Builds the engine's `Snapshot` of one pool from the database in a constant number of queries.
 
 Besides the snapshot, `PoolSnapshot` keeps what the cycle needs to write decisions back (each
-pending job's stored status, wait and queue position) so write-back touches only changed rows.
+pending job's stored status, wait code and wait digest, and the pool's stored order digest) so
+write-back touches only changed rows.
 """
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -32,8 +33,8 @@ from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job, Preemption
 @dataclass(frozen=True)
 class StoredPending:
     status: str
-    wait: dict | None
-    queue_position: int | None
+    wait_code: str
+    wait_digest: str
     queued_at: datetime | None
     tenant_id: int
     name: str
@@ -120,15 +121,15 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
     rows = Job.objects.filter(pool=pool, status__in=PENDING_STATUSES).exclude(
         env_ready=False, wait_code=reasons.ENV_NOT_READY).order_by("id").values_list(
         "id", "tenant__slug", "project__slug", "gpu_model__name", "gpus", "replicas", "workload_class",
-        "priority_class", "submitted_at", "env_ready", "env_detail", "max_runtime_minutes", "status", "wait",
-        "queue_position", "queued_at", "tenant_id", "name")
+        "priority_class", "submitted_at", "env_ready", "env_detail", "max_runtime_minutes", "status", "wait_code",
+        "wait_digest", "queued_at", "tenant_id", "name")
     for (i, tenant, project, model, gpus, replicas, workload, priority, submitted_at, env_ready, env_detail,
-         max_runtime, status, wait, position, queued_at, tenant_id, name) in rows:
+         max_runtime, status, wait_code, wait_digest, queued_at, tenant_id, name) in rows:
         pending.append(PendingJob(
             id=i, tenant=tenant, project=project, pool=pool.name, gpu_model=model, gpus=gpus, replicas=replicas,
             workload_class=workload, priority_class=priority, submitted_at=submitted_at, env_ready=env_ready,
             env_detail=env_detail or "image, dependencies or permissions not ready", max_runtime_minutes=max_runtime))
-        stored[i] = StoredPending(status, wait, position, queued_at, tenant_id, name)
+        stored[i] = StoredPending(status, wait_code, wait_digest, queued_at, tenant_id, name)
     snapshot = Snapshot(
         now=now, nodes=nodes, quotas=quotas, running=tuple(running), pending=tuple(pending),
         usage=fair_share_usage(pool=pool, now=now, half_life=half_life),

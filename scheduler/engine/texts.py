@@ -125,3 +125,20 @@ LABELS: dict[str, str] = {
     "wait": gettext_noop("Wait; the job starts by itself when capacity frees up"),
     "wait_until": gettext_noop("Wait until {until}"),
 }
+
+# A short name per wait code, for filters, badges and the summary's histogram.
+CODE_TITLES: dict[str, str] = {
+    "ENV_NOT_READY": gettext_noop("Environment not ready"),
+    "RESOURCE_MISMATCH": gettext_noop("No node can hold it"),
+    "MAINTENANCE": gettext_noop("Nodes in maintenance"),
+    "BORROWING_PAUSED": gettext_noop("Borrowing paused"),
+    "NOT_BORROWABLE": gettext_noop("May not borrow"),
+    "BORROW_LIMIT_REACHED": gettext_noop("Borrow limit reached"),
+    "QUOTA_EXCEEDED": gettext_noop("Quota exceeded"),
+    "RECLAIMING": gettext_noop("Reclaiming lent quota"),
+    "PREEMPTING": gettext_noop("Preempting lower priority"),
+    "PREEMPTION_PAUSED": gettext_noop("Preemption paused"),
+    "LOWER_PRIORITY": gettext_noop("Higher priority first"),
+    "POOL_FULL": gettext_noop("Pool full"),
+    "FRAGMENTED": gettext_noop("Fragmented"),
+}

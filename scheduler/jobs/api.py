@@ -19,6 +19,7 @@ from scheduler.jobs.serializers import (
     PoolQueueSerializer,
     PreemptionRejectSerializer,
 )
+from scheduler.jobs.positions import positions_of
 from scheduler.jobs.wait_text import wait_message
 from scheduler.models import Preemption
 from scheduler.preemption import selectors as preemption_selectors
@@ -38,7 +39,8 @@ class JobListView(APIView):
                                        pool=request.query_params.get("pool", ""))
         paginator = LimitOffsetPagination()
         page = paginator.paginate_queryset(jobs, request, view=self)
-        return paginator.get_paginated_response(JobSummarySerializer(page, many=True).data)
+        context = {"positions": positions_of(page)}
+        return paginator.get_paginated_response(JobSummarySerializer(page, many=True, context=context).data)
 
     @extend_schema(request=JobSubmitSerializer, responses={201: JobSerializer}, summary="Submit a job")
     def post(self, request):
@@ -92,18 +94,19 @@ class PoolQueueView(APIView):
     def get(self, request, name: str):
         pool = get_object_or_404(Pool, name=name)
         readable = selectors.readable_tenant_ids(request.user)
-        queue = selectors.pool_queue(pool=pool)
+        queue, count, order = selectors.pool_queue(pool=pool, limit=QUEUE_LIMIT)
         entries = []
-        for job in queue[:QUEUE_LIMIT]:
+        for job in queue:
             mine = job.tenant_id in readable
+            rank = order.rank(job.pk)
             entries.append({
-                "position": job.queue_position, "tenant": job.tenant.slug, "id": job.pk if mine else None,
+                "position": None if rank is None else rank + 1, "tenant": job.tenant.slug, "id": job.pk if mine else None,
                 "project": job.project.slug if mine else None, "name": job.name if mine else None,
                 "priority_class": job.priority_class, "gpu_model": job.gpu_model.name, "gpus": job.gpus,
                 "replicas": job.replicas, "status": job.status, "wait_code": job.wait_code,
                 "message": wait_message(job.wait) if mine and job.wait else None, "submitted_at": job.submitted_at,
             })
-        return Response(PoolQueueSerializer({"pool": pool.name, "count": queue.count(), "jobs": entries}).data)
+        return Response(PoolQueueSerializer({"pool": pool.name, "count": count, "jobs": entries}).data)
 
 
 class JobCheckpointView(APIView):

@@ -1,9 +1,12 @@
-"""Reads for the team queue page: a tenant's jobs with their wait explained, next actions turned into
-links, lease countdowns and preemption notices — everything the template shows, in a fixed number of queries."""
+"""Reads for the team queue page: a page of a tenant's waiting jobs with their wait explained, next
+actions turned into links, lease countdowns and preemption notices — everything the template shows,
+in a fixed number of queries and bounded whatever the queue's length."""
 from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import urlencode
 
+from django.core.paginator import Paginator
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -12,10 +15,17 @@ from django.utils.translation import gettext_lazy as _
 from quotas.leases.models import Lease
 from quotas.models import Tenant
 from scheduler.engine import reasons
+from scheduler.cycle.order import Position
+from scheduler.jobs.positions import pool_orders, positions_of
 from scheduler.jobs.wait_text import localized_wait
 from scheduler.models import FINAL_STATUSES, HOLDING_STATUSES, PENDING_STATUSES, Job
 
 RECENT_FINISHED = 20
+PAGE_SIZE = 50  # waiting jobs per page: a page stays well under 100 KB whatever the queue's length
+HOLDING_LIMIT = 100
+NOTICE_LIMIT = 20
+SORT_POSITION = "position"
+SORT_SUBMITTED = "submitted"
 NOTICE_CODES = (reasons.PREEMPTING, reasons.RECLAIMING)
 HINT_RESIZE = _("Cancel this job and submit it again with the smaller size (the form below is prefilled).")
 HINT_FIX_ENVIRONMENT = _("Fix the image, dependencies or permissions; the job is evaluated again once its "
@@ -99,9 +109,10 @@ def wait_actions(job: Job, wait: dict) -> list[Action]:
     return actions
 
 
-def queue_row(job: Job, *, lease: Lease | None = None, now: datetime | None = None) -> QueueRow:
+def queue_row(job: Job, *, lease: Lease | None = None, now: datetime | None = None,
+              position: Position | None = None) -> QueueRow:
     now = now or timezone.now()
-    wait = localized_wait(job.wait) if job.status in PENDING_STATUSES else None
+    wait = localized_wait(job.wait, position) if job.status in PENDING_STATUSES else None
     row = QueueRow(job=job, wait=wait)
     if wait:
         row.actions = wait_actions(job, wait)
@@ -117,23 +128,71 @@ def queue_row(job: Job, *, lease: Lease | None = None, now: datetime | None = No
 def tenant_queue_row(job: Job, *, now: datetime | None = None) -> QueueRow:
     """One job's row, with its lease when it runs on borrowed capacity."""
     lease = Lease.objects.filter(id=job.lease_id).first() if job.lease_id else None
-    return queue_row(job, lease=lease, now=now)
+    return queue_row(job, lease=lease, now=now, position=positions_of([job]).get(job.pk))
 
 
-def tenant_queue(*, tenant: Tenant, now: datetime | None = None) -> dict:
-    """Pending and holding jobs of the tenant (queue order first), then the latest finished ones."""
-    base = Job.objects.filter(tenant=tenant).select_related("tenant", "project", "pool", "gpu_model")
-    active = list(base.filter(status__in=(*PENDING_STATUSES, *HOLDING_STATUSES, Job.Status.PREEMPTED))
-                  .order_by("pool__name", "status", "queue_position", "submitted_at", "id"))
-    finished = list(base.filter(status__in=FINAL_STATUSES).order_by("-finished_at", "-id")[:RECENT_FINISHED])
-    lease_ids = {j.lease_id for j in active if j.lease_id}
-    leases = {lease.id: lease for lease in Lease.objects.filter(id__in=lease_ids)} if lease_ids else {}
+@dataclass(frozen=True)
+class QueueFilter:
+    """What the team queue page shows of the waiting jobs; every value is checked by the form."""
+
+    status: str = ""
+    code: str = ""
+    project: str = ""
+    workload_class: str = ""
+    sort: str = SORT_POSITION
+    page: int = 1
+
+
+def _waiting_ids(tenant: Tenant, chosen: QueueFilter) -> list[int]:
+    """Ids of the tenant's waiting jobs that pass the filter, by pool and position in the pool's last
+    order (or by submit time): the whole ordering reads two columns per job, never the rows."""
+    jobs = Job.objects.filter(tenant=tenant, status__in=PENDING_STATUSES)
+    if chosen.status:
+        jobs = jobs.filter(status=chosen.status)
+    if chosen.code:
+        jobs = jobs.filter(wait_code=chosen.code)
+    if chosen.project:
+        jobs = jobs.filter(project__slug=chosen.project)
+    if chosen.workload_class:
+        jobs = jobs.filter(workload_class=chosen.workload_class)
+    if chosen.sort == SORT_SUBMITTED:
+        return list(jobs.order_by("submitted_at", "id").values_list("id", flat=True))
+    rows = list(jobs.order_by().values_list("id", "pool_id", "pool__name", "submitted_at"))
+    orders = pool_orders({row[1] for row in rows})
+
+    def key(row):
+        rank = orders[row[1]].rank(row[0])
+        return row[2], rank is None, rank or 0, row[3], row[0]
+    rows.sort(key=key)
+    return [row[0] for row in rows]
+
+
+def tenant_queue(*, tenant: Tenant, chosen: QueueFilter | None = None, now: datetime | None = None) -> dict:
+    """A page of the tenant's waiting jobs (filtered, in queue order or by submit time), the jobs that
+    hold GPUs, the latest finished ones, and the notices: a bounded page whatever the queue's length."""
+    chosen = chosen or QueueFilter()
     now = now or timezone.now()
-    rows = [queue_row(j, lease=leases.get(j.lease_id), now=now) for j in active]
+    related = ("tenant", "project", "pool", "gpu_model")
+    paginator = Paginator(_waiting_ids(tenant, chosen), PAGE_SIZE)
+    page = paginator.get_page(chosen.page)
+    by_id = Job.objects.select_related(*related).in_bulk(list(page.object_list))
+    waiting = [by_id[i] for i in page.object_list if i in by_id]
+    base = Job.objects.filter(tenant=tenant).select_related(*related)
+    holding = list(base.filter(status__in=HOLDING_STATUSES).order_by("pool__name", "-admitted_at", "-id")[:HOLDING_LIMIT])
+    holding_count = base.filter(status__in=HOLDING_STATUSES).count() if len(holding) == HOLDING_LIMIT else len(holding)
+    noticed = list(base.filter(Q(status=Job.Status.PREEMPTED) | Q(status__in=PENDING_STATUSES, wait_code__in=NOTICE_CODES))
+                   .order_by("-id")[:NOTICE_LIMIT])
+    finished = list(base.filter(status__in=FINAL_STATUSES).order_by("-finished_at", "-id")[:RECENT_FINISHED])
+    lease_ids = {j.lease_id for j in holding if j.lease_id}
+    leases = {lease.id: lease for lease in Lease.objects.filter(id__in=lease_ids)} if lease_ids else {}
+    positions = positions_of([*waiting, *noticed])
     return {
-        "waiting": [r for r in rows if r.is_pending],
-        "holding": [r for r in rows if not r.is_pending],
+        "waiting": [queue_row(j, now=now, position=positions.get(j.pk)) for j in waiting],
+        "waiting_page": page,
+        "holding": [queue_row(j, lease=leases.get(j.lease_id), now=now) for j in holding],
+        "holding_count": holding_count,
         "finished": [queue_row(j, now=now) for j in finished],
-        "notices": [r for r in rows if r.has_notice],
+        "notices": [queue_row(j, now=now, position=positions.get(j.pk)) for j in noticed],
+        "chosen": chosen,
         "now": now,
     }

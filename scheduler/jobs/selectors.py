@@ -5,6 +5,8 @@ from django.utils.translation import gettext_lazy as _
 
 from quotas.access import tenants_for_user
 from quotas.models import GpuModel, Pool, Quota, Tenant
+from scheduler.cycle.order import PoolOrder
+from scheduler.jobs.positions import pool_order
 from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job
 
 JOB_NOT_FOUND = _("No such job.")
@@ -63,10 +65,22 @@ def job_for_user(user, job_id: int) -> Job:
     return job
 
 
-def pool_queue(*, pool: Pool) -> QuerySet[Job]:
-    """The pool's pending jobs in queue order: evaluated ones by position, then the not yet evaluated."""
-    return Job.objects.filter(pool=pool, status__in=PENDING_STATUSES).select_related(
-        "tenant", "project", "gpu_model").order_by(F("queue_position").asc(nulls_last=True), "submitted_at", "id")
+def in_queue_order(jobs: QuerySet[Job], order: PoolOrder) -> list[int]:
+    """Ids of `jobs` in the pool's order of the last cycle, then those it did not order by submit time."""
+    rank, unranked = order.rank, len(order)
+    rows = list(jobs.order_by().values_list("id", "submitted_at"))
+    rows.sort(key=lambda row: (r if (r := rank(row[0])) is not None else unranked, row[1], row[0]))
+    return [row[0] for row in rows]
+
+
+def pool_queue(*, pool: Pool, limit: int, offset: int = 0) -> tuple[list[Job], int, PoolOrder]:
+    """A page of the pool's pending jobs in queue order, how many there are, and the order they
+    were ranked by: evaluated ones by their position in the last cycle, then the not yet evaluated."""
+    order = pool_order(pool.id)
+    ids = in_queue_order(Job.objects.filter(pool=pool, status__in=PENDING_STATUSES), order)
+    page = ids[offset:offset + limit]
+    rows = Job.objects.select_related("tenant", "project", "gpu_model").in_bulk(page)
+    return [rows[i] for i in page if i in rows], len(ids), order
 
 
 def pool_model_usage() -> dict[tuple[str, str], int]:
@@ -81,5 +95,5 @@ def readable_tenant_ids(user) -> set[int]:
 
 
 
-__all__ = ["tenant_usage_gpus", "quota_usage_gpus", "jobs_for_user", "job_for_user", "pool_queue",
+__all__ = ["tenant_usage_gpus", "quota_usage_gpus", "jobs_for_user", "job_for_user", "pool_queue", "in_queue_order",
            "pool_model_usage", "readable_tenant_ids"]

@@ -3,6 +3,7 @@ single and bulk submissions give the same field errors."""
 from rest_framework import serializers
 
 from quotas.models import WorkloadClass
+from scheduler.jobs.positions import positions_of
 from scheduler.jobs.wait_text import localized_wait
 from scheduler.preemption.selectors import job_lease, job_preemption
 
@@ -74,11 +75,12 @@ class WaitSerializer(serializers.Serializer):
     eta = EtaSerializer()
 
 
-def wait_payload(stored: dict | None) -> dict | None:
-    """The stored wait in the API's shape, its text in the request's language."""
+def wait_payload(stored: dict | None, position=None) -> dict | None:
+    """The stored wait in the API's shape, its text in the request's language, its figures from the
+    pool's order of the last cycle."""
     if not stored:
         return None
-    stored = localized_wait(stored)
+    stored = localized_wait(stored, position)
     return {"code": stored["code"], "message": stored["message"], "blockers": stored["blockers"],
             "next_actions": stored["next_actions"],
             "position": {"tenant": stored["position_in_tenant"], "pool": stored["position_in_pool"]},
@@ -116,7 +118,9 @@ class JobSerializer(serializers.Serializer):
     error_type = serializers.CharField()
 
     def get_wait(self, job) -> WaitSerializer(allow_null=True):
-        return wait_payload(job.wait)
+        if not job.wait:
+            return None
+        return wait_payload(job.wait, positions_of([job]).get(job.pk))
 
     def get_lease(self, job) -> dict | None:
         return job_lease(job)
@@ -139,8 +143,13 @@ class JobSummarySerializer(serializers.Serializer):
     replicas = serializers.IntegerField()
     status = serializers.CharField()
     wait_code = serializers.CharField()
-    queue_position = serializers.IntegerField(allow_null=True)
+    queue_position = serializers.SerializerMethodField()
     submitted_at = serializers.DateTimeField()
+
+    def get_queue_position(self, job) -> int | None:
+        """Position in the pool as of the last cycle (the view passes the page's positions)."""
+        position = self.context.get("positions", {}).get(job.pk)
+        return position.pool if position else None
 
 
 class QueueEntrySerializer(serializers.Serializer):

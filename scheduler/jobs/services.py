@@ -42,8 +42,7 @@ def job_cancel(*, actor, job: Job, reason: str = "") -> Job:
         old = job.status
         job.status = Job.Status.CANCELLED
         job.finished_at = now
-        job.queue_position = None
-        job.save(update_fields=["status", "finished_at", "queue_position"])
+        job.save(update_fields=["status", "finished_at"])
         if old == Job.Status.RUNNING:
             usage_record_close(job_id=job.pk, ended_at=now, outcome="cancelled")
         audit_record(event_type="job.cancelled", target=job, actor=actor, tenant=job.tenant, occurred_at=now,

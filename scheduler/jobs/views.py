@@ -6,12 +6,13 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import condition, require_POST
 
 from quotas.access import tenant_for_user
 from quotas.errors import ConflictError
 from scheduler.jobs import queue, selectors, services
-from scheduler.jobs.forms import JobSubmitForm
+from scheduler.jobs.forms import JobSubmitForm, QueueFilterForm
+from scheduler.jobs.page_version import queue_etag
 from scheduler.jobs.timeline import job_timeline
 from scheduler.models import FINAL_STATUSES, Preemption
 from scheduler.preemption import services as preemptions
@@ -22,18 +23,49 @@ CANCELLED = gettext_lazy("Job #{id} cancelled.")
 ENVIRONMENT_FIXED = gettext_lazy("Environment of job #{id} reported fixed: it is evaluated again.")
 ENVIRONMENT_FAILING = gettext_lazy("Environment of job #{id} reported failing: it waits until it is fixed.")
 CHECKPOINT_REPORTED = gettext_lazy("Checkpoint of job #{id} reported.")
+FILTER_PREFIX = "q"  # the filters' names never meet the submit form's prefill parameters
 PREFILL_FIELDS = ("name", "project", "workload_class", "pool", "gpu_model", "gpus", "replicas", "max_runtime_minutes")
 
 
-def _queue_context(access, form=None) -> dict:
-    return {"access": access, "tenant": access.tenant, "form": form, **queue.tenant_queue(tenant=access.tenant)}
+def _queue_context(access, request, form=None) -> dict:
+    filters = QueueFilterForm(request.GET, tenant=access.tenant, prefix=FILTER_PREFIX)
+    chosen = filters.chosen() if filters.is_valid() else None
+    return {"access": access, "tenant": access.tenant, "form": form, "filters": filters,
+            "query": _query_without_page(request), **queue.tenant_queue(tenant=access.tenant, chosen=chosen)}
+
+
+def _query_without_page(request) -> str:
+    query = request.GET.copy()
+    query.pop(f"{FILTER_PREFIX}-page", None)
+    return query.urlencode()
 
 
 @login_required
 def tenant_queue(request, slug: str):
     access = tenant_for_user(request.user, slug)
+    if request.method == "GET":
+        etag = queue_etag(request, access.tenant)
+        if etag is not None:
+            return _queue_get(request, access, etag)
+    return _queue_page(request, access)
+
+
+def _queue_get(request, access, etag: str):
+    """GET with a version: an unchanged page is a 304 with no body (the live region polls every 3 s)."""
+    @condition(etag_func=lambda request: etag)
+    def respond(request):
+        return _queue_page(request, access)
+    response = respond(request)
+    response["Cache-Control"] = "private, no-cache"
+    return response
+
+
+def _queue_page(request, access):
+    filters = QueueFilterForm(request.GET, tenant=access.tenant, prefix=FILTER_PREFIX)
+    if request.method == "GET" and not filters.is_valid():
+        return render(request, "scheduler/queue.html", _queue_context(access, request), status=400)
     if request.htmx and request.method == "GET":
-        return render(request, "scheduler/queue.html#queue-live", _queue_context(access))
+        return render(request, "scheduler/queue.html#queue-live", _queue_context(access, request))
     form = None
     status = 200
     if access.is_member:
@@ -55,7 +87,7 @@ def tenant_queue(request, slug: str):
             form = JobSubmitForm(initial=initial, tenant=access.tenant)
     elif request.method == "POST":
         raise PermissionDenied(services.errors.NOT_ALLOWED_TO_SUBMIT.format(tenant=access.tenant.slug))
-    return render(request, "scheduler/queue.html", _queue_context(access, form), status=status)
+    return render(request, "scheduler/queue.html", _queue_context(access, request, form), status=status)
 
 
 def _add_errors(form, exc: ValidationError) -> None:
@@ -123,5 +155,5 @@ def job_cancel(request, job_id: int):
     else:
         messages.success(request, _(CANCELLED).format(id=job.pk))
     if request.htmx:
-        return render(request, "scheduler/queue.html#queue-live", _queue_context(access))
+        return render(request, "scheduler/queue.html#queue-live", _queue_context(access, request))
     return redirect("tenant-queue", access.tenant.slug)

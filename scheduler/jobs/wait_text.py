@@ -1,9 +1,11 @@
 """Wait reasons and next actions in the reader's language.
 
-The engine stores each blocker's text `kind` and its numbers next to the English text; here the
-English template (scheduler/engine/texts.py, which is the gettext message id) is translated and
-filled with the same numbers. A stored wait without a known kind (rows written before kinds
-existed) keeps its stored English text, so nothing a job once said is lost.
+A job stores its wait as data: each blocker's code, text `kind` and numbers, each action's kind and
+parameters (scheduler.cycle.waits). Here the English template of the kind (scheduler/engine/texts.py,
+which is the gettext message id) is translated and filled with those numbers. A stored wait without
+a known kind (rows written before kinds existed) keeps its stored English text, so nothing a job once
+said is lost. Position, GPUs ahead and ETA come from the pool's order of the last cycle
+(scheduler.jobs.positions) and join the wait here.
 """
 from django.utils import formats, timezone
 from django.utils.dateparse import parse_datetime
@@ -61,11 +63,18 @@ def wait_message(stored: dict) -> str:
     return _joined([blocker_message(b) for b in stored.get("blockers", ())], stored)
 
 
-def localized_wait(stored: dict | None) -> dict | None:
-    """A copy of a stored wait whose message, blocker messages and action labels speak the active language."""
+def localized_wait(stored: dict | None, position=None) -> dict | None:
+    """A copy of a stored wait whose message, blocker messages and action labels speak the active
+    language, with the job's figures from its pool's last order (`position`, a cycle.order.Position)."""
     if not stored:
         return stored
     blockers = [{**b, "message": blocker_message(b)} for b in stored.get("blockers", ())]
     actions = [{**a, "label": action_label(a)} for a in stored.get("next_actions", ())]
     message = _joined([b["message"] for b in blockers], stored)
-    return {**stored, "message": message, "blockers": blockers, "next_actions": actions}
+    wait = {"position_in_tenant": None, "position_in_pool": None, "gpus_ahead": None,
+            "eta": {"earliest": None, "latest": None},
+            **stored, "message": message, "blockers": blockers, "next_actions": actions}
+    if position is not None:
+        wait.update(position_in_tenant=position.tenant, position_in_pool=position.pool,
+                    gpus_ahead=position.gpus_ahead, eta=position.eta_dict())
+    return wait

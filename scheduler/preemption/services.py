@@ -213,7 +213,7 @@ def _stop_and_requeue(job: Job, now: datetime, *, cause: str) -> float | None:
     lease_id = job.lease_id
     Job.objects.filter(pk=job.pk, status=Job.Status.PREEMPTED).update(
         status=Job.Status.REQUEUED, placements=[], lease_id=None, admitted_at=None, started_at=None,
-        expected_end=None, last_checkpoint_at=None, queued_at=now, wait=None, wait_code="", queue_position=None)
+        expected_end=None, last_checkpoint_at=None, queued_at=now, wait=None, wait_code="", wait_digest="")
     _job_event("job.requeued", job, now, cause=cause)
     lease = Lease.objects.filter(pk=lease_id, state__in=Lease.OPEN_STATES).first() if lease_id else None
     if lease is not None and lease.state == Lease.State.RECLAIMING:

@@ -1,0 +1,77 @@
+"""The pool's queue order as of the last cycle, stored once per cycle in one compact row.
+
+Positions, GPUs ahead and ETAs drift with every submit and finish; writing them on every waiting
+job would rewrite the whole queue each cycle. The cycle stores them here instead, as parallel
+lists in pool order, and writes them only when they differ from what is stored. Readers turn
+them back into per-job figures (`PoolOrder`).
+"""
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from hashlib import blake2b
+
+from scheduler.engine.types import Wait
+
+
+def _epoch(moment: datetime | None) -> int | None:
+    return None if moment is None else int(moment.timestamp())
+
+
+def order_payload(waits: tuple[Wait, ...]) -> tuple[dict, str]:
+    """The compact order of one pool's waits and its digest."""
+    ranked = sorted(waits, key=lambda w: w.position_in_pool)
+    payload = {
+        "ids": [w.job_id for w in ranked],
+        "tenant": [w.position_in_tenant for w in ranked],
+        "ahead": [w.gpus_ahead for w in ranked],
+        "eta": [[_epoch(w.eta.earliest), _epoch(w.eta.latest)] for w in ranked],
+    }
+    digest = blake2b(json.dumps(payload, separators=(",", ":")).encode(), digest_size=12).hexdigest()
+    return payload, digest
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    tenant: int
+    pool: int
+    gpus_ahead: int
+    eta_earliest: datetime | None
+    eta_latest: datetime | None
+
+    def eta_dict(self) -> dict:
+        return {"earliest": self.eta_earliest.isoformat() if self.eta_earliest else None,
+                "latest": self.eta_latest.isoformat() if self.eta_latest else None}
+
+
+def _moment(epoch: int | None) -> datetime | None:
+    return None if epoch is None else datetime.fromtimestamp(epoch, UTC)
+
+
+class PoolOrder:
+    """Per-job figures of a stored order; built lazily, a lookup per job after that."""
+
+    def __init__(self, payload: dict | None) -> None:
+        payload = payload or {}
+        self._ids = payload.get("ids", [])
+        self._payload = payload
+        self._index: dict[int, int] | None = None
+
+    def _rank(self) -> dict[int, int]:
+        if self._index is None:
+            self._index = {job_id: i for i, job_id in enumerate(self._ids)}
+        return self._index
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def rank(self, job_id: int) -> int | None:
+        """0-based place in the pool's order, None when the last cycle did not order the job."""
+        return self._rank().get(job_id)
+
+    def get(self, job_id: int) -> Position | None:
+        i = self.rank(job_id)
+        if i is None:
+            return None
+        earliest, latest = self._payload["eta"][i]
+        return Position(self._payload["tenant"][i], i + 1, self._payload["ahead"][i],
+                        _moment(earliest), _moment(latest))

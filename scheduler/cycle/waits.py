@@ -1,0 +1,41 @@
+"""What a cycle stores of a wait: its code, blockers and next actions as data (kinds and numbers,
+no text), and a digest of them, so the next cycle rewrites a job only when that data changed.
+
+The text is rendered on read in the reader's language (scheduler.jobs.wait_text). Volatile
+figures (positions, GPUs ahead, ETA) are not part of a wait: they belong to the pool's order of
+the cycle (scheduler.cycle.order).
+"""
+from hashlib import blake2b
+
+from scheduler.engine.types import Blocker, NextAction, Wait
+
+
+def stored_wait(wait: Wait) -> dict:
+    """The JSON a job row keeps of its wait."""
+    return {
+        "code": wait.code,
+        "blockers": [{"code": b.code, "kind": b.kind, "details": dict(b.details)} for b in wait.blockers],
+        "next_actions": [{"code": a.code, "kind": a.kind, "params": dict(a.params)} for a in wait.next_actions],
+    }
+
+
+class WaitDigests:
+    """Digests of one cycle's waits. The engine shares blocker and action objects between the jobs
+    that wait for the same reason, so each one's text key is made once per cycle (keyed on identity;
+    the objects live as long as the decisions this digester is used with)."""
+
+    def __init__(self) -> None:
+        self._parts: dict[int, str] = {}
+
+    def _part(self, item: Blocker | NextAction) -> str:
+        key = id(item)
+        part = self._parts.get(key)
+        if part is None:
+            values = item[2]  # details of a blocker, params of an action
+            part = self._parts[key] = f"{item[0]}:{item[1]}:{sorted(values.items())!r}"
+        return part
+
+    def of(self, wait: Wait) -> str:
+        part = self._part
+        text = "|".join([wait.code, *map(part, wait.blockers), "/", *map(part, wait.next_actions)])
+        return blake2b(text.encode(), digest_size=12).hexdigest()

@@ -13,4 +13,6 @@ urlpatterns = [
     path("preemptions/<int:preemption_id>/approve/", api.PreemptionApproveView.as_view(), name="api-preemption-approve"),
     path("preemptions/<int:preemption_id>/reject/", api.PreemptionRejectView.as_view(), name="api-preemption-reject"),
     path("pools/<str:name>/queue/", api.PoolQueueView.as_view(), name="api-pool-queue"),
+    path("pools/<str:name>/summary/", api.PoolSummaryView.as_view(), name="api-pool-summary"),
+    path("tenants/<slug:slug>/summary/", api.TenantSummaryView.as_view(), name="api-tenant-summary"),
 ]

@@ -7,6 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from quotas.models import Pool
+from quotas.tenant_api import TenantAPIView
 from scheduler.jobs import selectors, services
 from scheduler.jobs.serializers import (
     BulkResultSerializer,
@@ -18,10 +19,13 @@ from scheduler.jobs.serializers import (
     JobSummarySerializer,
     PoolQueueSerializer,
     PreemptionRejectSerializer,
+    SummarySerializer,
 )
+from scheduler.jobs.pagination import BoundedPagination
 from scheduler.jobs.positions import positions_of
+from scheduler.jobs.summary import job_summary
 from scheduler.jobs.wait_text import wait_message
-from scheduler.models import Preemption
+from scheduler.models import Job, Preemption
 from scheduler.preemption import selectors as preemption_selectors
 from scheduler.preemption import services as preemptions
 
@@ -37,7 +41,7 @@ class JobListView(APIView):
         jobs = selectors.jobs_for_user(request.user, tenant=request.query_params.get("tenant", ""),
                                        status=request.query_params.get("status", ""),
                                        pool=request.query_params.get("pool", ""))
-        paginator = LimitOffsetPagination()
+        paginator = BoundedPagination()
         page = paginator.paginate_queryset(jobs, request, view=self)
         context = {"positions": positions_of(page)}
         return paginator.get_paginated_response(JobSummarySerializer(page, many=True, context=context).data)
@@ -107,6 +111,20 @@ class PoolQueueView(APIView):
                 "message": wait_message(job.wait) if mine and job.wait else None, "submitted_at": job.submitted_at,
             })
         return Response(PoolQueueSerializer({"pool": pool.name, "count": count, "jobs": entries}).data)
+
+
+class PoolSummaryView(APIView):
+    @extend_schema(responses=SummarySerializer, summary="A pool's jobs counted by status and waiting jobs by wait code")
+    def get(self, request, name: str):
+        pool = get_object_or_404(Pool, name=name)
+        return Response(SummarySerializer({"pool": pool.name, **job_summary(Job.objects.filter(pool=pool))}).data)
+
+
+class TenantSummaryView(TenantAPIView):
+    @extend_schema(responses=SummarySerializer, summary="A tenant's jobs counted by status and waiting jobs by wait code")
+    def get(self, request, slug: str):
+        tenant = self.access.tenant
+        return Response(SummarySerializer({"tenant": tenant.slug, **job_summary(Job.objects.filter(tenant=tenant))}).data)
 
 
 class JobCheckpointView(APIView):

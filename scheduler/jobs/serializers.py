@@ -177,6 +177,21 @@ class PoolQueueSerializer(serializers.Serializer):
     jobs = QueueEntrySerializer(many=True)
 
 
+class WaitCodeCountSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    title = serializers.CharField()
+    count = serializers.IntegerField()
+
+
+class SummarySerializer(serializers.Serializer):
+    pool = serializers.CharField(required=False)
+    tenant = serializers.CharField(required=False)
+    total = serializers.IntegerField()
+    by_status = serializers.DictField(child=serializers.IntegerField())
+    waiting = serializers.IntegerField()
+    wait_codes = WaitCodeCountSerializer(many=True)
+
+
 class CancelSerializer(serializers.Serializer):
     reason = serializers.CharField(required=False, allow_blank=True, default="")
 

@@ -20,11 +20,18 @@ def _epoch(moment: datetime | None) -> int | None:
 def order_payload(waits: tuple[Wait, ...]) -> tuple[dict, str]:
     """The compact order of one pool's waits and its digest."""
     ranked = sorted(waits, key=lambda w: w.position_in_pool)
+    etas: dict[int, list] = {}  # the ETA desk hands the same Eta object to jobs covered by one release
+
+    def eta(value) -> list:
+        pair = etas.get(id(value))
+        if pair is None:
+            pair = etas[id(value)] = [_epoch(value.earliest), _epoch(value.latest)]
+        return pair
     payload = {
         "ids": [w.job_id for w in ranked],
         "tenant": [w.position_in_tenant for w in ranked],
         "ahead": [w.gpus_ahead for w in ranked],
-        "eta": [[_epoch(w.eta.earliest), _epoch(w.eta.latest)] for w in ranked],
+        "eta": [eta(w.eta) for w in ranked],
     }
     digest = blake2b(json.dumps(payload, separators=(",", ":")).encode(), digest_size=12).hexdigest()
     return payload, digest

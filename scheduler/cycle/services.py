@@ -75,14 +75,15 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
         decisions = decide(bundle.snapshot)
         # 4. admissions
         wanted = [a.job_id for a in decisions.admissions]
-        still_pending = set(Job.objects.select_for_update().filter(pk__in=wanted, status__in=PENDING_STATUSES)
-                            .values_list("pk", flat=True)) if wanted else set()
+        still_pending = {row[0]: row[1:] for row in Job.objects.select_for_update().filter(
+            pk__in=wanted, status__in=PENDING_STATUSES).values_list("pk", "queued_at", "name")} if wanted else {}
         admitted_rows, events = [], []
         lease_rows = {(Pool, pool.name): pool}  # tenants and GPU models join as leases name them
         for admission in decisions.admissions:
             if admission.job_id not in still_pending:
                 continue  # cancelled since the snapshot: its placement simply stays free
             job, stored = pending_by_id[admission.job_id], bundle.stored[admission.job_id]
+            queued_at, name = still_pending[admission.job_id]
             lease = None
             if admission.lease is not None:
                 try:
@@ -93,15 +94,15 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
                     # The services re-check every limit against the database; the engine's view was
                     # older. The job stays pending and the next cycle decides again.
                     events.append(_audit("job.lease_refused", job.id, stored.tenant_id, now, {
-                        "name": stored.name, "reason": "; ".join(refused.messages)}))
+                        "name": name, "reason": "; ".join(refused.messages)}))
                     continue
             admitted_rows.append(Job(
-                pk=job.id, status=Job.Status.ADMITTED, admitted_at=now, queued_at=stored.queued_at or now,
+                pk=job.id, status=Job.Status.ADMITTED, admitted_at=now, queued_at=queued_at or now,
                 placements=list(admission.placements), wait=None, wait_code="", wait_digest="",
                 expected_end=now + timedelta(minutes=job.max_runtime_minutes),
                 lease_id=lease.pk if lease else None))
             events.append(_audit("job.admitted", job.id, stored.tenant_id, now, {
-                "name": stored.name, "project": job.project, "pool": pool.name, "gpu_model": job.gpu_model,
+                "name": name, "project": job.project, "pool": pool.name, "gpu_model": job.gpu_model,
                 "gpus": job.gpus, "replicas": job.replicas, "priority_class": job.priority_class,
                 "placements": list(admission.placements), "under": "lease" if lease else "base_quota",
                 "lease_id": lease.pk if lease else None}))
@@ -112,19 +113,24 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
         stops = preemptions_plan(decisions=decisions, now=now)
         # 6. waits: only rows whose stored data changed (a cleared code, as after an environment
         #    report, counts as changed)
-        wait_rows = []
         digests = WaitDigests()
+        changed = []
         for wait in decisions.waits:
             stored = bundle.stored[wait.job_id]
             digest = digests.of(wait)
-            if stored.status == Job.Status.QUEUED and stored.wait_digest == digest and stored.wait_code == wait.code:
-                continue
-            wait_rows.append(Job(pk=wait.job_id, status=Job.Status.QUEUED, queued_at=stored.queued_at or now,
+            if stored.status != Job.Status.QUEUED or stored.wait_digest != digest or stored.wait_code != wait.code:
+                changed.append((wait, stored, digest))
+        rows = dict((row[0], row[1:]) for row in Job.objects.filter(pk__in=[w.job_id for w, _, _ in changed])
+                    .values_list("pk", "queued_at", "name")) if changed else {}
+        wait_rows = []
+        for wait, stored, digest in changed:
+            queued_at, name = rows.get(wait.job_id, (None, ""))
+            wait_rows.append(Job(pk=wait.job_id, status=Job.Status.QUEUED, queued_at=queued_at or now,
                                  wait=stored_wait(wait), wait_code=wait.code, wait_digest=digest))
             old_code = stored.wait_code or None
             if old_code != wait.code:
                 events.append(_audit("job.waiting", wait.job_id, stored.tenant_id, now, {
-                    "name": stored.name, "code": wait.code, "previous_code": old_code,
+                    "name": name, "code": wait.code, "previous_code": old_code,
                     "position_in_pool": wait.position_in_pool}))
         # The status filter keeps a job cancelled since the snapshot cancelled.
         update_jobs(Job, wait_rows, ["status", "queued_at", "wait", "wait_code", "wait_digest"],

@@ -26,6 +26,7 @@ class WaitDigests:
 
     def __init__(self) -> None:
         self._parts: dict[int, str] = {}
+        self._digests: dict[tuple, str] = {}
 
     def _part(self, item: Blocker | NextAction) -> str:
         key = id(item)
@@ -36,6 +37,12 @@ class WaitDigests:
         return part
 
     def of(self, wait: Wait) -> str:
-        part = self._part
-        text = "|".join([wait.code, *map(part, wait.blockers), "/", *map(part, wait.next_actions)])
-        return blake2b(text.encode(), digest_size=12).hexdigest()
+        # Jobs waiting for the same reason share the very same blocker and action objects, so most
+        # waits of a deep queue find their digest under the identities of their parts.
+        key = (wait.code, *map(id, wait.blockers), None, *map(id, wait.next_actions))
+        digest = self._digests.get(key)
+        if digest is None:
+            part = self._part
+            text = "|".join([wait.code, *map(part, wait.blockers), "/", *map(part, wait.next_actions)])
+            digest = self._digests[key] = blake2b(text.encode(), digest_size=12).hexdigest()
+        return digest

@@ -1,0 +1,149 @@
+"""Benchmark the live cycle on the configured database: the real cycle service (snapshot, engine,
+write-back, audit, commit) over a settled queue, after new submits, and a stream of submits decided by
+a real Celery worker; then the team queue page and the job list API as served. Prints one JSON line.
+
+Use a migrated database kept for benchmarks: the rows stay (audit evidence protects them)."""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+from django.db import connection, connections
+
+from scheduler.cycle.bench_world import bench_world
+from scheduler.cycle.services import scheduler_cycle_run
+from scheduler.jobs.submit import BULK_LIMIT, job_submit_bulk
+from scheduler.models import PENDING_STATUSES, Job
+
+ROOT = Path(__file__).resolve().parents[3]
+CLIENTS = 4
+
+
+CPU_MS: dict[str, list[float]] = {}
+
+
+def _timed_cycle(pool, label: str = "") -> tuple[float, int]:
+    """Wall milliseconds of one cycle, commit included, and the rows it wrote. The process's own CPU
+    time (the Python side, without the database server) is kept per label beside the wall figure."""
+    cpu, start = time.process_time(), time.perf_counter()
+    result = scheduler_cycle_run(pool=pool)  # its transaction commits before it returns
+    CPU_MS.setdefault(label, []).append((time.process_time() - cpu) * 1000.0)
+    return (time.perf_counter() - start) * 1000.0, result.rows_written
+
+
+def _p95(values: list[float]) -> float:
+    return statistics.quantiles(values, n=20, method="inclusive")[-1] if len(values) > 1 else values[0]
+
+
+def _cpu_reference_s() -> float:
+    start = time.perf_counter()
+    s = 0
+    for i in range(10**7):
+        s += i
+    return time.perf_counter() - start
+
+
+class Command(BaseCommand):
+    help = "Time the real evaluation cycle, a worker-decided submit stream, and the queue page on the database."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--jobs", type=int, default=10_000)
+        parser.add_argument("--nodes", type=int, default=500)
+        parser.add_argument("--tenants", type=int, default=100)
+        parser.add_argument("--repeats", type=int, default=5, help="settled cycles to time")
+        parser.add_argument("--no-stream", action="store_true", help="skip the worker-decided stream")
+        parser.add_argument("--no-pages", action="store_true", help="skip the page and API timings")
+
+    def handle(self, *args, jobs, nodes, tenants, repeats, no_stream, no_pages, **options):
+        out = {"database": connection.vendor, "jobs": jobs, "nodes": nodes, "tenants": tenants,
+               "cpu_reference_s": round(_cpu_reference_s(), 2)}
+        world = bench_world(nodes=nodes, tenants=tenants)
+        self._submit(world.specs(jobs, seed=1))
+        first_ms, first_rows = _timed_cycle(world.pool, "first")
+        second_ms, second_rows = _timed_cycle(world.pool, "second")  # numbers charged late in the first settle
+        settled = [_timed_cycle(world.pool, "nochange") for _ in range(repeats)]
+        self._submit(world.specs(100, seed=2))
+        after_ms, after_rows = _timed_cycle(world.pool, "after_100_submits")
+        out.update({
+            "first_cycle_ms": round(first_ms), "second_cycle_ms": round(second_ms),
+            "nochange_cycle_ms": round(statistics.median(ms for ms, _ in settled)),
+            "nochange_cycle_ms_max": round(max(ms for ms, _ in settled)),
+            "after_100_submits_ms": round(after_ms),
+            "rows_written": {"first": first_rows, "second": second_rows,
+                             "nochange": max(rows for _, rows in settled), "after_100_submits": after_rows},
+            "python_cpu_ms": {label: round(statistics.median(v)) for label, v in CPU_MS.items()},
+            "waiting": Job.objects.filter(pool=world.pool, status__in=PENDING_STATUSES).count(),
+        })
+        if not no_pages:
+            from scheduler.cycle.bench_pages import page_figures
+            out.update(page_figures(world))
+        if not no_stream:
+            out.update(self._stream(jobs, nodes, tenants))
+        self.stdout.write(json.dumps(out))
+
+    def _submit(self, specs: list[dict]) -> None:
+        for i in range(0, len(specs), BULK_LIMIT):
+            job_submit_bulk(actor=None, specs=specs[i:i + BULK_LIMIT])
+
+    def _stream(self, jobs: int, nodes: int, tenants: int) -> dict:
+        """A fresh pool; a real worker (the Celery app on the configured broker) runs the evaluations the
+        submits trigger while 4 client threads submit in bulk requests of 100."""
+        world = bench_world(nodes=nodes, tenants=tenants, seed=3)
+        specs = world.specs(jobs, seed=4)
+        worker = self._start_worker()
+        try:
+            chunks = [specs[i:i + BULK_LIMIT] for i in range(0, len(specs), BULK_LIMIT)]
+            lanes = [chunks[k::CLIENTS] for k in range(CLIENTS)]
+            last_submit = [0.0] * CLIENTS
+
+            def client(k: int) -> None:
+                try:
+                    for chunk in lanes[k]:
+                        job_submit_bulk(actor=None, specs=chunk)
+                    last_submit[k] = time.perf_counter()
+                finally:
+                    connections.close_all()
+            started = time.perf_counter()
+            threads = [threading.Thread(target=client, args=(k,)) for k in range(CLIENTS)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            last = max(last_submit)
+            undecided = Job.objects.filter(pool=world.pool, status=Job.Status.SUBMITTED)
+            deadline = time.perf_counter() + 300
+            while undecided.exists() and time.perf_counter() < deadline:
+                time.sleep(0.05)
+            decided = time.perf_counter()
+            return {"stream_submit_s": round(last - started, 2),
+                    "stream_decided_after_last_submit_s": round(decided - last, 2),
+                    "stream_undecided": undecided.count()}
+        finally:
+            worker.terminate()
+            try:
+                worker.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+
+    def _start_worker(self) -> subprocess.Popen:
+        from portal.celery import app
+
+        app.control.purge()
+        s = connection.settings_dict
+        auth = s["USER"] + (f":{s['PASSWORD']}" if s.get("PASSWORD") else "")
+        env = {**os.environ, "DATABASE_URL": f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}",
+               "CELERY_BROKER_URL": settings.CELERY_BROKER_URL}
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "portal", "worker", "--pool=solo", "--without-gossip",
+             "--without-mingle", "--without-heartbeat", "--loglevel=WARNING", "-n", f"bench-{os.getpid()}@%h"],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not app.control.ping(timeout=0.5):
+            time.sleep(0.2)
+        return worker

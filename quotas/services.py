@@ -22,6 +22,7 @@ from quotas.models import (
     Tenant,
     WorkloadClass,
 )
+from quotas.pool_changes import pool_changed
 
 VECTOR_FIELDS = ("gpus", "gpu_memory_gb", "cpu_cores", "memory_gb", "storage_gb")
 
@@ -170,6 +171,7 @@ def quota_set(
                      "pool": pool.name, "gpu_model": gpu_model.name, "project": project.slug if project else None,
                      "workload_classes": classes, "reason": reason, "status": quota.status, **(source or {})},
         )
+        pool_changed(pool.pk)
     return quota
 
 
@@ -187,6 +189,7 @@ def quota_end(*, actor, quota: Quota, reason: str, ended_at: datetime | None = N
         QuotaCoverage.objects.filter(quota=quota).update(active=False)
         audit_record(event_type="quota.ended", target=quota, actor=actor, tenant=quota.tenant,
                      payload={"reason": reason, "gpus": quota.gpus})
+        pool_changed(quota.pool_id)
     return quota
 
 
@@ -209,6 +212,7 @@ def quota_activate_due(*, now: datetime | None = None) -> int:
             with_history(quota, actor=None, reason="Scheduled start reached").save(update_fields=["status"])
             _sync_coverage(quota)
             audit_record(event_type="quota.activated", target=quota, tenant=quota.tenant, payload={"gpus": quota.gpus})
+            pool_changed(quota.pool_id)
             changed += 1
     for quota in Quota.objects.filter(status=Quota.Status.ACTIVE, effective_to__lte=now):
         quota_end(actor=None, quota=quota, reason="Effective window ended", ended_at=quota.effective_to)
@@ -237,6 +241,7 @@ def _node_change(node: Node, *, actor, reason: str, event_type: str, **changes) 
         audit_record(event_type=event_type, target=node, actor=actor,
                      payload={"node": node.name, "pool": node.pool.name, "old": old,
                               "new": {f: _jsonable(v) for f, v in changes.items()}, "reason": reason})
+        pool_changed(node.pool_id)
     return node
 
 

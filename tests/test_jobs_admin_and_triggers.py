@@ -47,3 +47,32 @@ def test_beat_runs_evaluation_and_backend_ticks():
 
     tasks = {entry["task"] for entry in app.conf.beat_schedule.values()}
     assert {"scheduler.evaluate_all_pools", "scheduler.backend_tick"} <= tasks
+
+
+def test_quota_and_node_changes_ask_for_an_evaluation_of_their_pool(world, django_capture_on_commit_callbacks):
+    from quotas import services as quota_services
+
+    cycle(world)  # settled: nothing requested
+    assert PoolCycle.objects.get(pool=world.pool).requested is False
+    with mock.patch("scheduler.cycle.tasks.evaluate_pool.apply_async") as delay:
+        with django_capture_on_commit_callbacks(execute=True):
+            quota_services.quota_set(actor=None, tenant=world.beta, pool=world.pool, gpu_model=world.h100, gpus=4,
+                                     reason="smaller")
+        assert delay.call_count == 1 and delay.call_args.kwargs.get("args", delay.call_args.args[0]) in (
+            (world.pool.pk,), [world.pool.pk])
+        clear_request(world.pool.pk)
+        with django_capture_on_commit_callbacks(execute=True):
+            quota_services.node_cordon(actor=None, node=world.pool.nodes.first(), reason="bad fan")
+        assert delay.call_count == 2
+
+
+def test_beat_enqueues_one_evaluation_per_pool_and_coalesces_with_pending_requests(world):
+    from quotas.models import Pool
+    from scheduler.cycle.tasks import evaluate_all_pools
+
+    other = Pool.objects.create(name="gpu-b")
+    with mock.patch("scheduler.cycle.tasks.evaluate_pool.apply_async") as delay:
+        assert evaluate_all_pools() == 2
+        sent = sorted(call.kwargs.get("args", call.args[0] if call.args else None)[0] for call in delay.call_args_list)
+        assert sent == sorted([world.pool.pk, other.pk])
+        assert evaluate_all_pools() == 0  # both still requested: the queued tasks will evaluate them

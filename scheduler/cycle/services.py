@@ -19,6 +19,7 @@ from datetime import timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
+from django.db.models import F
 
 from audit.chain.services import audit_record_bulk
 from quotas.leases.services import lease_grant_for_plan
@@ -141,17 +142,13 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
         ms = (time.perf_counter() - started) * 1000.0
         figures = {"last_started_at": now, "last_duration_ms": ms, "last_admitted": len(admitted_rows),
                    "last_waiting": len(decisions.waits)}
-        cycle, created = PoolCycle.objects.get_or_create(pool=pool, defaults={**figures, "runs": 1})
-        fields = [*figures, "runs"]
+        # The stored order is never read back here (it is large): only its digest.
+        cycle, created = PoolCycle.objects.only("id", "order_digest").get_or_create(
+            pool=pool, defaults={**figures, "runs": 1})
         order_written = cycle.order_digest != order_digest
         if order_written:
             figures.update(order=order, order_digest=order_digest, order_at=now)
-            fields += ["order", "order_digest", "order_at"]
-        for key, value in figures.items():
-            setattr(cycle, key, value)
-        if not created:
-            cycle.runs += 1
-        cycle.save(update_fields=fields)
+        PoolCycle.objects.filter(pk=cycle.pk).update(**figures, runs=F("runs") + (0 if created else 1))
     return CycleResult(pool=pool.name, ran=True, admitted=len(admitted_rows), waiting=len(decisions.waits),
                        leases=sum(1 for row in admitted_rows if row.lease_id), stops_planned=len(stops),
                        changed=len(wait_rows), rows_written=len(admitted_rows) + len(wait_rows) + order_written,

@@ -75,12 +75,10 @@ def _victim_state(*, pool: Pool, now: datetime) -> tuple[dict[int, datetime], di
     return stopping, counts, refused
 
 
-def _names(pool: Pool) -> tuple[dict[int, str], dict[int, str], dict[int, str]]:
-    """Tenant and project slugs and GPU model names by id, of the tenants with jobs pending in the pool."""
-    pending = Job.objects.filter(pool=pool, status__in=PENDING_STATUSES)
-    tenant_ids = pending.order_by().values("tenant_id").distinct()
-    return (dict(Tenant.objects.filter(id__in=tenant_ids).values_list("id", "slug")),
-            dict(Project.objects.filter(tenant_id__in=tenant_ids).values_list("id", "slug")),
+def _names(tenant_ids: set[int], project_ids: set[int]) -> tuple[dict[int, str], dict[int, str], dict[int, str]]:
+    """Tenant and project slugs and GPU model names by id, for the pending jobs' ids."""
+    return (dict(Tenant.objects.filter(id__in=tenant_ids).values_list("id", "slug")) if tenant_ids else {},
+            dict(Project.objects.filter(id__in=project_ids).values_list("id", "slug")) if project_ids else {},
             dict(GpuModel.objects.values_list("id", "name")))
 
 
@@ -133,7 +131,8 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
         "id", "tenant_id", "project_id", "gpu_model_id", "gpus", "replicas", "workload_class",
         "priority_class", "submitted_at", "env_ready", "env_detail", "max_runtime_minutes", "status", "wait_code",
         "wait_digest")
-    tenants, projects, models = _names(pool)
+    rows = list(rows)
+    tenants, projects, models = _names({row[1] for row in rows}, {row[2] for row in rows})
     for (i, tenant_id, project_id, model_id, gpus, replicas, workload, priority, submitted_at, env_ready, env_detail,
          max_runtime, status, wait_code, wait_digest) in rows:
         pending.append(PendingJob(

@@ -1,10 +1,11 @@
-"""Thin Celery tasks of the evaluation cycle: evaluate one pool, or every pool (beat's safety net)."""
+"""Thin Celery tasks of the evaluation cycle: evaluate one pool, or enqueue one evaluation per pool
+(beat's safety net)."""
 from celery import shared_task
 
 from quotas.models import Pool
 from scheduler.backends.tasks import backend_tick
 from scheduler.cycle.services import scheduler_cycle_run
-from scheduler.cycle.triggers import EVALUATE_POOL_TASK, clear_request
+from scheduler.cycle.triggers import EVALUATE_POOL_TASK, clear_request, enqueue_if_first
 
 
 @shared_task(name=EVALUATE_POOL_TASK)
@@ -22,8 +23,6 @@ def evaluate_pool(pool_id: int) -> dict | None:
 
 @shared_task(name="scheduler.evaluate_all_pools")
 def evaluate_all_pools() -> int:
-    ran = 0
-    for pool in Pool.objects.order_by("name"):
-        clear_request(pool.id)
-        ran += scheduler_cycle_run(pool=pool).ran
-    return ran
+    """Beat's safety net: one evaluation task per pool (coalesced with those events asked for), so
+    pools spread over the workers and a busy pool never delays another. Returns how many it enqueued."""
+    return sum(enqueue_if_first(pool_id) for pool_id in Pool.objects.order_by("name").values_list("id", flat=True))

@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+from celery import current_app
 from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import connection, connections
@@ -132,8 +133,7 @@ class Command(BaseCommand):
                 worker.kill()
 
     def _start_worker(self) -> subprocess.Popen:
-        from portal.celery import app
-
+        app = current_app
         app.control.purge()
         s = connection.settings_dict
         auth = s["USER"] + (f":{s['PASSWORD']}" if s.get("PASSWORD") else "")

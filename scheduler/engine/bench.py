@@ -9,17 +9,20 @@ import random
 import statistics
 import sys
 import time
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Iterable, Iterator
 
 from .admission import decide
 from .types import (
     WORKLOAD_TO_PRIORITY,
+    Lease,
     Node,
     PendingJob,
     Quota,
     RunningJob,
     Snapshot,
+    TenantPolicy,
 )
 
 POOLS = ("gpu-a", "gpu-b")
@@ -33,7 +36,8 @@ EPOCH = datetime(2025, 3, 3, 9, 0, tzinfo=timezone.utc)
 
 
 def synthetic_snapshot(jobs: int, nodes: int, tenants: int, seed: int = 0) -> Snapshot:
-    """A plausible busy cluster: 2 pools, 3 models, ~half the nodes busy, quotas ~ capacity."""
+    """A plausible busy cluster: 2 pools, 3 models, ~half the nodes busy, quotas ~ capacity, some
+    running jobs on leases, lending and borrowing limits per tenant."""
     rng = random.Random(seed)
     now = EPOCH
     names = [f"team-{i:03d}" for i in range(tenants)]
@@ -111,19 +115,39 @@ def synthetic_snapshot(jobs: int, nodes: int, tenants: int, seed: int = 0) -> Sn
         jid += 1
 
     usage = {t: round(rng.random() * 5000, 1) for t in names}
+    running, leases, policies = _with_leases(rng, now, names, running)
     return Snapshot(
         now=now, nodes=tuple(node_list), quotas=tuple(quotas), running=tuple(running),
-        pending=tuple(pending), usage=usage,
+        pending=tuple(pending), usage=usage, leases=tuple(leases), policies=policies,
     )
 
 
-def run_cycles(snapshots: Iterable[Snapshot]) -> list[float]:
-    """Wall time of one full cycle per snapshot, in milliseconds.
+def _with_leases(rng: random.Random, now: datetime, names: list[str],
+                 running: list[RunningJob]) -> tuple[list[RunningJob], list[Lease], dict[str, TenantPolicy]]:
+    """A tenth of the preemptible running jobs run on a lease (from another tenant or the unassigned
+    pool, some still protected), and every tenant has lending and borrowing limits, so the cycle
+    meets reclaims, lease lenders and running victims as a real one does."""
+    leases, out = [], []
+    for job in running:
+        if job.priority_class in ("training", "batch", "experiment") and rng.random() < 0.1:
+            lease_id = len(leases) + 1
+            lender = rng.choice(names) if rng.random() < 0.7 else None
+            leases.append(Lease(
+                id=lease_id, borrower=job.tenant, lender=None if lender == job.tenant else lender, pool=job.pool,
+                gpu_model=job.gpu_model, gpus=job.total_gpus,
+                protected_until=now + timedelta(minutes=rng.randint(-60, 30)),
+                expires_at=now + timedelta(minutes=rng.randint(30, 240))))
+            job = replace(job, lease_id=lease_id)
+        out.append(job)
+    policies = {t: TenantPolicy(tenant=t, lending_limit_gpus=rng.choice((None, 0, 8, 32)),
+                                borrowing_limit_gpus=rng.choice((None, 16, 64)))
+                for t in names}
+    return out, leases, policies
 
-    Give distinct snapshots (`fresh_snapshots`) for the cold figure, where every cycle meets
-    numbers the reason caches have not seen; repeat one snapshot for the warm figure of a queue
-    that did not change since the last cycle.
-    """
+
+def run_cycles(snapshots: Iterable[Snapshot]) -> list[float]:
+    """Wall time of one full cycle per snapshot, in milliseconds. Every cycle is cold (decide
+    starts with empty reason caches); distinct snapshots (`fresh_snapshots`) vary the cluster too."""
     timings = []
     for snapshot in snapshots:
         start = time.perf_counter()

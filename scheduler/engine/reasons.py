@@ -3,7 +3,8 @@
 Codes are stable (extend, never rename). A blocker holds its code, the `kind` of its text
 (texts.py) and its numbers and tenant names only: a reason never names another tenant's job.
 Blockers and actions are cached per identical arguments because a deep queue repeats the same
-few reasons many times.
+few reasons many times. The caches live for one cycle: `decide` empties them when it starts and
+when it ends (`clear_caches`), so no cycle is warmed by another and nothing stays in memory.
 """
 
 from __future__ import annotations
@@ -230,6 +231,12 @@ def fragmented(
     )
 
 
+def clear_caches() -> None:
+    """Forget every cached blocker and action (the start and the end of a cycle)."""
+    for cached in _CACHED:
+        cached.cache_clear()
+
+
 def sort_blockers(blockers: list[Blocker]) -> tuple[Blocker, ...]:
     """Precedence order; stable for equal codes (e.g. tenant before project quota)."""
     if len(blockers) > 1:
@@ -328,3 +335,6 @@ def next_actions(
     if alternative is not None and first.code != ENV_NOT_READY:
         actions += (alternative,)
     return actions
+
+
+_CACHED = tuple(value for value in list(globals().values()) if hasattr(value, "cache_clear"))

@@ -16,24 +16,21 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from . import reasons as R
-from .eta import UNKNOWN, EtaDesk, Timeline
-from .fit import ModelIndex, build_indexes
+from .eta import UNKNOWN, EtaDesk
+from .fit import ModelIndex
 from .leases import LeaseDesk
 from .ordering import order_pending
-from .preemption import PRODUCTION, Victims
-from .quotas import QuotaBook, workload_for_priority
+from .preemption import PRODUCTION
 from .reclaim import reclaim
+from .state import Candidate, CycleState, timeline
 from .types import (
-    NODE_SCHEDULABLE,
     Admission,
     Blocker,
     Decisions,
     Eta,
-    LeasePlan,
     NextAction,
     PendingJob,
     Quota,
-    Reclaim,
     Snapshot,
     Wait,
 )
@@ -45,26 +42,6 @@ _FIXED_ETA = frozenset({R.MAINTENANCE, R.RECLAIMING, R.PREEMPTING})
 _OFFER_OTHER_MODEL = frozenset(
     {R.RESOURCE_MISMATCH, R.MAINTENANCE, R.LOWER_PRIORITY, R.POOL_FULL, R.FRAGMENTED}
 )
-
-
-class _Lane:
-    """Per (pool, gpu_model) state of one cycle, so the per-job loop does one lookup.
-
-    Jobs arrive in descending priority, so "strictly higher priority than me" is everything
-    counted before the current priority group started.
-    """
-
-    __slots__ = ("index", "releases", "priority", "jobs", "gpus", "higher_jobs", "higher_gpus",
-                 "ahead_gpus", "ahead_longest", "shapes", "loaned")
-
-    def __init__(self, index: ModelIndex | None, releases: Timeline) -> None:
-        self.index = index
-        self.releases = releases
-        self.priority = None
-        self.jobs = self.gpus = self.higher_jobs = self.higher_gpus = 0
-        self.ahead_gpus = self.ahead_longest = 0  # phase 4: waiting jobs met so far
-        self.shapes: dict[tuple[int, int], Blocker | None] = {}  # (gpus, replicas) -> shape check
-        self.loaned = False  # phase 5: some running job here is on a lease
 
 
 _UNSEEN = object()
@@ -97,61 +74,30 @@ def decide(snapshot: Snapshot) -> Decisions:
 
 
 def _decide(snapshot: Snapshot) -> Decisions:
-    now = snapshot.now
-    priority_of = {name: pc.priority for name, pc in snapshot.priority_classes.items()}
-
-    # 1. Build the cycle state: free GPUs per node from running placements, quota usage,
-    #    and the release timelines for ETAs.
-    schedulable = {n.id: n for n in snapshot.nodes if n.state == NODE_SCHEDULABLE}
-    used_on_node: dict[int, int] = {}
-    pool_releases: dict[tuple[str, str], Timeline] = {}
-    for job in snapshot.running:
-        end = job.expected_end
-        if job.stopping_until is not None and job.stopping_until < end:
-            end = job.stopping_until  # a reclaim or preemption victim in its grace period
-        for node_id in job.placements:
-            used_on_node[node_id] = used_on_node.get(node_id, 0) + job.gpus
-            node = schedulable.get(node_id)
-            if node is not None:
-                _timeline(pool_releases, (node.pool, node.gpu_model)).add(end, job.gpus)
-    indexes = build_indexes(snapshot.nodes, used_on_node)
-    book = QuotaBook(snapshot.quotas)
-    book.charge_running(snapshot.running)
-    quota_releases: dict[int, Timeline] = {}
-    for job in snapshot.running:
-        if job.lease_id is None:
-            workload = job.workload_class or workload_for_priority(job.priority_class)
-            tenant_q, _ = book.cover(job.tenant, job.project, job.pool, job.gpu_model, workload)
-            if tenant_q is not None:
-                end = job.expected_end
-                if job.stopping_until is not None and job.stopping_until < end:
-                    end = job.stopping_until
-                _timeline(quota_releases, tenant_q.id).add(end, job.total_gpus)
-    lanes: dict[tuple[str, str], _Lane] = {}
-    victims = Victims(snapshot, book, priority_of)  # who could be stopped, for phase 5
-    floors, ceilings = victims.floors, victims.ceilings
-
-    # 2. Order the queue.
-    queue = order_pending(
-        snapshot.pending, snapshot.priority_classes, snapshot.usage, book.tenant_gpus
+    cycle = CycleState(snapshot)  # 1. the cycle's state
+    queue = order_pending(  # 2. order the queue
+        snapshot.pending, snapshot.priority_classes, snapshot.usage, cycle.book.tenant_gpus
+    )
+    _nominate(cycle, queue)  # 3. nominate and fit under base quota
+    _borrow(cycle)  # 4. borrow for jobs that lack only quota
+    _preempt(cycle)  # 5. reclaim and preempt for jobs still waiting
+    waits = _describe(cycle)  # 6. describe every waiting job
+    return Decisions(
+        admissions=tuple(cycle.admissions), waits=tuple(waits), lease_plans=tuple(cycle.lease_plans),
+        reclaims=tuple(cycle.reclaims), preemptions=tuple(cycle.victims.preemptions),
     )
 
-    # 3. Nominate and assign under base quota, in queue order: environment, shape,
-    #    maintenance, base quota (tenant, then project), node fit. Every blocker is collected,
-    #    not just the first. A waiting entry is [job, blockers (None once admitted later),
-    #    tenant quota, lane, node blocked, project quota, quota ok, shape ok].
-    admissions: list[Admission] = []
-    waiting: list[list] = []
-    borrowers: list[list] = []  # entries that lack only base quota: phase 4 may lend to them
-    stoppers: list[list] = []  # entries some reclaim or preemption might help: phase 5
-    demand: dict[tuple[str, str, str], int] = {}  # GPUs of in-quota jobs blocked on nodes
-    used = book.used
+
+def _nominate(cycle: CycleState, queue) -> None:
+    """Phase 3, in queue order: environment, shape, maintenance, base quota (tenant, then
+    project), node fit. Every blocker is collected, not just the first. A job with none is
+    admitted under base quota at once; the others become waiting candidates, noted for the
+    borrow phase when they lack only quota and for the preempt phase when a stop might help."""
+    book, used, now, priority_of = cycle.book, cycle.used, cycle.now, cycle.priority_of
+    admissions, waiting, borrowers, stoppers, demand = (
+        cycle.admissions, cycle.waiting, cycle.borrowers, cycle.stoppers, cycle.demand)
     for job in queue:
-        key = (job.pool, job.gpu_model)
-        lane = lanes.get(key)
-        if lane is None:
-            lane = lanes[key] = _Lane(indexes.get(key), _timeline(pool_releases, key))
-            lane.loaned = key in victims.on_lease
+        lane = cycle.lane(job)
         priority = priority_of.get(job.priority_class, 0)
         if priority != lane.priority:
             lane.priority = priority
@@ -173,27 +119,7 @@ def _decide(snapshot: Snapshot) -> Decisions:
         tenant_q, project_q = book.cover(
             job.tenant, job.project, job.pool, job.gpu_model, job.workload_class
         )
-        quota_ok = True
-        if tenant_q is None:
-            quota_ok = False
-            blockers.append(
-                R.no_quota(job.tenant, job.pool, job.gpu_model, job.workload_class, need)
-            )
-        else:
-            in_use = used.get(tenant_q.id, 0)
-            if in_use + need > tenant_q.gpus:
-                quota_ok = False
-                blockers.append(R.quota_exceeded(
-                    job.tenant, job.pool, job.gpu_model, need, tenant_q.gpus, in_use
-                ))
-            if project_q is not None:
-                in_use = used.get(project_q.id, 0)
-                if in_use + need > project_q.gpus:
-                    quota_ok = False
-                    blockers.append(R.quota_exceeded(
-                        job.tenant, job.pool, job.gpu_model, need, project_q.gpus, in_use,
-                        project=job.project,
-                    ))
+        quota_ok = _quota_blockers(blockers, job, need, tenant_q, project_q, used)
 
         node_blocked = False
         if shape_ok and not index.can_place(g, replicas):
@@ -209,15 +135,13 @@ def _decide(snapshot: Snapshot) -> Decisions:
         if blockers:
             # Appended in precedence order already (environment, shape, quota, nodes), so
             # no sort is needed; test_properties checks the order holds.
-            entry = [job, tuple(blockers), tenant_q, lane, node_blocked, project_q,
-                     quota_ok, shape_ok]
+            entry = Candidate(job, tuple(blockers), tenant_q, lane, node_blocked, project_q,
+                              quota_ok, shape_ok)
             waiting.append(entry)
             if shape_ok and job.env_ready and tenant_q is not None:
                 if not quota_ok:
                     borrowers.append(entry)
-                floor = floors.get(tenant_q.id)
-                if ((floor is not None and priority > floor
-                     and used.get(tenant_q.id, 0) + need - tenant_q.gpus <= ceilings[tenant_q.id])
+                if (cycle.may_preempt(job, tenant_q, need, priority)
                         or (quota_ok and node_blocked and lane.loaned)):
                     stoppers.append(entry)
             elif not quota_ok and shape_ok and job.env_ready:
@@ -229,90 +153,116 @@ def _decide(snapshot: Snapshot) -> Decisions:
         admissions.append(Admission(job.id, placements))
         end = now + timedelta(minutes=job.max_runtime_minutes)
         lane.releases.add(end, need)
-        _timeline(quota_releases, tenant_q.id).add(end, need)
+        timeline(cycle.quota_releases, tenant_q.id).add(end, need)
 
-    # 4. Borrow, in queue order, for the jobs that lack only base quota: a lease from one
-    #    lender when every borrowing condition holds and the job fits on nodes; otherwise the
-    #    failed condition joins the job's blockers.
-    #    A borrower has no environment or shape blocker, so its blockers start with the quota
-    #    ones and the new ones are inserted where `sort_blockers` would put them.
-    desk = LeaseDesk(snapshot, book, demand)
-    lease_plans: list[LeasePlan] = []
+
+def _quota_blockers(blockers: list[Blocker], job: PendingJob, need: int, tenant_q: Quota | None,
+                    project_q: Quota | None, used: dict[int, int]) -> bool:
+    """Append the base-quota blockers (tenant, then project); True when the job is within quota."""
+    if tenant_q is None:
+        blockers.append(R.no_quota(job.tenant, job.pool, job.gpu_model, job.workload_class, need))
+        return False
+    quota_ok = True
+    in_use = used.get(tenant_q.id, 0)
+    if in_use + need > tenant_q.gpus:
+        quota_ok = False
+        blockers.append(R.quota_exceeded(
+            job.tenant, job.pool, job.gpu_model, need, tenant_q.gpus, in_use
+        ))
+    if project_q is not None:
+        in_use = used.get(project_q.id, 0)
+        if in_use + need > project_q.gpus:
+            quota_ok = False
+            blockers.append(R.quota_exceeded(
+                job.tenant, job.pool, job.gpu_model, need, project_q.gpus, in_use,
+                project=job.project,
+            ))
+    return quota_ok
+
+
+def _borrow(cycle: CycleState) -> None:
+    """Phase 4, in queue order, for the candidates that lack only base quota: a lease from one
+    lender when every borrowing condition holds and the job fits on nodes; otherwise the failed
+    condition joins the job's blockers. A borrower has no environment or shape blocker, so its
+    blockers start with the quota ones and the new ones go where `sort_blockers` would put them."""
+    now = cycle.now
+    desk = cycle.desk = LeaseDesk(cycle.snapshot, cycle.book, cycle.demand)
     full: dict[tuple, tuple[Blocker, ...]] = {}
     find = desk.find
-    for entry in borrowers:
-        job, lane = entry[0], entry[3]
+    for entry in cycle.borrowers:
+        job, lane = entry.job, entry.lane
         index = lane.index
         need = job.gpus * job.replicas
         fits = index.can_place(job.gpus, job.replicas)
         lender = find(job, need, index.capacity, fits)
         if lender.__class__ is Blocker:
-            entry[1] = _with_borrow_blocker(entry[1], lender)
+            entry.blockers = _with_borrow_blocker(entry.blockers, lender)
             continue
         if not fits:
-            if not entry[4]:  # had room in phase 3, none left now
-                entry[4] = True
+            if not entry.node_blocked:  # had room in phase 3, none left now
+                entry.node_blocked = True
                 fkey = (job.pool, job.gpu_model, job.gpus, job.replicas, index.total_free,
                         index.max_free)
                 extra = full.get(fkey)
                 if extra is None:
                     extra = full[fkey] = tuple(_add_node_blockers([], job, index, need, 0, 0))
-                entry[1] = entry[1] + extra
+                entry.blockers = entry.blockers + extra
             continue
         plan = desk.grant(job, lender, need)
-        admissions.append(Admission(job.id, index.place(job.gpus, job.replicas), plan))
-        lease_plans.append(plan)
+        cycle.admissions.append(Admission(job.id, index.place(job.gpus, job.replicas), plan))
+        cycle.lease_plans.append(plan)
         lane.releases.add(now + timedelta(minutes=job.max_runtime_minutes), need)
-        entry[1] = None
+        entry.blockers = None
 
-    # 5. Reclaim and preempt, in queue order, for jobs still waiting: a job within base quota
-    #    blocked on nodes reclaims what its tenant lent, or (production) stops others' jobs on
-    #    borrowed capacity; any job may stop its own tenant's lower-priority jobs when that
-    #    makes it fit. A job with a plan waits on it (RECLAIMING / PREEMPTING).
-    #    Only a job that some stop could help is looked at (collected in phase 3): one above
-    #    the lowest stoppable priority of its tenant quota, or one within quota blocked on
-    #    nodes in a lane where jobs run on leases.
-    reclaims: list[Reclaim] = []
-    for entry in stoppers:
-        job, blockers, tenant_q, lane, node_blocked, project_q, quota_ok, _ = entry
-        if blockers is None:  # admitted on a lease in phase 4
+
+def _preempt(cycle: CycleState) -> None:
+    """Phase 5, in queue order, for jobs still waiting that some stop could help (noted in phase
+    3): a job within base quota blocked on nodes reclaims what its tenant lent, or (production)
+    stops others' jobs on borrowed capacity; any job may stop its own tenant's lower-priority jobs
+    when that makes it fit. A job with a plan waits on it (RECLAIMING / PREEMPTING)."""
+    used, victims, priority_of = cycle.used, cycle.victims, cycle.priority_of
+    for entry in cycle.stoppers:
+        if entry.blockers is None:  # admitted on a lease in phase 4
             continue
+        job, tenant_q, lane = entry.job, entry.tenant_q, entry.lane
         need = job.gpus * job.replicas
-        floor = floors.get(tenant_q.id)
-        may_preempt = (floor is not None and priority_of.get(job.priority_class, 0) > floor
-                       and used.get(tenant_q.id, 0) + need - tenant_q.gpus <= ceilings[tenant_q.id])
-        may_reclaim = quota_ok and node_blocked and lane.loaned
+        may_preempt = cycle.may_preempt(job, tenant_q, need, priority_of.get(job.priority_class, 0))
+        may_reclaim = entry.quota_ok and entry.node_blocked and lane.loaned
         index = lane.index
         outcome = None
         if may_reclaim:
-            outcome = reclaim(victims, desk, job, index, reclaims)
+            outcome = reclaim(victims, cycle.desk, job, index, cycle.reclaims)
             if outcome is None and job.priority_class == PRODUCTION:
                 outcome = victims.protect_production(
                     job, need, index, tenant_q.gpus, used.get(tenant_q.id, 0)
                 )
         if outcome is None and may_preempt:
-            outcome = victims.within_tenant(job, need, index, used, tenant_q, project_q)
+            outcome = victims.within_tenant(job, need, index, used, tenant_q, entry.project_q)
         if outcome is not None:
             how, blocker = outcome
-            entry[1] = (blocker,) if how == "replace" else R.sort_blockers([*blockers, blocker])
+            entry.blockers = ((blocker,) if how == "replace"
+                              else R.sort_blockers([*entry.blockers, blocker]))
 
-    # 6. Describe every waiting job: positions, GPUs ahead, ETA, next actions.
-    for timeline in pool_releases.values():
-        timeline.freeze()
-    for timeline in quota_releases.values():
-        timeline.freeze()
+
+def _describe(cycle: CycleState) -> list[Wait]:
+    """Phase 6: every waiting job's positions, GPUs ahead, ETA and next actions."""
+    for releases in (*cycle.pool_releases.values(), *cycle.quota_releases.values()):
+        releases.freeze()
+    used = cycle.used
     in_tenant: dict[tuple[str, str], int] = {}
     in_pool: dict[str, int] = {}
-    etas = EtaDesk(now, quota_releases)
+    etas = EtaDesk(cycle.now, cycle.quota_releases)
     estimate = etas.estimate
     next_actions = R.next_actions
     alternatives: dict[tuple[str, str, int, int], NextAction | None] = {}
-    pools_models = _models_by_pool(indexes)
+    pools_models = _models_by_pool(cycle.indexes)
     waits: list[Wait] = []
     new_wait = Wait._make  # half the cost of Wait(...)'s generated __new__, 8k times a cycle
-    for job, blockers, tenant_q, lane, node_blocked, _, _, _ in waiting:
+    for entry in cycle.waiting:
+        blockers = entry.blockers
         if blockers is None:  # admitted on a lease in phase 4
             continue
+        job, tenant_q, lane, node_blocked = entry.job, entry.tenant_q, entry.lane, entry.node_blocked
         tkey = (job.tenant, job.pool)
         pos_tenant = in_tenant[tkey] = in_tenant.get(tkey, 0) + 1
         pos_pool = in_pool[job.pool] = in_pool.get(job.pool, 0) + 1
@@ -352,13 +302,7 @@ def _decide(snapshot: Snapshot) -> Decisions:
         waits.append(
             new_wait((job.id, code, blockers, actions, pos_tenant, pos_pool, gpus_ahead, eta))
         )
-
-    # 7. Return the decisions.
-    return Decisions(
-        admissions=tuple(admissions), waits=tuple(waits), lease_plans=tuple(lease_plans),
-        reclaims=tuple(reclaims),
-        preemptions=tuple(victims.preemptions),
-    )
+    return waits
 
 
 def _with_borrow_blocker(blockers: tuple[Blocker, ...], blocker: Blocker) -> tuple[Blocker, ...]:
@@ -382,13 +326,6 @@ def _add_node_blockers(blockers: list[Blocker], job: PendingJob, index: ModelInd
             job.pool, job.gpu_model, need, index.total_free, index.capacity
         ))
     return blockers
-
-
-def _timeline(timelines: dict, key) -> Timeline:
-    timeline = timelines.get(key)
-    if timeline is None:
-        timeline = timelines[key] = Timeline()
-    return timeline
 
 
 def _models_by_pool(indexes: dict[tuple[str, str], ModelIndex]) -> dict[str, list[ModelIndex]]:

@@ -7,7 +7,7 @@ hashed into a cache key, or serialised without touching the database.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple

@@ -9,6 +9,8 @@ from rest_framework.views import APIView
 from quotas.models import Pool
 from quotas.tenant_api import TenantAPIView
 from scheduler.jobs import selectors, services
+from scheduler.jobs.pagination import BoundedPagination
+from scheduler.jobs.positions import positions_of
 from scheduler.jobs.serializers import (
     BulkResultSerializer,
     CancelSerializer,
@@ -21,8 +23,6 @@ from scheduler.jobs.serializers import (
     PreemptionRejectSerializer,
     SummarySerializer,
 )
-from scheduler.jobs.pagination import BoundedPagination
-from scheduler.jobs.positions import positions_of
 from scheduler.jobs.summary import job_summary
 from scheduler.jobs.wait_text import wait_message
 from scheduler.models import Job, Preemption

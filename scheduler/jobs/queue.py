@@ -14,8 +14,8 @@ from django.utils.translation import gettext_lazy as _
 
 from quotas.leases.models import Lease
 from quotas.models import Tenant
-from scheduler.engine import reasons
 from scheduler.cycle.order import Position
+from scheduler.engine import reasons
 from scheduler.jobs.positions import pool_orders, positions_of
 from scheduler.jobs.wait_text import localized_wait
 from scheduler.models import FINAL_STATUSES, HOLDING_STATUSES, PENDING_STATUSES, Job

@@ -1,0 +1,135 @@
+"""The state of one evaluation cycle: the lanes (pool x GPU model), the candidates (pending jobs on
+their way through the phases) and the cycle's books, built from the snapshot and changed by the
+phases of admission.py in order. Nothing here outlives the cycle."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from .eta import Timeline
+from .fit import ModelIndex, build_indexes
+from .leases import LeaseDesk
+from .preemption import Victims
+from .quotas import QuotaBook, workload_for_priority
+from .types import (
+    NODE_SCHEDULABLE,
+    Admission,
+    Blocker,
+    LeasePlan,
+    PendingJob,
+    Quota,
+    Reclaim,
+    Snapshot,
+)
+
+
+class Lane:
+    """Per (pool, gpu_model) state of one cycle, so the per-job loop does one lookup.
+
+    Jobs arrive in descending priority, so "strictly higher priority than me" is everything
+    counted before the current priority group started.
+    """
+
+    __slots__ = ("index", "releases", "priority", "jobs", "gpus", "higher_jobs", "higher_gpus",
+                 "ahead_gpus", "ahead_longest", "shapes", "loaned")
+
+    def __init__(self, index: ModelIndex | None, releases: Timeline) -> None:
+        self.index = index
+        self.releases = releases
+        self.priority = None
+        self.jobs = self.gpus = self.higher_jobs = self.higher_gpus = 0
+        self.ahead_gpus = self.ahead_longest = 0  # describe phase: waiting jobs met so far
+        self.shapes: dict[tuple[int, int], Blocker | None] = {}  # (gpus, replicas) -> shape check
+        self.loaned = False  # phase 5: some running job here is on a lease
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One pending job on its way through a cycle's phases (kueue's `entry`)."""
+
+    job: PendingJob
+    blockers: tuple[Blocker, ...] | None  # None: admitted on a lease in the borrow phase
+    tenant_q: Quota | None
+    lane: Lane
+    node_blocked: bool  # no room on nodes for it
+    project_q: Quota | None
+    quota_ok: bool  # within the tenant's (and project's) free base quota
+    shape_ok: bool  # some schedulable node set could hold it
+
+
+class CycleState:
+    """The state of one cycle, built from the snapshot, read and changed by the phases in order."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.now = snapshot.now
+        self.priority_of = {name: pc.priority for name, pc in snapshot.priority_classes.items()}
+        self.admissions: list[Admission] = []
+        self.waiting: list[Candidate] = []
+        self.borrowers: list[Candidate] = []  # lack only base quota: the borrow phase may lend
+        self.stoppers: list[Candidate] = []  # some reclaim or preemption might help
+        self.demand: dict[tuple[str, str, str], int] = {}  # GPUs of in-quota jobs blocked on nodes
+        self.lease_plans: list[LeasePlan] = []
+        self.reclaims: list[Reclaim] = []
+        self.lanes: dict[tuple[str, str], Lane] = {}
+        self.desk: LeaseDesk | None = None  # opened by the borrow phase, once demand is known
+        self._state()
+
+    def _state(self) -> None:
+        """Free GPUs per node from running placements, quota usage, and release timelines for ETAs."""
+        snapshot = self.snapshot
+        schedulable = {n.id: n for n in snapshot.nodes if n.state == NODE_SCHEDULABLE}
+        used_on_node: dict[int, int] = {}
+        self.pool_releases: dict[tuple[str, str], Timeline] = {}
+        for job in snapshot.running:
+            end = release_time(job)
+            for node_id in job.placements:
+                used_on_node[node_id] = used_on_node.get(node_id, 0) + job.gpus
+                node = schedulable.get(node_id)
+                if node is not None:
+                    timeline(self.pool_releases, (node.pool, node.gpu_model)).add(end, job.gpus)
+        self.indexes = build_indexes(snapshot.nodes, used_on_node)
+        self.book = book = QuotaBook(snapshot.quotas)
+        book.charge_running(snapshot.running)
+        self.used = book.used
+        self.quota_releases: dict[int, Timeline] = {}
+        for job in snapshot.running:
+            if job.lease_id is None:
+                workload = job.workload_class or workload_for_priority(job.priority_class)
+                tenant_q, _ = book.cover(job.tenant, job.project, job.pool, job.gpu_model, workload)
+                if tenant_q is not None:
+                    timeline(self.quota_releases, tenant_q.id).add(release_time(job), job.total_gpus)
+        self.victims = Victims(snapshot, book, self.priority_of)  # who could be stopped
+        self.floors, self.ceilings = self.victims.floors, self.victims.ceilings
+
+    def lane(self, job: PendingJob) -> Lane:
+        key = (job.pool, job.gpu_model)
+        lane = self.lanes.get(key)
+        if lane is None:
+            lane = self.lanes[key] = Lane(self.indexes.get(key), timeline(self.pool_releases, key))
+            lane.loaned = key in self.victims.on_lease
+        return lane
+
+    def may_preempt(self, job: PendingJob, tenant_q: Quota, need: int, priority: int) -> bool:
+        """Some of the tenant's own running jobs rank below this one, and stopping them keeps the
+        tenant within the quota they were charged to."""
+        floor = self.floors.get(tenant_q.id)
+        return (floor is not None and priority > floor
+                and self.used.get(tenant_q.id, 0) + need - tenant_q.gpus <= self.ceilings[tenant_q.id])
+
+
+def release_time(job) -> datetime:
+    """When a running job's GPUs come back: its expected end, or sooner the end of its grace as a
+    reclaim or preemption victim."""
+    end = job.expected_end
+    if job.stopping_until is not None and job.stopping_until < end:
+        end = job.stopping_until
+    return end
+
+
+def timeline(timelines: dict, key) -> Timeline:
+    timeline = timelines.get(key)
+    if timeline is None:
+        timeline = timelines[key] = Timeline()
+    return timeline

@@ -83,7 +83,7 @@ def _names(tenant_ids: set[int], project_ids: set[int]) -> tuple[dict[int, str],
 
 
 def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
-    """Fourteen queries whatever the number of nodes, quotas, leases and jobs."""
+    """Thirteen queries whatever the number of nodes, quotas, leases and jobs."""
     now = now or timezone.now()
     half_life = half_life_hours()
     leases = lease_selectors.engine_leases(pool)

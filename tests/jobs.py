@@ -51,3 +51,13 @@ def rendered_wait(job: Job, language: str = "en") -> dict | None:
     job = reload(job)
     with translation.override(language):
         return localized_wait(job.wait, positions_of([job]).get(job.pk))
+
+
+def evaluate_every_pool() -> None:
+    """What beat's safety net leads to: it enqueues one evaluation per pool (scheduler.evaluate_all_pools),
+    and a worker runs each; here the per-pool task runs in the test's process, in pool order."""
+    from quotas.models import Pool
+    from scheduler.cycle.tasks import evaluate_pool
+
+    for pool_id in Pool.objects.order_by("name").values_list("id", flat=True):
+        evaluate_pool(pool_id)

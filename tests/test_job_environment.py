@@ -4,8 +4,8 @@ import pytest
 
 from quotas.models import Membership
 from scheduler.backends.tasks import backend_tick
-from scheduler.cycle.tasks import evaluate_all_pools
 from tests import factories
+from tests.jobs import evaluate_every_pool
 
 pytestmark = pytest.mark.django_db
 
@@ -15,7 +15,7 @@ SPEC = {"tenant": "alpha", "project": "train", "name": "needs-image", "workload_
 
 
 def beat():
-    evaluate_all_pools()
+    evaluate_every_pool()
     backend_tick()
 
 

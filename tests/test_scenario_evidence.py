@@ -18,8 +18,8 @@ from quotas.leases.models import Lease
 from quotas.models import Membership
 from quotas.tasks import node_maintenance_expire, quota_activate_due
 from scheduler.backends.tasks import backend_tick
-from scheduler.cycle.tasks import evaluate_all_pools
 from tests import factories
+from tests.jobs import evaluate_every_pool
 
 pytestmark = pytest.mark.django_db
 TZ = ZoneInfo("Asia/Shanghai")
@@ -63,7 +63,7 @@ def beat(moment: datetime) -> None:
     with time_machine.travel(moment, tick=False):
         quota_activate_due()
         node_maintenance_expire()
-        evaluate_all_pools()
+        evaluate_every_pool()
         backend_tick()
 
 

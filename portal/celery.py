@@ -12,7 +12,7 @@ app = Celery("portal")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 TASK_PACKAGES = [
     "quotas", "quotas.requests", "scheduler.cycle", "scheduler.backends", "scheduler.preemption", "scheduler.notices",
-    "audit.usage", "audit.reports", "portal",
+    "audit.chain", "audit.usage", "audit.reports", "portal",
 ]
 app.autodiscover_tasks(lambda: TASK_PACKAGES)
 

@@ -255,6 +255,19 @@ QUOTA_REQUEST_STALE_DAYS = int(os.environ.get("QUOTA_REQUEST_STALE_DAYS", 14))
 PORTAL_BASE_URL = os.environ.get("PORTAL_BASE_URL", "http://localhost:8000")
 PREEMPTION_GRACE_TICK_SECONDS = float(os.environ.get("PREEMPTION_GRACE_TICK_SECONDS", 15))
 
+# Audit sealing (audit/chain/sealing.py): heads are signed with AUDIT_SEAL_KEY, which must never be stored in
+# the database, and appended to monthly files in AUDIT_SEAL_EXPORT_DIR (storage the database's
+# operators cannot rewrite). The sealer runs every AUDIT_SEAL_INTERVAL_SECONDS.
+AUDIT_SEAL_KEY = os.environ.get("AUDIT_SEAL_KEY", "")
+if not AUDIT_SEAL_KEY:
+    if PRODUCTION:
+        raise ImproperlyConfigured("AUDIT_SEAL_KEY must be set in production")
+    AUDIT_SEAL_KEY = "insecure-development-audit-seal-key"
+AUDIT_SEAL_EXPORT_DIR = os.environ.get(
+    "AUDIT_SEAL_EXPORT_DIR", str(VAR_DIR / "audit-seals") if PORTAL_ENV == "development" else "")
+AUDIT_SEAL_INTERVAL_SECONDS = float(os.environ.get("AUDIT_SEAL_INTERVAL_SECONDS", 30))
+AUDIT_SEAL_BATCH = int(os.environ.get("AUDIT_SEAL_BATCH", 5000))
+
 # Every periodic task, in one table: beat runs these; each entry names a task by its registered name.
 CELERY_BEAT_SCHEDULE = {
     "scheduler-evaluate-all-pools": {"task": "scheduler.evaluate_all_pools",
@@ -270,6 +283,7 @@ CELERY_BEAT_SCHEDULE = {
     "quota-requests-expire-stale": {"task": "quotas.tasks.quota_requests_expire_stale", "schedule": 3600.0},
     "notices.sweep": {"task": "notices.sweep_notices", "schedule": 30.0},
     "audit-usage-rollups-fold": {"task": "audit.tasks.usage_rollups_fold", "schedule": 600.0},
+    "audit-seal": {"task": "audit.seal", "schedule": AUDIT_SEAL_INTERVAL_SECONDS},
     "audit-monthly-report-emails": {"task": "audit.tasks.monthly_report_emails",
                                     "schedule": crontab(minute=0, hour=7, day_of_month=1)},
 }

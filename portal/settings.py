@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "scheduler",
     "scheduler.notices.apps.NoticesConfig",
     "audit",
+    "accounts",
 ]
 
 MIDDLEWARE = [
@@ -111,10 +112,25 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Lockout counts and API throttles live in the cache: set CACHE_URL (redis://…) when more than one
+# web process serves, so they are shared; otherwise each process counts on its own.
+_cache_url = os.environ.get("CACHE_URL", "")
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}
+          if _cache_url else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# The model backend behind a lockout check: every attempt for a locked name or address is refused
+# (accounts/lockout.py).
+AUTHENTICATION_BACKENDS = ["accounts.lockout.LockoutBackend"]
+LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", 5))
+LOGIN_FAILURE_LIMIT_PER_IP = int(os.environ.get("LOGIN_FAILURE_LIMIT_PER_IP", 30))
+LOGIN_LOCKOUT_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_SECONDS", 900))
+LOGIN_TRUST_FORWARDED_FOR = env_bool("LOGIN_TRUST_FORWARDED_FOR", False)
+TOKEN_FAILURE_LIMIT = int(os.environ.get("TOKEN_FAILURE_LIMIT", 20))
+TOKEN_FAILURE_WINDOW_SECONDS = int(os.environ.get("TOKEN_FAILURE_WINDOW_SECONDS", 300))
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -184,7 +200,7 @@ else:
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "accounts.authentication.PortalTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -193,6 +209,10 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "portal.api_errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.AnonRateThrottle",
+                                 "rest_framework.throttling.UserRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"anon": os.environ.get("API_THROTTLE_ANON", "60/min"),
+                               "user": os.environ.get("API_THROTTLE_USER", "1200/min")},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "GPU quota governance portal API",

@@ -17,7 +17,7 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("metrics", metrics.metrics_view, name="metrics"),
     path("platform/", views.platform_dashboard, name="platform-dashboard"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("", include("accounts.urls")),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),

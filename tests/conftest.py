@@ -30,6 +30,15 @@ def _flush_past_the_truncate_guard():
 _flush_past_the_truncate_guard()
 
 
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Lockout counts and API throttles live in the (per-process) cache; each test starts clean."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+
+
 @pytest.fixture
 def world(db):
     """Two tenants on one pool: 'alpha' (16 H100) and 'beta' (8 H100); 4 nodes × 8 H100 + 2 × 8 A100."""

@@ -9,7 +9,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import PersonalToken
-from audit.services import audit_record
+from audit.chain.services import audit_record
 
 KEY_PREFIX = "gqp_"
 LIFETIME_DAYS = (7, 30, 90, 365)

@@ -58,6 +58,11 @@ class Job(models.Model):
     last_checkpoint_at = models.DateTimeField(null=True, blank=True, help_text="Last checkpoint the job reported")
     error_type = models.CharField(max_length=60, blank=True)
 
+    # A per-job error in a cycle or a backend tick (scheduler.jobs.faults): recorded here, the job is
+    # skipped until fault_retry_at, and every other job goes on.
+    fault = models.CharField(max_length=300, blank=True)
+    fault_retry_at = models.DateTimeField(null=True, blank=True)
+
     simulated_duration_seconds = models.PositiveIntegerField(null=True, blank=True)
     simulated_outcome = models.CharField(max_length=10, choices=SimulatedOutcome, blank=True)
 

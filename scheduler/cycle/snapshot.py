@@ -26,6 +26,8 @@ from scheduler.engine.types import (
 from scheduler.engine.types import (
     Quota as EngineQuota,
 )
+from portal import limits
+from scheduler.jobs.faults import job_fault_record, not_faulted
 from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job, Preemption
 
 
@@ -76,6 +78,15 @@ def _victim_state(*, pool: Pool, now: datetime) -> tuple[dict[int, datetime], di
     return stopping, counts, refused
 
 
+OUT_OF_LIMITS = "outside the product limits: {gpus} GPUs × {replicas} replicas for {minutes} minutes"
+
+
+def _within_limits(gpus: int, replicas: int, max_runtime: int) -> bool:
+    """A row the engine can compute with; older rows may predate the edge limits (portal.limits)."""
+    return (0 < gpus <= limits.JOB_GPUS_PER_REPLICA and 0 < replicas <= limits.JOB_REPLICAS
+            and 0 < max_runtime <= limits.JOB_MAX_RUNTIME_MINUTES)
+
+
 def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
     """Eleven queries whatever the number of nodes, quotas, leases and jobs."""
     now = now or timezone.now()
@@ -117,13 +128,19 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
     stored: dict[int, StoredPending] = {}
     # A job already told its environment is not ready is left out until the environment changes
     # (job_environment_update clears the stored code).
-    rows = Job.objects.filter(pool=pool, status__in=PENDING_STATUSES).exclude(
+    # A job whose last cycle raised (scheduler.jobs.faults) sits out until its retry time.
+    rows = Job.objects.filter(not_faulted(now), pool=pool, status__in=PENDING_STATUSES).exclude(
         env_ready=False, wait_code=reasons.ENV_NOT_READY).order_by("id").values_list(
         "id", "tenant__slug", "project__slug", "gpu_model__name", "gpus", "replicas", "workload_class",
         "priority_class", "submitted_at", "env_ready", "env_detail", "max_runtime_minutes", "status", "wait",
         "queue_position", "queued_at", "tenant_id", "name")
     for (i, tenant, project, model, gpus, replicas, workload, priority, submitted_at, env_ready, env_detail,
          max_runtime, status, wait, position, queued_at, tenant_id, name) in rows:
+        if not _within_limits(gpus, replicas, max_runtime):
+            job_fault_record(job_id=i, tenant_id=tenant_id, stage="cycle",
+                             error=ValueError(OUT_OF_LIMITS.format(gpus=gpus, replicas=replicas,
+                                                                   minutes=max_runtime)), now=now)
+            continue
         pending.append(PendingJob(
             id=i, tenant=tenant, project=project, pool=pool.name, gpu_model=model, gpus=gpus, replicas=replicas,
             workload_class=workload, priority_class=priority, submitted_at=submitted_at, env_ready=env_ready,

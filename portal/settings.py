@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 
 import dj_database_url
+
+from quotas import limits
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
@@ -69,6 +71,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "portal.edge.EdgeValidationMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -111,6 +114,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 30,
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# The body limit fits the largest bulk submission the API accepts (quotas/limits.py); larger bodies
+# get 413 with JSON (portal/edge.py).
+DATA_UPLOAD_MAX_MEMORY_SIZE = limits.REQUEST_BODY_BYTES
 
 # Lockout counts and API throttles live in the cache: set CACHE_URL (redis://…) when more than one
 # web process serves, so they are shared; otherwise each process counts on its own.
@@ -206,7 +212,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "quotas.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "portal.api_errors.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.AnonRateThrottle",

@@ -27,3 +27,7 @@ urlpatterns = [
     path("", include("audit.urls")),
     path("", include("scheduler.urls")),
 ]
+
+handler400 = "portal.edge.api_bad_request"
+handler404 = "portal.edge.api_not_found"
+handler500 = "portal.edge.api_server_error"

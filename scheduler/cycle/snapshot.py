@@ -26,7 +26,7 @@ from scheduler.engine.types import (
 from scheduler.engine.types import (
     Quota as EngineQuota,
 )
-from portal import limits
+from quotas import limits
 from scheduler.jobs.faults import job_fault_record, not_faulted
 from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job, Preemption
 

@@ -2,10 +2,10 @@
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from quotas.pagination import BoundedLimitOffsetPagination
 from quotas.models import Pool
 from scheduler.jobs import selectors, services
 from scheduler.jobs.serializers import (
@@ -18,6 +18,7 @@ from scheduler.jobs.serializers import (
     JobSummarySerializer,
     PoolQueueSerializer,
     PreemptionRejectSerializer,
+    bulk_specs,
 )
 from scheduler.jobs.wait_text import wait_message
 from scheduler.models import Preemption
@@ -36,7 +37,7 @@ class JobListView(APIView):
         jobs = selectors.jobs_for_user(request.user, tenant=request.query_params.get("tenant", ""),
                                        status=request.query_params.get("status", ""),
                                        pool=request.query_params.get("pool", ""))
-        paginator = LimitOffsetPagination()
+        paginator = BoundedLimitOffsetPagination()
         page = paginator.paginate_queryset(jobs, request, view=self)
         return paginator.get_paginated_response(JobSummarySerializer(page, many=True).data)
 
@@ -55,7 +56,8 @@ class JobBulkSubmitView(APIView):
     def post(self, request):
         serializer = JobBulkSubmitSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        jobs = services.job_submit_bulk(actor=request.user, specs=serializer.validated_data["jobs"])
+        specs = bulk_specs(serializer.validated_data["jobs"])
+        jobs = services.job_submit_bulk(actor=request.user, specs=specs)
         return Response({"count": len(jobs), "ids": [job.pk for job in jobs]}, status=status.HTTP_201_CREATED)
 
 
@@ -120,7 +122,7 @@ class PreemptionListView(APIView):
                    summary="Planned and past preemptions (the approvers' inbox with state=awaiting_approval)")
     def get(self, request):
         rows = preemption_selectors.preemptions_for_user(request.user, state=request.query_params.get("state", ""))
-        paginator = LimitOffsetPagination()
+        paginator = BoundedLimitOffsetPagination()
         page = paginator.paginate_queryset(rows, request, view=self)
         return paginator.get_paginated_response([preemption_selectors.preemption_view(p) for p in page])
 

@@ -2,37 +2,67 @@
 single and bulk submissions give the same field errors."""
 from rest_framework import serializers
 
+from quotas import limits
 from quotas.models import WorkloadClass
 from scheduler.jobs.wait_text import localized_wait
 from scheduler.preemption.selectors import job_lease, job_preemption
 
 
 class EnvironmentSerializer(serializers.Serializer):
-    image = serializers.CharField(required=False, allow_blank=True, default="")
+    image = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
     ready = serializers.BooleanField(required=False, default=True)
-    detail = serializers.CharField(required=False, allow_blank=True, default="")
+    detail = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
 
 
 class JobSubmitSerializer(serializers.Serializer):
-    """Types only; names and numbers are validated by scheduler.submit so messages are one set."""
+    """Types and bounds (quotas/limits.py, so the schema documents them); names and the rest are
+    validated by scheduler.jobs.submit so messages are one set. Bulk items use this serializer too."""
 
-    tenant = serializers.CharField(allow_blank=True)
-    project = serializers.CharField(allow_blank=True)
-    name = serializers.CharField(max_length=200, allow_blank=True)
-    workload_class = serializers.CharField(allow_blank=True, help_text=f"One of {', '.join(WorkloadClass.values)}")
-    pool = serializers.CharField(allow_blank=True)
-    gpu_model = serializers.CharField(allow_blank=True)
-    gpus = serializers.IntegerField(help_text="GPUs per replica")
-    replicas = serializers.IntegerField(required=False, default=1)
-    cpu = serializers.IntegerField(required=False, default=0)
-    memory_gb = serializers.IntegerField(required=False, default=0)
-    max_runtime_minutes = serializers.IntegerField(required=False, default=60)
-    checkpoint_interval_minutes = serializers.IntegerField(required=False, allow_null=True, default=None)
+    tenant = serializers.CharField(allow_blank=True, max_length=100)
+    project = serializers.CharField(allow_blank=True, max_length=100)
+    name = serializers.CharField(max_length=limits.NAME_LENGTH, allow_blank=True)
+    workload_class = serializers.CharField(allow_blank=True, max_length=20,
+                                           help_text=f"One of {', '.join(WorkloadClass.values)}")
+    pool = serializers.CharField(allow_blank=True, max_length=100)
+    gpu_model = serializers.CharField(allow_blank=True, max_length=100)
+    gpus = serializers.IntegerField(help_text="GPUs per replica", max_value=limits.JOB_GPUS_PER_REPLICA)
+    replicas = serializers.IntegerField(required=False, default=1, max_value=limits.JOB_REPLICAS)
+    cpu = serializers.IntegerField(required=False, default=0, max_value=limits.JOB_CPU)
+    memory_gb = serializers.IntegerField(required=False, default=0, max_value=limits.JOB_MEMORY_GB)
+    max_runtime_minutes = serializers.IntegerField(required=False, default=60,
+                                                   max_value=limits.JOB_MAX_RUNTIME_MINUTES)
+    checkpoint_interval_minutes = serializers.IntegerField(required=False, allow_null=True, default=None,
+                                                           max_value=limits.JOB_CHECKPOINT_MINUTES)
     environment = EnvironmentSerializer(required=False)
 
 
 class JobBulkSubmitSerializer(serializers.Serializer):
-    jobs = serializers.ListField(child=serializers.DictField(), allow_empty=True)
+    jobs = serializers.ListField(child=serializers.DictField(), allow_empty=True,
+                                 max_length=limits.JOB_BULK_LIMIT,
+                                 help_text=f"Up to {limits.JOB_BULK_LIMIT} job specs, each as for a single submit")
+
+
+def bulk_specs(jobs: list) -> list[dict]:
+    """Each bulk item through the single-job serializer; errors keyed ``jobs[i].field`` as the
+    services key theirs."""
+    items = JobSubmitSerializer(data=jobs, many=True)
+    if items.is_valid():
+        return items.validated_data
+    problems = {}
+    found = items.errors
+    # DRF gives a list with one entry per item, or a dict of the failing indexes only.
+    for index, errors in (found.items() if isinstance(found, dict) else enumerate(found)):
+        if not isinstance(errors, dict):
+            problems.setdefault("jobs", []).extend(errors if isinstance(errors, list) else [errors])
+            continue
+        for field, messages in errors.items():
+            if isinstance(messages, dict):  # environment's own fields
+                for inner, inner_messages in messages.items():
+                    key = f"jobs[{index}].{field}" if inner == "non_field_errors" else f"jobs[{index}].{field}.{inner}"
+                    problems[key] = inner_messages
+            else:
+                problems[f"jobs[{index}].{field}"] = messages
+    raise serializers.ValidationError(problems)
 
 
 class BulkResultSerializer(serializers.Serializer):

@@ -15,6 +15,13 @@ QUOTA_CPU_CORES = 10_000_000
 QUOTA_MEMORY_GB = 100_000_000
 QUOTA_STORAGE_GB = 1_000_000_000
 NAME_LENGTH = 200
+LEASE_MINUTES = 365 * 24 * 60       # lending policy durations; column: integer
 # Quotas, quota requests and maintenance windows may start this far in the past (corrections of a
 # change that was agreed but entered late); each such back-dating is audited with the change.
 BACKDATE_ALLOWANCE_DAYS = 7
+
+# Bulk submission: at most JOB_BULK_LIMIT jobs per request, each up to JOB_SPEC_BYTES of JSON, so
+# the request body limit (DATA_UPLOAD_MAX_MEMORY_SIZE) lets the largest allowed bulk through.
+JOB_BULK_LIMIT = 10_000
+JOB_SPEC_BYTES = 1536
+REQUEST_BODY_BYTES = JOB_BULK_LIMIT * JOB_SPEC_BYTES

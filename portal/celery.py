@@ -12,9 +12,11 @@ app = Celery("portal")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 TASK_PACKAGES = [
     "quotas", "quotas.requests", "scheduler.cycle", "scheduler.backends", "scheduler.preemption", "scheduler.notices",
-    "audit.chain", "audit.usage", "audit.reports", "portal",
+    "audit.chain", "audit.usage", "audit.reports", "portal", "portal.liveness",
 ]
 app.autodiscover_tasks(lambda: TASK_PACKAGES)
+
+import portal.liveness.signals  # noqa: E402,F401  (heartbeats of beat and workers)
 
 
 def register_tasks() -> None:

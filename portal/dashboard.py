@@ -7,6 +7,7 @@ from datetime import datetime
 from django.db.models import Count, F, Min, Sum
 from django.utils import timezone
 
+from portal.liveness.selectors import stalled_pools
 from quotas.leases import selectors as lease_selectors
 from quotas.leases.models import Lease
 from quotas.models import Pool, Quota
@@ -100,6 +101,7 @@ def platform_overview() -> dict:
         "borrowing": [s for s in standings if s.borrowed],
         "idle": [s for s in standings if s.idle],
         "queues": pool_queues(),
+        "stalled_pools": stalled_pools(),
         "open_leases": Lease.objects.filter(state__in=Lease.OPEN_STATES).count(),
         "awaiting_preemptions": Preemption.objects.filter(state=Preemption.State.AWAITING_APPROVAL).count(),
         "switches": lease_selectors.switches_current(),

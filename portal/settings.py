@@ -249,6 +249,16 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
     if CELERY_BROKER_URL.startswith("filesystem")
     else {"visibility_timeout": 3600}
 )
+# A down broker must fail a publish fast (no retry storm in the caller; beat's sweeps catch up),
+# while workers keep reconnecting for as long as it takes.
+CELERY_BROKER_CONNECTION_TIMEOUT = float(os.environ.get("CELERY_BROKER_CONNECTION_TIMEOUT", 1.0))
+CELERY_TASK_PUBLISH_RETRY = False
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+if not CELERY_BROKER_URL.startswith("filesystem"):
+    CELERY_BROKER_TRANSPORT_OPTIONS.update({"socket_connect_timeout": CELERY_BROKER_CONNECTION_TIMEOUT,
+                                            "socket_timeout": 5.0, "retry_on_timeout": False})
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -294,6 +304,14 @@ AUDIT_SEAL_EXPORT_DIR = os.environ.get(
 AUDIT_SEAL_INTERVAL_SECONDS = float(os.environ.get("AUDIT_SEAL_INTERVAL_SECONDS", 30))
 AUDIT_SEAL_BATCH = int(os.environ.get("AUDIT_SEAL_BATCH", 5000))
 
+# Liveness (portal/liveness/): heartbeats older than HEALTH_HEARTBEAT_MAX_SECONDS, a submitted job
+# undecided for HEALTH_UNDECIDED_MAX_SECONDS, or a pool with waiting jobs not evaluated for
+# HEALTH_EVALUATION_STALL_SECONDS make /readyz answer 503 (and the platform dashboard say so).
+HEALTH_HEARTBEAT_SECONDS = float(os.environ.get("HEALTH_HEARTBEAT_SECONDS", 15))
+HEALTH_HEARTBEAT_MAX_SECONDS = float(os.environ.get("HEALTH_HEARTBEAT_MAX_SECONDS", 60))
+HEALTH_UNDECIDED_MAX_SECONDS = float(os.environ.get("HEALTH_UNDECIDED_MAX_SECONDS", 120))
+HEALTH_EVALUATION_STALL_SECONDS = float(os.environ.get("HEALTH_EVALUATION_STALL_SECONDS", 120))
+
 # Every periodic task, in one table: beat runs these; each entry names a task by its registered name.
 CELERY_BEAT_SCHEDULE = {
     "scheduler-evaluate-all-pools": {"task": "scheduler.evaluate_all_pools",
@@ -310,6 +328,7 @@ CELERY_BEAT_SCHEDULE = {
     "notices.sweep": {"task": "notices.sweep_notices", "schedule": 30.0},
     "audit-usage-rollups-fold": {"task": "audit.tasks.usage_rollups_fold", "schedule": 600.0},
     "audit-seal": {"task": "audit.seal", "schedule": AUDIT_SEAL_INTERVAL_SECONDS},
+    "portal-heartbeat": {"task": "portal.heartbeat", "schedule": HEALTH_HEARTBEAT_SECONDS},
     "audit-monthly-report-emails": {"task": "audit.tasks.monthly_report_emails",
                                     "schedule": crontab(minute=0, hour=7, day_of_month=1)},
 }

@@ -15,6 +15,7 @@ api_v1 = [
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
+    path("readyz", views.readyz, name="readyz"),
     path("metrics", metrics.metrics_view, name="metrics"),
     path("platform/", views.platform_dashboard, name="platform-dashboard"),
     path("", include("accounts.urls")),

@@ -68,8 +68,8 @@ class UsageReportView(APIView):
 
 
 class AuditEventSerializer(serializers.ModelSerializer):
-    actor = serializers.CharField(source="actor.username", default=None)
-    tenant = serializers.CharField(source="tenant.slug", default=None)
+    actor = serializers.CharField(source="actor.username", default=None, allow_null=True)
+    tenant = serializers.CharField(source="tenant.slug", default=None, allow_null=True)
 
     class Meta:
         model = AuditEvent

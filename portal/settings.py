@@ -225,6 +225,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Base quotas, quota requests, jobs with explainable waits, leases, preemptions, usage and audit.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
+                             "portal.openapi.document_error_responses"],
     "ENUM_NAME_OVERRIDES": {
         "WorkloadClassEnum": "quotas.models.WorkloadClass",
         "QuotaRequestStateEnum": "quotas.requests.models.QuotaRequest.State",

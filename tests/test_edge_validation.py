@@ -150,3 +150,8 @@ def test_maintenance_windows_cannot_start_centuries_ago(api, world, platform_adm
     response = _post(api(platform_admin), f"/api/v1/nodes/{node.name}/maintenance/",
                      {"reason": "old", "start": start.isoformat(), "end": (timezone.now() + timedelta(hours=1)).isoformat()})
     assert response.status_code == 400 and "start" in response.json()
+
+
+def test_a_form_encoded_bulk_is_a_json_400(api, member):
+    response = api(member).post("/api/v1/jobs/bulk/", "jobs=AAA", content_type="application/x-www-form-urlencoded")
+    assert response.status_code == 400 and "jobs" in response.json()

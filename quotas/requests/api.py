@@ -29,6 +29,9 @@ def request_for_user(user, request_id: int) -> QuotaRequest:
 
 
 class QuotaRequestListView(APIView):
+    # Declared so the schema shows the paginated envelope this view returns.
+    pagination_class = BoundedLimitOffsetPagination
+
     @extend_schema(
         summary="Quota change requests the caller may see",
         parameters=[OpenApiParameter("tenant", OpenApiTypes.STR), OpenApiParameter("state", OpenApiTypes.STR),
@@ -45,7 +48,7 @@ class QuotaRequestListView(APIView):
         else:
             qs = selectors.quota_requests_filtered(user=request.user, tenant=params.get("tenant", ""),
                                                    state=params.get("state", ""), pool=params.get("pool", ""))
-        paginator = BoundedLimitOffsetPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs.prefetch_related("decisions__actor"), request, view=self)
         return paginator.get_paginated_response(QuotaRequestSerializer(page, many=True).data)
 

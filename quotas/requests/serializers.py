@@ -56,7 +56,7 @@ class RejectInputSerializer(serializers.Serializer):
 
 
 class QuotaRequestDecisionSerializer(serializers.ModelSerializer):
-    actor = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    actor = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
 
     class Meta:
         model = QuotaRequestDecision

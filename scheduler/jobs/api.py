@@ -29,6 +29,9 @@ QUEUE_LIMIT = 500
 
 
 class JobListView(APIView):
+    # Declared so the schema shows the paginated envelope this view returns.
+    pagination_class = BoundedLimitOffsetPagination
+
     @extend_schema(
         parameters=[OpenApiParameter("tenant", str), OpenApiParameter("status", str, description="comma list"),
                     OpenApiParameter("pool", str)],
@@ -37,7 +40,7 @@ class JobListView(APIView):
         jobs = selectors.jobs_for_user(request.user, tenant=request.query_params.get("tenant", ""),
                                        status=request.query_params.get("status", ""),
                                        pool=request.query_params.get("pool", ""))
-        paginator = BoundedLimitOffsetPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(jobs, request, view=self)
         return paginator.get_paginated_response(JobSummarySerializer(page, many=True).data)
 
@@ -118,11 +121,14 @@ class JobCheckpointView(APIView):
 
 
 class PreemptionListView(APIView):
+    # Declared so the schema shows the paginated envelope this view returns.
+    pagination_class = BoundedLimitOffsetPagination
+
     @extend_schema(parameters=[OpenApiParameter("state", str, description="comma list")], responses=dict,
                    summary="Planned and past preemptions (the approvers' inbox with state=awaiting_approval)")
     def get(self, request):
         rows = preemption_selectors.preemptions_for_user(request.user, state=request.query_params.get("state", ""))
-        paginator = BoundedLimitOffsetPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(rows, request, view=self)
         return paginator.get_paginated_response([preemption_selectors.preemption_view(p) for p in page])
 

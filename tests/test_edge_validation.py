@@ -155,3 +155,15 @@ def test_maintenance_windows_cannot_start_centuries_ago(api, world, platform_adm
 def test_a_form_encoded_bulk_is_a_json_400(api, member):
     response = api(member).post("/api/v1/jobs/bulk/", "jobs=AAA", content_type="application/x-www-form-urlencoded")
     assert response.status_code == 400 and "jobs" in response.json()
+
+
+def test_dates_before_1901_render_without_a_local_mean_time_offset(api, world, member):
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    # A row from before the input limits: the local zone had only local mean time then (+08:05:43).
+    early = datetime(1900, 6, 1, 12, 0, tzinfo=ZoneInfo("Asia/Shanghai"))
+    Quota.objects.filter(pk=world.alpha_quota.pk).update(effective_from=early)
+    body = api(member).get("/api/v1/tenants/alpha/quota/").content.decode()
+    assert "+08:05:43" not in body and "+08:06" not in body
+    assert early.astimezone(ZoneInfo("UTC")).strftime("%Y-%m-%dT%H:%M:%S") in body

@@ -31,11 +31,16 @@ class LoginView(auth_views.LoginView):
         return super().post(request, *args, **kwargs)
 
 
+def _lifetime_choices():
+    # A callable, so the labels are rendered in the request's language, not the import's.
+    return [(d, ngettext("%(d)d day", "%(d)d days", d) % {"d": d}) for d in LIFETIME_DAYS]
+
+
 class TokenForm(forms.Form):
     name = forms.CharField(label=_("Name"), max_length=100)
     lifetime_days = forms.TypedChoiceField(
         label=_("Expires after"), coerce=int, initial=90,
-        choices=[(d, ngettext("%(d)d day", "%(d)d days", d) % {"d": d}) for d in LIFETIME_DAYS])
+        choices=_lifetime_choices)
 
 
 @login_required

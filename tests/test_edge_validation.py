@@ -167,3 +167,21 @@ def test_dates_before_1901_render_without_a_local_mean_time_offset(api, world, m
     body = api(member).get("/api/v1/tenants/alpha/quota/").content.decode()
     assert "+08:05:43" not in body and "+08:06" not in body
     assert early.astimezone(ZoneInfo("UTC")).strftime("%Y-%m-%dT%H:%M:%S") in body
+
+
+def test_a_bulk_of_many_bad_items_answers_quickly_with_the_first_errors(api, member):
+    import time
+
+    from scheduler.jobs.serializers import BULK_ERRORS_REPORTED
+    started = time.perf_counter()
+    response = _post(api(member), "/api/v1/jobs/bulk/", {"jobs": [{}] * BULK_LIMIT})
+    elapsed = time.perf_counter() - started
+    assert response.status_code == 400
+    assert len({key.split(".")[0] for key in response.json()}) == BULK_ERRORS_REPORTED
+    assert elapsed < 10, elapsed
+
+
+def test_a_spreadsheet_report_with_a_bad_month_answers_json(api, auditor):
+    response = api(auditor).get("/api/v1/reports/usage/?month=9999-12&format=xlsx")
+    assert response.status_code == 400 and response["Content-Type"] == "application/json"
+    assert "month" in response.json()

@@ -3,6 +3,8 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
+# `make demo BACKEND=slurm` also starts a local Slurm (root, Debian's slurm packages) and a pool governing it.
+BACKEND ?= simulated
 
 # A Python >= 3.12: python3.13, python3.12, python3, then pyenv's installs (their shims refuse
 # versions that are not selected, so the check runs each candidate).
@@ -27,6 +29,7 @@ venv: $(VENV)/.installed
 demo: venv
 	PORTAL_ENV=development $(PY) manage.py migrate --noinput
 	PORTAL_ENV=development $(PY) manage.py demo_data
+	@if [ "$(BACKEND)" = "slurm" ]; then PORTAL_ENV=development $(PY) manage.py demo_slurm; fi
 	PORTAL_ENV=development $(PY) manage.py rundemo --port $(PORT)
 
 test: venv

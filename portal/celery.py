@@ -11,8 +11,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
 app = Celery("portal")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 TASK_PACKAGES = [
-    "quotas", "quotas.requests", "scheduler.cycle", "scheduler.backends", "scheduler.preemption", "scheduler.notices",
-    "audit.chain", "audit.usage", "audit.reports", "portal", "portal.liveness",
+    "quotas", "quotas.requests", "scheduler.cycle", "scheduler.backends", "scheduler.runs", "scheduler.preemption",
+    "scheduler.notices", "audit.chain", "audit.usage", "audit.reports", "portal", "portal.liveness",
 ]
 app.autodiscover_tasks(lambda: TASK_PACKAGES)
 

@@ -106,4 +106,19 @@ def platform_overview() -> dict:
         "awaiting_preemptions": Preemption.objects.filter(state=Preemption.State.AWAITING_APPROVAL).count(),
         "switches": lease_selectors.switches_current(),
         "switch_history": lease_selectors.switch_history(limit=10),
+        "clusters": clusters(),
     }
+
+
+def clusters() -> list[dict]:
+    """Each pool's backend: reachable or not (since when, why), and its last inventory sync."""
+    from scheduler.backends.models import BackendStatus
+
+    statuses = {s.pool_id: s for s in BackendStatus.objects.all()}
+    rows = []
+    for pool in Pool.objects.order_by("name"):
+        s = statuses.get(pool.pk)
+        rows.append({"pool": pool.name, "backend": pool.backend, "ok": s.ok if s else True,
+                     "detail": s.detail if s else "", "down_since": s.down_since if s else None,
+                     "synced_at": s.inventory_synced_at if s else None, "syncs": pool.backend != "simulated"})
+    return rows

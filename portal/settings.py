@@ -271,7 +271,18 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 SIMULATED_TIME_SCALE = float(os.environ.get("SIMULATED_TIME_SCALE", 60 if PORTAL_ENV == "development" else 1))
 
 # Scheduler: backend, fair-share half-life, evaluation cadence, simulated failure rate.
-SCHEDULER_BACKEND = os.environ.get("SCHEDULER_BACKEND", "simulated")
+# Each pool names its backend (Pool.backend). Production refuses the simulated one unless this says so
+# (a sandbox pool next to real clusters); the demo and the tests keep it.
+SCHEDULER_ALLOW_SIMULATED = env_bool("SCHEDULER_ALLOW_SIMULATED", not PRODUCTION)
+# Slurm CLI defaults; a pool's backend settings override them (scheduler.backends.slurm.config).
+# The signal a preemption victim's run gets at notice time, so it can checkpoint before the deadline.
+PREEMPTION_SIGNAL = os.environ.get("PREEMPTION_SIGNAL", "USR1")
+# Backend start calls (sbatch) a tick makes at once per pool; their outcomes are recorded one by one.
+BACKEND_START_CONCURRENCY = int(os.environ.get("BACKEND_START_CONCURRENCY", 8))
+SLURM_BIN_DIR = os.environ.get("SLURM_BIN_DIR", "")
+SLURM_CALL_TIMEOUT_SECONDS = float(os.environ.get("SLURM_CALL_TIMEOUT_SECONDS", 20))
+SLURM_INVENTORY_SYNC_SECONDS = float(os.environ.get("SLURM_INVENTORY_SYNC_SECONDS", 60))
+SLURM_NATIVE_INTAKE_SECONDS = float(os.environ.get("SLURM_NATIVE_INTAKE_SECONDS", 10))
 SCHEDULER_FAIR_SHARE_HALF_LIFE_HOURS = float(os.environ.get("SCHEDULER_FAIR_SHARE_HALF_LIFE_HOURS", 168))
 SCHEDULER_EVALUATION_INTERVAL_SECONDS = float(os.environ.get("SCHEDULER_EVALUATION_INTERVAL_SECONDS", 5))
 SCHEDULER_BACKEND_TICK_SECONDS = float(os.environ.get("SCHEDULER_BACKEND_TICK_SECONDS", 3))
@@ -319,6 +330,8 @@ CELERY_BEAT_SCHEDULE = {
     "scheduler-evaluate-all-pools": {"task": "scheduler.evaluate_all_pools",
                                      "schedule": SCHEDULER_EVALUATION_INTERVAL_SECONDS},
     "scheduler-backend-tick": {"task": "scheduler.backend_tick", "schedule": SCHEDULER_BACKEND_TICK_SECONDS},
+    "scheduler-inventory-sync": {"task": "scheduler.inventory_sync", "schedule": SLURM_INVENTORY_SYNC_SECONDS},
+    "scheduler-native-intake": {"task": "scheduler.native_intake", "schedule": SLURM_NATIVE_INTAKE_SECONDS},
     "scheduler-preemption-grace-tick": {"task": "scheduler.preemption_grace_tick",
                                         "schedule": PREEMPTION_GRACE_TICK_SECONDS},
     "lease-expiry-tick": {"task": "quotas.lease_tasks.lease_expiry_tick", "schedule": LEASE_EXPIRY_TICK_SECONDS},

@@ -9,6 +9,7 @@ from django.utils.translation import gettext_lazy
 from portal.dashboard import platform_overview
 from portal.liveness.selectors import health_report
 from quotas.access import can_read_all_tenants, platform_roles, tenants_for_user
+from scheduler.backends.status import backends_down
 
 PLATFORM_ONLY = gettext_lazy("The platform dashboard needs a platform role.")
 
@@ -29,12 +30,20 @@ def platform_dashboard(request):
 
 def healthz(request):
     """Liveness of the web process: 200 while it and its database answer; the body carries the
-    whole report (broker, worker, beat, oldest undecided job) for a human or a dashboard."""
-    report = health_report()
+    whole report (broker, worker, beat, oldest undecided job, clusters that do not answer) for a human
+    or a dashboard. A cluster down is degraded, not unhealthy: the portal keeps queueing and explains why."""
+    report = _with_clusters(health_report())
     return JsonResponse(report, status=200 if report["checks"]["database"]["ok"] else 503)
+
+
+def _with_clusters(report: dict) -> dict:
+    down = [{**d, "since": d["since"].isoformat() if d["since"] else None} for d in backends_down()]
+    if down and report["status"] == "ok":
+        report = {**report, "status": "degraded"}
+    return {**report, "clusters_down": down}
 
 
 def readyz(request):
     """Readiness of the platform: 503 unless every check passes."""
-    report = health_report()
+    report = _with_clusters(health_report())
     return JsonResponse(report, status=200 if report["status"] == "ok" else 503)

@@ -95,9 +95,10 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
     open_lease_ids = {lease.id for lease in leases}
     stopping, preempted, refused = _victim_state(pool=pool, now=now)
     nodes = tuple(
-        EngineNode(id=i, pool=pool.name, gpu_model=model, gpus=gpus, state=state, maintenance_until=until)
-        for i, model, gpus, state, until in Node.objects.filter(pool=pool).order_by("id").values_list(
-            "id", "gpu_model__name", "gpus", "state", "maintenance_end")
+        EngineNode(id=i, pool=pool.name, gpu_model=model, gpus=gpus, state=state, maintenance_until=until,
+                   maintenance_reason=why)
+        for i, model, gpus, state, until, why in Node.objects.filter(pool=pool).order_by("id").values_list(
+            "id", "gpu_model__name", "gpus", "state", "maintenance_end", "maintenance_reason")
     )
     quotas = tuple(
         EngineQuota(id=i, tenant=tenant, pool=pool.name, gpu_model=model, gpus=gpus, classes=frozenset(classes or ()),

@@ -2,7 +2,7 @@
 from celery import shared_task
 
 from quotas.models import Pool
-from scheduler.backends.tasks import backend_tick
+from scheduler.backends.tasks import backend_tick_pool
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.cycle.triggers import EVALUATE_POOL_TASK, clear_request
 
@@ -16,7 +16,7 @@ def evaluate_pool(pool_id: int) -> dict | None:
     clear_request(pool_id)
     result = scheduler_cycle_run(pool=pool)
     if result.admitted:
-        backend_tick.delay()
+        backend_tick_pool.delay(pool_id)
     return result.__dict__
 
 

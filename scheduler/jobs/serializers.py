@@ -12,6 +12,8 @@ class EnvironmentSerializer(serializers.Serializer):
     image = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
     ready = serializers.BooleanField(required=False, default=True)
     detail = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
+    variables = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False, default=dict,
+                                      help_text="Environment variables of the run; never shown in reports or audit")
 
 
 class JobSubmitSerializer(serializers.Serializer):
@@ -34,6 +36,28 @@ class JobSubmitSerializer(serializers.Serializer):
     checkpoint_interval_minutes = serializers.IntegerField(required=False, allow_null=True, default=None,
                                                            max_value=limits.JOB_CHECKPOINT_MINUTES)
     environment = EnvironmentSerializer(required=False)
+    command = serializers.CharField(required=False, allow_blank=True, default="",
+                                    help_text="What to run (a shell command line); or give `script`")
+    script = serializers.CharField(required=False, allow_blank=True, default="",
+                                   help_text="A batch script (with its #! line), instead of `command`")
+    working_dir = serializers.CharField(required=False, allow_blank=True, default="",
+                                        help_text="Absolute path the run starts in")
+
+
+class JobRunSerializer(serializers.Serializer):
+    attempt = serializers.IntegerField()
+    backend = serializers.CharField()
+    external_id = serializers.CharField()
+    nodes = serializers.ListField(child=serializers.CharField())
+    state = serializers.CharField()
+    backend_state = serializers.CharField()
+    backend_reason = serializers.CharField()
+    exit_code = serializers.IntegerField(allow_null=True)
+    submitted_at = serializers.DateTimeField(allow_null=True)
+    started_at = serializers.DateTimeField(allow_null=True)
+    ended_at = serializers.DateTimeField(allow_null=True)
+    last_error = serializers.CharField()
+    next_retry_at = serializers.DateTimeField(allow_null=True)
 
 
 class JobBulkSubmitSerializer(serializers.Serializer):
@@ -137,6 +161,11 @@ class JobSerializer(serializers.Serializer):
     max_runtime_minutes = serializers.IntegerField()
     checkpoint_interval_minutes = serializers.IntegerField(allow_null=True)
     environment = EnvironmentSerializer()
+    command = serializers.CharField()
+    script = serializers.CharField()
+    working_dir = serializers.CharField()
+    origin = serializers.CharField()
+    runs = serializers.SerializerMethodField()
     status = serializers.CharField()
     submitted_by = serializers.CharField(source="submitted_by.username", allow_null=True, default=None)
     submitted_at = serializers.DateTimeField()
@@ -153,6 +182,9 @@ class JobSerializer(serializers.Serializer):
 
     def get_wait(self, job) -> WaitSerializer(allow_null=True):
         return wait_payload(job.wait)
+
+    def get_runs(self, job) -> JobRunSerializer(many=True):
+        return JobRunSerializer(job.runs.order_by("attempt"), many=True).data
 
     def get_lease(self, job) -> dict | None:
         return job_lease(job)

@@ -3,6 +3,7 @@
 One `SubmitContext` loads everything a batch of submissions needs in a fixed number of queries,
 so a bulk request of thousands of jobs costs the same number of reads as one job.
 """
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +34,10 @@ from scheduler.models import HOLDING_STATUSES, Job
 
 BULK_LIMIT = limits.JOB_BULK_LIMIT
 FIELDS = ("tenant", "project", "name", "workload_class", "pool", "gpu_model", "gpus", "replicas", "cpu",
-          "memory_gb", "max_runtime_minutes", "checkpoint_interval_minutes", "environment")
+          "memory_gb", "max_runtime_minutes", "checkpoint_interval_minutes", "environment", "command", "script",
+          "working_dir")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MAX_SCRIPT = 100_000
 
 
 @dataclass
@@ -172,6 +176,7 @@ def build_job(spec: Mapping[str, Any], ctx: SubmitContext, *, now) -> tuple[Job,
     env = spec.get("environment") or {}
     if not isinstance(env, Mapping):
         bad("environment", errors.ENVIRONMENT_OBJECT)
+    run = _what_to_run(spec, env if isinstance(env, Mapping) else {}, bad)
     if problems:
         raise ValidationError(problems)
 
@@ -197,11 +202,33 @@ def build_job(spec: Mapping[str, Any], ctx: SubmitContext, *, now) -> tuple[Job,
         cpu=numbers["cpu"], memory_gb=numbers["memory_gb"], max_runtime_minutes=numbers["max_runtime_minutes"],
         checkpoint_interval_minutes=numbers["checkpoint_interval_minutes"],
         env_image=str(env.get("image") or "")[:300], env_ready=bool(env.get("ready", True)),
-        env_detail=str(env.get("detail") or "")[:300],
+        env_detail=str(env.get("detail") or "")[:300], **run,
         submitted_by=ctx.actor if getattr(ctx.actor, "is_authenticated", False) else None,
         status=Job.Status.SUBMITTED, submitted_at=now,
     )
     return job, extra
+
+
+def _what_to_run(spec: Mapping[str, Any], env: Mapping[str, Any], bad) -> dict:
+    """command or script, working directory and environment variables, checked."""
+    command = str(spec.get("command") or "")
+    script = str(spec.get("script") or "")
+    working_dir = str(spec.get("working_dir") or "").strip()
+    if command.strip() and script.strip():
+        bad("script", errors.COMMAND_AND_SCRIPT)
+    if len(command) > MAX_SCRIPT or len(script) > MAX_SCRIPT:
+        bad("script" if script else "command", errors.SCRIPT_TOO_LONG.format(limit=MAX_SCRIPT))
+    if working_dir and not working_dir.startswith("/"):
+        bad("working_dir", errors.WORKING_DIR_ABSOLUTE)
+    variables = env.get("variables") or {}
+    if not isinstance(variables, Mapping) or not all(isinstance(v, (str, int, float)) for v in variables.values()):
+        bad("environment", errors.ENV_VARS_SHAPE)
+        variables = {}
+    for name in variables:
+        if not ENV_NAME.match(str(name)):
+            bad("environment", errors.ENV_VAR_NAME.format(name=name))
+    return {"command": command, "script": script, "working_dir": working_dir[:500],
+            "env_vars": {str(k): str(v) for k, v in variables.items()}}
 
 
 def audit_payload(job: Job, extra: Mapping[str, Any] | None = None) -> dict:

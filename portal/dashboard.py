@@ -12,6 +12,7 @@ from quotas.leases import selectors as lease_selectors
 from quotas.leases.models import Lease
 from quotas.models import Pool, Quota
 from scheduler.engine import reasons
+from scheduler.backends.models import BackendStatus
 from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job, Preemption
 
 # Jobs waiting for capacity rather than for their own shape or environment.
@@ -112,8 +113,6 @@ def platform_overview() -> dict:
 
 def clusters() -> list[dict]:
     """Each pool's backend: reachable or not (since when, why), and its last inventory sync."""
-    from scheduler.backends.models import BackendStatus
-
     statuses = {s.pool_id: s for s in BackendStatus.objects.all()}
     rows = []
     for pool in Pool.objects.order_by("name"):

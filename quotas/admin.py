@@ -1,6 +1,5 @@
 """Admin for tenancy, pools and quotas. Quota and node changes go through the services so history
 and audit are written; the admin shows that history."""
-from django import forms
 from django.contrib import admin, messages
 from simple_history.admin import SimpleHistoryAdmin
 
@@ -37,26 +36,8 @@ class MembershipAdmin(admin.ModelAdmin):
     autocomplete_fields = ["user"]
 
 
-class PoolForm(forms.ModelForm):
-    """A pool's backend and its connection settings are checked by the backend itself."""
-
-    class Meta:
-        model = Pool
-        fields = "__all__"
-
-    def clean(self):
-        from scheduler.backends.registry import backend_settings_validate
-
-        cleaned = super().clean()
-        for field, messages in backend_settings_validate(cleaned.get("backend", ""),
-                                                         cleaned.get("backend_settings") or {}).items():
-            self.add_error(field, messages)
-        return cleaned
-
-
 @admin.register(Pool)
 class PoolAdmin(admin.ModelAdmin):
-    form = PoolForm
     list_display = ["name", "display_name", "backend"]
     search_fields = ["name", "display_name"]
 

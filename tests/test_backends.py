@@ -130,7 +130,7 @@ def test_drain_down_and_maint_are_maintenance_with_a_reason():
 
 
 def test_the_pool_admin_form_checks_the_backend_settings(world):
-    from quotas.admin import PoolForm
+    from scheduler.backends.admin import PoolForm
 
     form = PoolForm(data={"name": "slurm-b", "display_name": "", "description": "", "backend": "slurm",
                           "backend_settings": '{"partition": "gpu"}'})

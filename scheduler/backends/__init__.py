@@ -1,8 +1,5 @@
 """Backends turn admissions into runs on a cluster (one backend per pool, scheduler.backends.registry);
-`backend_tick` advances them."""
+`backend_tick` (scheduler.backends.tick) advances them."""
+from scheduler.backends.tick import TickResult, backend_tick
 
-
-def backend_tick(**kwargs):
-    from scheduler.backends.tick import backend_tick as tick
-
-    return tick(**kwargs)
+__all__ = ["TickResult", "backend_tick"]

@@ -12,6 +12,7 @@ from django.utils import timezone
 from audit.chain.services import audit_record
 from quotas.models import GpuModel, Node, Pool
 from scheduler.backends.base import BackendError, NodeReport
+from scheduler.backends.models import BackendStatus
 from scheduler.backends.registry import backend_for_pool
 from scheduler.backends.status import backend_status_record
 from scheduler.cycle.triggers import request_pool_evaluation
@@ -117,8 +118,6 @@ def inventory_sync(*, pool: Pool, actor=None, now: datetime | None = None) -> Sy
             audit_record(event_type="node.synced", target=node, actor=actor, occurred_at=now,
                          payload={"pool": pool.name, "node": node.name, "changed": {"state": {"new": "maintenance"}},
                                   "reason": reason})
-        from scheduler.backends.models import BackendStatus
-
         BackendStatus.objects.update_or_create(pool=pool, defaults={"inventory_synced_at": now,
                                                                     "inventory_changes": result.changes})
         if result.changes:

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 
+from quotas.models import Node
 from scheduler.backends.base import (
     RUN_CANCELLED, RUN_FAILED, RUN_RUNNING, RUN_SUCCEEDED, Backend, NodeReport, RunReport, StartRequest,
 )
@@ -64,8 +65,6 @@ class SimulatedBackend(Backend):
         return RunReport(outcome=RUN_CANCELLED, backend_state="CANCELLED", ended_at=now)
 
     def sync_inventory(self, *, now: datetime) -> list[NodeReport]:
-        from quotas.models import Node
-
         # The simulated cluster is the nodes typed into the portal: a sync reports them unchanged.
         reverse = {v: k for k, v in self.settings.get("gres_models", {}).items()}
         return [NodeReport(name=n.name, gres_type=reverse.get(n.gpu_model.name, n.gpu_model.name), gpus=n.gpus,

@@ -1,14 +1,16 @@
 """Thin Celery tasks of the backends: advance every pool's runs, sync inventories, take in held jobs."""
 from celery import shared_task
 
+from quotas.models import Pool
 from scheduler.backends import backend_tick as backend_tick_service
+from scheduler.backends.inventory import inventory_sync_all
+from scheduler.backends.slurm.intake import native_intake_all
+from scheduler.backends.tick import pools_with_work
 
 
 @shared_task(name="scheduler.backend_tick")
 def backend_tick() -> dict:
     """Fan out: one task per pool with work, so a slow or unreachable cluster delays only its own pool."""
-    from scheduler.backends.tick import pools_with_work
-
     pool_ids = list(pools_with_work().values_list("pk", flat=True))
     for pool_id in pool_ids:
         backend_tick_pool.delay(pool_id)
@@ -17,20 +19,14 @@ def backend_tick() -> dict:
 
 @shared_task(name="scheduler.backend_tick_pool")
 def backend_tick_pool(pool_id: int) -> dict:
-    from quotas.models import Pool
-
     return backend_tick_service(pools=Pool.objects.filter(pk=pool_id)).__dict__
 
 
 @shared_task(name="scheduler.inventory_sync")
 def inventory_sync() -> dict:
-    from scheduler.backends.inventory import inventory_sync_all
-
     return inventory_sync_all()
 
 
 @shared_task(name="scheduler.native_intake")
 def native_intake() -> dict:
-    from scheduler.backends.slurm.intake import native_intake_all
-
     return native_intake_all()

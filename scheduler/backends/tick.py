@@ -16,6 +16,7 @@ from quotas.models import Pool
 from scheduler.backends import base as B
 from scheduler.backends.registry import backend_for_pool
 from scheduler.backends.status import backend_status_record
+from scheduler.cycle.snapshot import grace_minutes
 from scheduler.models import Job
 from scheduler.runs import services as runs
 from scheduler.runs.models import JobRun
@@ -97,8 +98,6 @@ def _retry_stops_and_signals(pool: Pool, now: datetime) -> None:
     for run_id in JobRun.objects.filter(_due(now), job__pool=pool, state=JobRun.State.STOPPING).values_list(
             "pk", flat=True)[:TICK_BATCH]:
         runs.run_stop_execute(run_id=run_id, now=now)
-    from scheduler.cycle.snapshot import grace_minutes
-
     for run_id in JobRun.objects.filter(_due(now), job__pool=pool, state=JobRun.State.RUNNING,
                                         signalled_at__isnull=True).exclude(signal_requested="").values_list(
             "pk", flat=True)[:TICK_BATCH]:

@@ -8,21 +8,35 @@ so the tick skips it until then and the other jobs go on.
 """
 from datetime import datetime, timedelta
 
+from celery import current_app
 from django.db import transaction
 from django.db.models import Max
 
 from audit.chain.services import audit_record
 from audit.usage.services import usage_record_close
+from quotas.leases import services as lease_services
+from quotas.leases.models import Lease
 from quotas.models import Node
 from scheduler.backends import base as B
+from scheduler.backends.registry import backend_for_pool
+from scheduler.cycle.triggers import request_pool_evaluation
 from scheduler.jobs.lifecycle import job_finish, job_start
 from scheduler.models import HOLDING_STATUSES, Job
 from scheduler.runs.models import JobRun
-from scheduler.cycle.triggers import request_pool_evaluation
 
 RETRY_BASE_SECONDS = 5
 RETRY_MAX_SECONDS = 300
 LOST_REASON = "The cluster no longer knows this run"
+
+
+# Enqueued by name: the task module builds on this one, not the reverse. The tick retries a stop or
+# signal whose message was lost, so a broker hiccup delays it without losing it.
+RUN_STOP_TASK = "scheduler.run_stop"
+RUN_SIGNAL_TASK = "scheduler.run_signal"
+
+
+def _enqueue_on_commit(task: str, run_id: int) -> None:
+    transaction.on_commit(lambda: current_app.signature(task, args=(run_id,)).delay(), robust=True)
 
 
 def retry_delay(failures: int) -> timedelta:
@@ -134,9 +148,6 @@ def job_requeue_after_cluster_stop(*, job: Job, cause: str, reason: str, now: da
                  payload={"name": job.name, "pool": job.pool.name, "gpus": job.total_gpus, "cause": cause,
                           "reason": reason[:200]})
     if job.lease_id:
-        from quotas.leases import services as lease_services
-        from quotas.leases.models import Lease
-
         lease = Lease.objects.filter(pk=job.lease_id, state__in=Lease.OPEN_STATES).first()
         if lease is not None:
             lease_services.lease_return(lease=lease, reason=f"Job #{job.pk} ended on the cluster ({cause})", now=now)
@@ -155,16 +166,12 @@ def run_stop_request(*, job: Job, cause: str) -> JobRun | None:
     if run.state != JobRun.State.STOPPING:
         JobRun.objects.filter(pk=run.pk).update(state=JobRun.State.STOPPING, stop_cause=cause[:30],
                                                 next_retry_at=None, failures=0)
-    from scheduler.runs.tasks import run_stop
-
-    run_stop.delay_on_commit(run.pk)
+    _enqueue_on_commit(RUN_STOP_TASK, run.pk)
     return run
 
 
 def run_stop_execute(*, run_id: int, now: datetime) -> str:
     """Call the backend for a `stopping` run, outside any transaction, then swap it to `stopped`."""
-    from scheduler.backends.registry import backend_for_pool
-
     run = JobRun.objects.select_related("job__pool").filter(pk=run_id, state=JobRun.State.STOPPING).first()
     if run is None:
         return ""
@@ -185,9 +192,7 @@ def run_signal_request(*, job: Job, signal: str) -> JobRun | None:
     if run is None or not signal:
         return None
     JobRun.objects.filter(pk=run.pk).update(signal_requested=signal[:10], signalled_at=None)
-    from scheduler.runs.tasks import run_signal
-
-    run_signal.delay_on_commit(run.pk)
+    _enqueue_on_commit(RUN_SIGNAL_TASK, run.pk)
     return run
 
 

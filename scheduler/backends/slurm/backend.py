@@ -13,6 +13,8 @@ import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from django.utils import timezone
+
 from scheduler.backends import base as B
 from scheduler.backends.slurm import config as cfg
 from scheduler.backends.slurm import parse
@@ -236,8 +238,6 @@ class SlurmBackend(B.Backend):
 
 def _sacct_time(text: str) -> datetime | None:
     try:
-        from django.utils import timezone
-
         return timezone.make_aware(datetime.fromisoformat(text)) if text and text[0].isdigit() else None
     except ValueError:
         return None

@@ -21,6 +21,7 @@ from scheduler.backends.slurm import parse
 from scheduler.backends.status import backend_status_record
 from scheduler.models import PENDING_STATUSES, Job
 from scheduler.jobs.submit import SubmitContext, audit_payload, build_job
+from scheduler.jobs.services import job_cancel
 from scheduler.cycle.triggers import request_pool_evaluation
 from scheduler.jobs.wait_text import localized_wait
 
@@ -127,8 +128,6 @@ def native_intake(*, pool: Pool, now: datetime | None = None) -> IntakeResult:
             if job.status not in PENDING_STATUSES:
                 continue
             if slurm_id not in held:  # its user cancelled it (or an admin released it behind the portal)
-                from scheduler.jobs.services import job_cancel
-
                 if slurm_id not in jobs or jobs[slurm_id].get("job_state") != "PENDING":
                     job_cancel(actor=None, job=job, reason=GONE)
                     result.cancelled.append(job.pk)

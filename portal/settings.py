@@ -329,7 +329,7 @@ HEALTH_EVALUATION_STALL_SECONDS = float(os.environ.get("HEALTH_EVALUATION_STALL_
 CELERY_BEAT_SCHEDULE = {
     "scheduler-evaluate-all-pools": {"task": "scheduler.evaluate_all_pools",
                                      "schedule": SCHEDULER_EVALUATION_INTERVAL_SECONDS},
-    "scheduler-backend-tick": {"task": "scheduler.backend_tick", "schedule": SCHEDULER_BACKEND_TICK_SECONDS},
+    "scheduler-backend-tick": {"task": "scheduler.backend_tick_fanout", "schedule": SCHEDULER_BACKEND_TICK_SECONDS},
     "scheduler-inventory-sync": {"task": "scheduler.inventory_sync", "schedule": SLURM_INVENTORY_SYNC_SECONDS},
     "scheduler-native-intake": {"task": "scheduler.native_intake", "schedule": SLURM_NATIVE_INTAKE_SECONDS},
     "scheduler-preemption-grace-tick": {"task": "scheduler.preemption_grace_tick",

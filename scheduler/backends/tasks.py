@@ -10,7 +10,13 @@ from scheduler.backends.tick import pools_with_work
 
 @shared_task(name="scheduler.backend_tick")
 def backend_tick() -> dict:
-    """Fan out: one task per pool with work, so a slow or unreachable cluster delays only its own pool."""
+    """Every pool with work, one after the other, in this task."""
+    return backend_tick_service().__dict__
+
+
+@shared_task(name="scheduler.backend_tick_fanout")
+def backend_tick_fanout() -> dict:
+    """Beat's entry: one task per pool with work, so a slow or unreachable cluster delays only its own pool."""
     pool_ids = list(pools_with_work().values_list("pk", flat=True))
     for pool_id in pool_ids:
         backend_tick_pool.delay(pool_id)

@@ -33,7 +33,7 @@ def test_controller_down_then_back(slurm_world, client):
         backend_tick()
         run = waiting.runs.get()
         assert status(waiting) == Job.Status.ADMITTED and run.state == "starting" and run.external_id == ""
-        assert run.last_error.startswith("squeue ") and run.next_retry_at is not None
+        assert run.last_error.startswith("sbatch ") and run.next_retry_at is not None  # the first try submits at once
         state = BackendStatus.objects.get(pool=slurm_world.pool)
         assert not state.ok and state.down_since is not None
         health = client.get("/healthz").json()

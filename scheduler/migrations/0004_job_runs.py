@@ -40,7 +40,7 @@ def jobs_from_runs(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('quotas', '0004_pool_backend_node_reason'),
+        ('quotas', '0005_pool_backend_node_reason'),
         ('scheduler', '0003_preemption_rejection'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

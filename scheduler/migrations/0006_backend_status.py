@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('quotas', '0004_pool_backend_node_reason'),
+        ('quotas', '0005_pool_backend_node_reason'),
         ('scheduler', '0005_job_simulated_fields_moved'),
     ]
 

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('quotas', '0003_merge_0002_leases_0002_quota_requests'),
+        ('quotas', '0004_policy_switch_per_pool'),
     ]
 
     operations = [

@@ -1,7 +1,6 @@
 """Which backend governs a pool: its name on the pool, its connection settings beside it."""
 from django.conf import settings
 from django.utils.module_loading import import_string
-from django.utils.translation import gettext_lazy as _
 
 from scheduler.backends.base import Backend, BackendError
 
@@ -9,10 +8,12 @@ BACKENDS = {
     "simulated": "scheduler.backends.simulated.SimulatedBackend",
     "slurm": "scheduler.backends.slurm.backend.SlurmBackend",
 }
-UNKNOWN_BACKEND = _("Unknown backend {name!r}: use one of {names}.")
-SIMULATED_REFUSED = _("Pool {pool} uses the simulated backend, which production refuses: set its backend to "
-                      "a real cluster, or set SCHEDULER_ALLOW_SIMULATED=1 for a sandbox pool.")
-SETTINGS_NOT_OBJECT = _("Backend settings are a JSON object.")
+# Operator texts, stored on runs and pool status as they are raised: kept in English (as Slurm's own are),
+# never in whichever language the raising request happened to speak.
+UNKNOWN_BACKEND = "Unknown backend {name!r}: use one of {names}."
+SIMULATED_REFUSED = ("Pool {pool} uses the simulated backend, which production refuses: set its backend to "
+                     "a real cluster, or set SCHEDULER_ALLOW_SIMULATED=1 for a sandbox pool.")
+SETTINGS_NOT_OBJECT = "Backend settings are a JSON object."
 
 
 def simulated_allowed() -> bool:

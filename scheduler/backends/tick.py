@@ -17,6 +17,7 @@ from scheduler.backends import base as B
 from scheduler.backends.registry import backend_for_pool
 from scheduler.backends.status import backend_status_record
 from scheduler.cycle.snapshot import grace_minutes
+from scheduler.jobs.faults import job_fault_record, not_faulted
 from scheduler.models import Job
 from scheduler.runs import services as runs
 from scheduler.runs.models import JobRun
@@ -42,11 +43,15 @@ def start_concurrency() -> int:
 
 
 def _start_admitted(pool: Pool, backend: B.Backend, now: datetime, result: TickResult) -> None:
-    jobs = Job.objects.filter(pool=pool, status=Job.Status.ADMITTED).select_related(
+    jobs = Job.objects.filter(not_faulted(now), pool=pool, status=Job.Status.ADMITTED).select_related(
         "pool", "gpu_model", "tenant", "project").order_by("admitted_at", "id")[:TICK_BATCH]
     due = []
     for job in jobs:
-        run = runs.run_open(job=job, now=now)
+        try:
+            run = runs.run_open(job=job, now=now)
+        except Exception as error:  # one poisoned job must not stop the pool's tick
+            job_fault_record(job_id=job.pk, tenant_id=job.tenant_id, stage="backend start", error=error, now=now)
+            continue
         if run is None or run.state != JobRun.State.STARTING:
             continue
         if run.next_retry_at and run.next_retry_at > now:
@@ -59,7 +64,7 @@ def _start_admitted(pool: Pool, backend: B.Backend, now: datetime, result: TickR
         try:
             return backend.start(B.StartRequest(job=job, attempt=run.attempt, nodes=tuple(run.nodes),
                                                 external_id=run.external_id, first_try=run.just_created), now=now)
-        except B.BackendError as exc:
+        except Exception as exc:  # a BackendError, or a bug tripped by this one job
             return exc
 
     with ThreadPoolExecutor(max_workers=min(start_concurrency(), max(len(due), 1))) as pool_of_threads:
@@ -71,7 +76,14 @@ def _start_admitted(pool: Pool, backend: B.Backend, now: datetime, result: TickR
             result.errors += 1
             unavailable = unavailable or (outcome if outcome.unavailable else None)
             continue
-        done = runs.run_record_report(run=run, report=outcome, now=now)
+        try:
+            if isinstance(outcome, Exception):
+                raise outcome
+            done = runs.run_record_report(run=run, report=outcome, now=now)
+        except Exception as error:
+            job_fault_record(job_id=job.pk, tenant_id=job.tenant_id, stage="backend start", error=error, now=now)
+            result.errors += 1
+            continue
         result.started += done == "started"
     if unavailable is not None:
         raise unavailable
@@ -88,7 +100,13 @@ def _poll_active(pool: Pool, backend: B.Backend, now: datetime, result: TickResu
         report = reports.get(run.pk)
         if report is None:
             continue
-        done = runs.run_record_report(run=run, report=report, now=now)
+        try:
+            done = runs.run_record_report(run=run, report=report, now=now)
+        except Exception as error:
+            job_fault_record(job_id=run.job_id, tenant_id=run.job.tenant_id, stage="backend poll", error=error,
+                             now=now)
+            result.errors += 1
+            continue
         result.started += done == "started"
         result.finished += done == "finished"
         result.requeued += done == "requeued"

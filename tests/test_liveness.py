@@ -194,3 +194,17 @@ def test_kill_9_of_the_worker_mid_cycle_decides_every_job_once(tmp_path):
     finally:
         processes.stop(worker)
         redis.stop()
+
+
+def test_a_cluster_down_alone_makes_the_health_report_degraded():
+    from portal.views import _with_clusters
+    from scheduler.backends import status
+
+    report = {"status": "ok", "checks": {"database": {"ok": True}}}
+    original = status.backends_down
+    try:
+        import portal.views as views
+        views.backends_down = lambda: [{"pool": "slurm-a", "since": None, "detail": "down"}]
+        assert _with_clusters(report)["status"] == "degraded"
+    finally:
+        views.backends_down = original

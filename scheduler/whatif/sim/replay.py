@@ -31,6 +31,7 @@ from scheduler.engine.types import (
     PREEMPTION_MANUAL, Lease, Node, PendingJob, RunningJob, Snapshot,
 )
 
+from .fastpath import BaseQuotaUse, FreeNodes
 from .trace import Trace, TraceJob
 
 # Event kinds, in the order events of one moment are applied: work leaves before new work arrives.
@@ -53,6 +54,7 @@ class RunRecord:
     lender: str | None = None  # on a lease from this tenant ("" for the unassigned pool); None: base quota
     outcome: str = "running"  # running | completed | preempted
     lost_gpu_hours: float = 0.0
+    placements: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)
@@ -102,6 +104,8 @@ class _Sim:
     trace: Trace
     period_seconds: float = 0.0
     approval_minutes: int = APPROVAL_MINUTES
+    progress: object = None  # called with the share of the window replayed, about every 2 %
+    fast: bool = True  # take the lone-job admission without decide (fastpath.py); off in its test
     now: datetime = field(init=False)
     heap: list = field(default_factory=list)
     seq: int = 0
@@ -134,6 +138,9 @@ class _Sim:
         for tenant, value in t.usage_at_start.items():
             self.closed[tenant] = value * self.rate if self.rate else 0.0
         self.policy_default_max = 240
+        self.quota_use = BaseQuotaUse(t.quotas)
+        self.free_nodes: dict[str, FreeNodes] = {}
+        self.fast_admissions = 0
 
     # --- events -------------------------------------------------------------------------------------
 
@@ -202,7 +209,7 @@ class _Sim:
         if lease_id is not None:
             lender = self.leases[lease_id].engine.lender or ""
         run_record = RunRecord(job.id, job.tenant, job.workload_class, job.priority_class, job.total_gpus, started,
-                               lender=lender)
+                               lender=lender, placements=placements)
         self.runs.append(run_record)
         self.token += 1
         engine = RunningJob(
@@ -213,6 +220,11 @@ class _Sim:
             preemptions_24h=self._stops_24h(job.id), stop_refused=job.id in self.refused)
         self.running[job.id] = _Run(job, engine, remaining, self.token, run_record, lease_id)
         self.running_tuple = None
+        free = self.free_nodes.get(job.gpu_model)
+        if free is not None:
+            free.take(placements, job.gpus)
+        if lease_id is None:
+            self.quota_use.add(engine, 1)
         self._usage_start(job.tenant, job.total_gpus, started)
         self.push(max(started + timedelta(seconds=remaining), self.now), _END, (job.id, self.token))
 
@@ -224,6 +236,11 @@ class _Sim:
         """The run gives its nodes, quota and lease back."""
         del self.running[run.job.id]
         self.running_tuple = None
+        free = self.free_nodes.get(run.job.gpu_model)
+        if free is not None:
+            free.give(run.engine.placements, run.job.gpus)
+        if run.engine.lease_id is None:
+            self.quota_use.add(run.engine, -1)
         run.record.end, run.record.outcome = self.now, outcome
         self._usage_end(run.job.tenant, run.job.total_gpus, run.engine.started_at)
         if run.lease_id is not None:
@@ -336,13 +353,38 @@ class _Sim:
             Node(id=n.id, pool=pool, gpu_model=n.gpu_model, gpus=n.gpus, state=n.state_at(self.now),
                  maintenance_until=n.maintenance_end if n.state_at(self.now) == "maintenance" else None)
             for n in self.trace.nodes)
+        used: dict[int, int] = {}
+        for run in self.running.values():
+            for node_id in run.engine.placements:
+                used[node_id] = used.get(node_id, 0) + run.job.gpus
+        sizes: dict[str, dict[int, int]] = {}
+        for n in self.nodes:
+            sizes.setdefault(n.gpu_model, {})
+            if n.state == "schedulable":
+                sizes[n.gpu_model][n.id] = n.gpus
+        self.free_nodes = {model: FreeNodes(by_id, used) for model, by_id in sizes.items()}
         self.dirty = True
 
     # --- the cycle ----------------------------------------------------------------------------------
 
+    def _fast_admit(self) -> bool:
+        (job,) = self.pending.values()
+        free = self.free_nodes.get(job.gpu_model)
+        if free is None or not job.env_ready or not self.quota_use.fits(job):
+            return False
+        placements = free.place(job.gpus, job.replicas)
+        if placements is None:
+            return False
+        del self.pending[job.id]
+        self.fast_admissions += 1
+        self._start(self.job_by_id[job.id], placements, None, self.remaining.pop(job.id), self.now)
+        return True
+
     def cycle(self) -> None:
         self.cycles += 1
         self.dirty = False
+        if self.fast and len(self.pending) == 1 and self._fast_admit():
+            return
         if self.running_tuple is None:
             self.running_tuple = tuple(self.running[i].engine for i in sorted(self.running))
         trace = self.trace
@@ -426,9 +468,15 @@ class _Sim:
                 self.push(job.cancelled_at, _CANCEL, job.id)
         heap = self.heap
         end = trace.end
+        span = (end - trace.start).total_seconds() or 1.0
+        report_at = trace.start
+        step = timedelta(seconds=span / 50)
         while heap and heap[0][0] < end:
             moment = heap[0][0]
             self.now = moment
+            if self.progress is not None and moment >= report_at:
+                self.progress((moment - trace.start).total_seconds() / span)
+                report_at = moment + step
             while heap and heap[0][0] == moment:
                 _, kind, _, payload = heapq.heappop(heap)
                 self.events += 1
@@ -473,6 +521,8 @@ def _replace(obj, **changes):
     return type(obj)(**values)
 
 
-def replay(trace: Trace, *, period_seconds: float = 0.0, approval_minutes: int = APPROVAL_MINUTES) -> ReplayOutcome:
+def replay(trace: Trace, *, period_seconds: float = 0.0, approval_minutes: int = APPROVAL_MINUTES,
+           progress=None, fast: bool = True) -> ReplayOutcome:
     """Replay the trace; the same trace always gives the same outcome."""
-    return _Sim(trace, period_seconds=period_seconds, approval_minutes=approval_minutes).run()
+    return _Sim(trace, period_seconds=period_seconds, approval_minutes=approval_minutes, progress=progress,
+                fast=fast).run()

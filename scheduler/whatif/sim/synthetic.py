@@ -12,8 +12,8 @@ from .trace import Trace, TraceJob, TraceNode
 
 START = datetime(2026, 11, 1, tzinfo=timezone.utc)
 # (workload class, weight, max runtime minutes)
-CLASSES = (("training", 35, 720), ("experiment", 30, 120), ("batch_inference", 15, 240),
-           ("evaluation", 10, 180), ("validation", 7, 60), ("online_inference", 3, 1440))
+CLASSES = (("training", 35, 4320), ("experiment", 30, 480), ("batch_inference", 15, 1440),
+           ("evaluation", 10, 720), ("validation", 7, 120), ("online_inference", 3, 10080))
 SHAPES = ((1, 1, 30), (2, 1, 25), (4, 1, 25), (8, 1, 15), (8, 2, 5))  # (gpus, replicas, weight)
 
 
@@ -29,19 +29,25 @@ def make_trace(*, jobs: int, nodes: int, tenants: int = 8, days: float = 30, loa
                          gpus=max(int(capacity * quota_share * w / sum(weights)), 1))
                    for k, (t, w) in enumerate(zip(names, weights)))
     span = days * 86400
-    mean_gpu_seconds = load * capacity * span / jobs
     class_w = [c[1] for c in CLASSES]
     shape_w = [s[2] for s in SHAPES]
-    mean_gpus = sum(g * r * w for g, r, w in SHAPES) / sum(shape_w)
-    out = []
+    draws = []
     t = 0.0
-    for i in range(jobs):
+    for _ in range(jobs):
         t += rng.expovariate(jobs / span)
         workload, _, max_minutes = rng.choices(CLASSES, class_w)[0]
         gpus, replicas, _ = rng.choices(SHAPES, shape_w)[0]
-        # Run time: exponential around the mean that gives the load, capped by the class's limit.
-        run = min(rng.expovariate(mean_gpus / mean_gpu_seconds), max_minutes * 60 * 0.95)
-        tenant = rng.choices(names, weights)[0]
+        draws.append((t, workload, max_minutes, gpus, replicas, rng.expovariate(1.0), rng.choices(names, weights)[0]))
+    # Run time: exponential around a share of the class's limit, capped below it; the share is found
+    # by a few fixed-point steps so the offered GPU-seconds come to `load` of the window's capacity.
+    target = load * capacity * span
+    share = 0.2
+    for _ in range(6):
+        offered = sum(g * r * min(e * share * m * 60, m * 60 * 0.95) for _, _, m, g, r, e, _ in draws)
+        share *= target / offered if offered else 1.0
+    out = []
+    for i, (t, workload, max_minutes, gpus, replicas, e, tenant) in enumerate(draws):
+        run = min(e * share * max_minutes * 60, max_minutes * 60 * 0.95)
         out.append(TraceJob(
             id=i + 1, tenant=tenant, project=f"{tenant}-main", gpu_model=model, gpus=gpus, replicas=replicas,
             workload_class=workload, priority_class=WORKLOAD_TO_PRIORITY[workload],

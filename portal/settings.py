@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "quotas",
     "scheduler",
     "scheduler.notices.apps.NoticesConfig",
+    "scheduler.whatif.apps.WhatIfConfig",
     "audit",
     "accounts",
 ]

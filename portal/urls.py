@@ -10,6 +10,7 @@ api_v1 = [
     path("", include("scheduler.api_urls")),
     path("", include("audit.api_urls")),
     path("", include("scheduler.notices.urls")),
+    path("", include("scheduler.whatif.api_urls")),
 ]
 
 urlpatterns = [
@@ -27,6 +28,7 @@ urlpatterns = [
     path("", include("quotas.urls")),
     path("", include("audit.urls")),
     path("", include("scheduler.urls")),
+    path("", include("scheduler.whatif.urls")),
 ]
 
 handler400 = "portal.edge.api_bad_request"

@@ -12,7 +12,7 @@ app = Celery("portal")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 TASK_PACKAGES = [
     "quotas", "quotas.requests", "scheduler.cycle", "scheduler.backends", "scheduler.runs", "scheduler.preemption",
-    "scheduler.notices", "audit.chain", "audit.usage", "audit.reports", "portal", "portal.liveness",
+    "scheduler.notices", "scheduler.whatif", "audit.chain", "audit.usage", "audit.reports", "portal", "portal.liveness",
 ]
 app.autodiscover_tasks(lambda: TASK_PACKAGES)
 

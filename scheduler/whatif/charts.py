@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
 
-from audit.charts import Chart, bar_chart
+from audit.reports.charts import Chart, bar_chart
 
 LINE_WIDTH, LINE_HEIGHT, PAD = 560, 160, 30
 

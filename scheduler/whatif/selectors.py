@@ -7,13 +7,13 @@ from types import MappingProxyType
 from django.db.models import Q, QuerySet
 
 from audit.models import UsageRecord
-from quotas.lease_expiry import reclaim_grace_minutes
-from quotas.lease_models import LendingPolicy, PolicySwitch
-from quotas.lease_selectors import _engine_policy
+from quotas.leases.expiry import reclaim_grace_minutes
+from quotas.leases.models import LendingPolicy, PolicySwitch
+from quotas.leases.selectors import _engine_policy
 from quotas.models import Node, Pool, Quota, Tenant
 from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, PolicySwitches, Quota as EngineQuota
 from scheduler.models import Job
-from scheduler.snapshot import decayed_gpu_hours, grace_minutes, half_life_hours, preemption_cap_24h, \
+from scheduler.cycle.snapshot import decayed_gpu_hours, grace_minutes, half_life_hours, preemption_cap_24h, \
     USAGE_HORIZON_HALF_LIVES
 from scheduler.whatif.models import WhatIfRun
 from scheduler.whatif.sim.trace import Trace, TraceJob, TraceNode

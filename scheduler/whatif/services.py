@@ -6,8 +6,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from audit.services import audit_record
-from portal.roles import PLATFORM_ADMIN, QUOTA_APPROVER, has_platform_role
+from audit.chain.services import audit_record
+from quotas.access import PLATFORM_ADMIN, QUOTA_APPROVER, has_platform_role
 from quotas.models import Pool
 from scheduler.whatif import errors
 from scheduler.whatif.models import WhatIfRun

@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from quotas.models import Pool
-from quotas.request_views import request_for_user
+from quotas.requests.api import request_for_user
 from scheduler.whatif import errors, services
 from scheduler.whatif.charts import whatif_charts
 from scheduler.whatif.forms import WhatIfForm

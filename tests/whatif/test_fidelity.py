@@ -5,11 +5,11 @@ from datetime import datetime, timedelta, timezone
 
 import time_machine
 
-from quotas.lease_expiry import lease_expire_due
+from quotas.leases.expiry import lease_expire_due
 from scheduler.backends import backend_tick
-from scheduler.cycle import scheduler_cycle_run
+from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.models import Job
-from scheduler.preemptions import preemption_grace_due
+from scheduler.preemption.services import preemption_grace_due
 from scheduler.whatif.models import WhatIfRun
 from scheduler.whatif.selectors import trace_build
 from scheduler.whatif.services import whatif_create, whatif_execute

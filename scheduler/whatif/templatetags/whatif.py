@@ -18,7 +18,7 @@ def whatif_request_panel(context, qr):
 
 @register.inclusion_tag("scheduler/whatif/_switch_panel.html", takes_context=True)
 def whatif_switch_panel(context):
-    from quotas.lease_selectors import borrowing_enabled
+    from quotas.leases.selectors import borrowing_enabled
     from quotas.models import Pool
 
     user = context["request"].user

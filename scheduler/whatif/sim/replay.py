@@ -106,6 +106,9 @@ class _Sim:
     approval_minutes: int = APPROVAL_MINUTES
     progress: object = None  # called with the share of the window replayed, about every 2 %
     fast: bool = True  # take the lone-job admission without decide (fastpath.py); off in its test
+    # At most one cycle per this many simulated seconds (0: at every moment something changed). The live
+    # pool evaluates within a second of a change; a month-long replay may trade resolution for speed.
+    cycle_seconds: float = 0.0
     now: datetime = field(init=False)
     heap: list = field(default_factory=list)
     seq: int = 0
@@ -141,6 +144,9 @@ class _Sim:
         self.quota_use = BaseQuotaUse(t.quotas)
         self.free_nodes: dict[str, FreeNodes] = {}
         self.fast_admissions = 0
+        self.cycle_gap = timedelta(seconds=self.cycle_seconds)
+        self.last_cycle: datetime | None = None
+        self.deferred_to: datetime | None = None
 
     # --- events -------------------------------------------------------------------------------------
 
@@ -505,7 +511,14 @@ class _Sim:
                     if self.pending:
                         self.dirty = True
             if self.dirty and self.pending:
-                self.cycle()
+                due = self.last_cycle + self.cycle_gap if self.last_cycle is not None else moment
+                if moment >= due:
+                    self.last_cycle = moment
+                    self.cycle()
+                elif self.deferred_to != due:  # the pool's cadence: evaluate at the next slot
+                    self.deferred_to = due
+                    self.push(due, _WAKE, None)
+                    continue  # stays dirty until then
             self.dirty = False
         self.now = end
         for run in list(self.running.values()):
@@ -522,7 +535,7 @@ def _replace(obj, **changes):
 
 
 def replay(trace: Trace, *, period_seconds: float = 0.0, approval_minutes: int = APPROVAL_MINUTES,
-           progress=None, fast: bool = True) -> ReplayOutcome:
+           progress=None, fast: bool = True, cycle_seconds: float = 0.0) -> ReplayOutcome:
     """Replay the trace; the same trace always gives the same outcome."""
     return _Sim(trace, period_seconds=period_seconds, approval_minutes=approval_minutes, progress=progress,
-                fast=fast).run()
+                fast=fast, cycle_seconds=cycle_seconds).run()

@@ -6,7 +6,7 @@ from django.utils.translation import gettext as _
 
 from audit.reports.charts import Chart, bar_chart
 
-LINE_WIDTH, LINE_HEIGHT, PAD = 560, 160, 30
+LINE_WIDTH, LINE_HEIGHT, PAD = 560, 160, 40
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,11 @@ def _choices(values):
 
 class WhatIfForm(forms.Form):
     pool = forms.ChoiceField(label=_("Pool"))
-    window_start = forms.DateTimeField(label=_("From"), widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
-    window_end = forms.DateTimeField(label=_("To"), widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+    # datetime-local takes "2026-11-03T08:00" in the portal's time zone (TIME_ZONE).
+    window_start = forms.DateTimeField(label=_("From"), widget=forms.DateTimeInput(
+        attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"))
+    window_end = forms.DateTimeField(label=_("To"), widget=forms.DateTimeInput(
+        attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"))
     kind = forms.ChoiceField(label=_("Change"), choices=KIND_LABELS)
     tenant = forms.ChoiceField(label=_("Tenant"), required=False)
     gpu_model = forms.ChoiceField(label=_("GPU model"), required=False)

@@ -32,18 +32,18 @@ PLAN = [
 ]
 
 
-def _at(minute: int) -> datetime:
-    return T0 + timedelta(minutes=minute)
+def _at(minute: int, t0: datetime = T0) -> datetime:
+    return t0 + timedelta(minutes=minute)
 
 
-def _live(world, api, users):
+def _live(world, api, users, t0: datetime = T0):
     """Drive the running system minute by minute: the backend ends what finished, the lease and grace
     workers settle what is due (a lease whose job ended goes back), the cycle decides, the backend starts
     what was admitted."""
     plan = list(PLAN)
-    with time_machine.travel(T0, tick=False) as clock:
+    with time_machine.travel(t0, tick=False) as clock:
         for minute in range(MINUTES):
-            now = _at(minute)
+            now = _at(minute, t0)
             clock.move_to(now)
             while plan and plan[0][0] == minute:
                 _, tenant, project, gpus, replicas, workload, runtime = plan.pop(0)

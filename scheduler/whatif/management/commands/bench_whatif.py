@@ -41,6 +41,7 @@ class Command(BaseCommand):
             "trace_s": round(built - started, 2), "summary_s": round(done - replayed, 2),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "cycles": outcome.cycles, "fast_admissions": sim.fast_admissions,
-            "decide_calls": outcome.cycles - sim.fast_admissions, "events": outcome.events,
+            "decide_calls": outcome.cycles - sim.fast_admissions,
+            "events": outcome.events,
             "utilisation": summary["utilisation"]["overall"], "started": summary["started"],
         }))

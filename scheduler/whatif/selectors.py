@@ -13,8 +13,8 @@ from quotas.leases.selectors import _engine_policy
 from quotas.models import Node, Pool, Quota, Tenant
 from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, PolicySwitches, Quota as EngineQuota
 from scheduler.models import Job
-from scheduler.cycle.snapshot import decayed_gpu_hours, grace_minutes, half_life_hours, preemption_cap_24h, \
-    USAGE_HORIZON_HALF_LIVES
+from audit.usage.selectors import USAGE_HORIZON_HALF_LIVES, decayed_gpu_hours, half_life_hours
+from scheduler.cycle.snapshot import grace_minutes, preemption_cap_24h
 from scheduler.whatif.models import WhatIfRun
 from scheduler.whatif.sim.trace import Trace, TraceJob, TraceNode
 

@@ -2,6 +2,7 @@
 a finished result as evidence to a decision. Each writes its audit event in the same transaction."""
 from datetime import datetime
 
+from celery import current_app
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -14,6 +15,8 @@ from scheduler.whatif.models import WhatIfRun
 from scheduler.whatif.sim.whatif import run_whatif
 
 PROGRESS_STEP = 0.02  # write progress at most this often (share of the run)
+# Enqueued by name after commit: the task module builds on this one, not the reverse.
+RUN_TASK = "whatif.run"
 
 
 def may_run_whatif(user) -> bool:
@@ -29,14 +32,13 @@ def whatif_create(*, actor, pool: Pool, window_start: datetime, window_end: date
                   label: str = "", quota_request=None) -> WhatIfRun:
     if not may_run_whatif(actor):
         raise PermissionDenied(errors.NOT_ALLOWED)
-    from scheduler.whatif.tasks import whatif_run
-
     with transaction.atomic():
         run = WhatIfRun.objects.create(pool=pool, window_start=window_start, window_end=window_end,
                                        changes=list(changes), label=label[:200], created_by=actor,
                                        quota_request=quota_request)
         audit_record(event_type="whatif.created", target=run, actor=actor, payload=_payload(run))
-        whatif_run.delay_on_commit(run.pk)
+        run_id = run.pk
+        transaction.on_commit(lambda: current_app.signature(RUN_TASK, args=(run_id,)).delay())
     return run
 
 

@@ -13,6 +13,7 @@ KIND_LABELS = [
     ("quota", _("Set a tenant's base quota")), ("borrowing", _("Borrowing on or off")),
     ("borrowing_limit", _("A tenant's borrowing limit")), ("lending_limit", _("A tenant's lending limit")),
     ("lease_length", _("Longest lease")), ("preemption_mode", _("Preemption mode")),
+    ("reclaim_mode", _("A pool's reclaim mode")),
     ("grace", _("Grace before a stop")), ("priority_class", _("Priority class of a workload class")),
     ("nodes_add", _("Add nodes")), ("nodes_remove", _("Remove nodes")),
 ]

@@ -73,11 +73,15 @@ def _policies(start: datetime) -> dict:
     return out
 
 
-def _switches(start: datetime) -> PolicySwitches:
-    then = {s.key: s.value for s in _as_of(PolicySwitch, start)}
-    value = lambda key: then.get(key, PolicySwitch.DEFAULTS[key])  # noqa: E731
-    return PolicySwitches(borrowing_enabled=bool(value(PolicySwitch.Key.BORROWING_ENABLED)),
-                          preemption_mode=str(value(PolicySwitch.Key.PREEMPTION_MODE)))
+def _switches(pool: Pool, start: datetime) -> PolicySwitches:
+    """The pool's rollout stage as it was: its override where it had one, else the platform default."""
+    values = dict(PolicySwitch.DEFAULTS)
+    rows = list(_as_of(PolicySwitch, start).filter(Q(pool_id__isnull=True) | Q(pool_id=pool.id)))
+    for row in sorted(rows, key=lambda r: r.pool_id is not None):  # the pool's override wins
+        values[row.key] = row.value
+    return PolicySwitches(borrowing_enabled=bool(values[PolicySwitch.Key.BORROWING_ENABLED]),
+                          preemption_mode=str(values[PolicySwitch.Key.PREEMPTION_MODE]),
+                          reclaim_mode=str(values[PolicySwitch.Key.RECLAIM_MODE]))
 
 
 def trace_build(*, pool: Pool, start: datetime, end: datetime) -> Trace:
@@ -119,7 +123,7 @@ def trace_build(*, pool: Pool, start: datetime, end: datetime) -> Trace:
     half_life = half_life_hours()
     return Trace(
         pool=pool.name, start=start, end=end, jobs=tuple(out), nodes=_nodes(pool, start, end),
-        quotas=_quotas(pool, start), policies=MappingProxyType(_policies(start)), switches=_switches(start),
+        quotas=_quotas(pool, start), policies=MappingProxyType(_policies(start)), switches=_switches(pool, start),
         priority_classes=DEFAULT_PRIORITY_CLASSES, half_life_hours=half_life, grace_minutes=grace_minutes(),
         reclaim_grace_minutes=reclaim_grace_minutes(), preemption_cap_24h=preemption_cap_24h(),
         usage_at_start=MappingProxyType(_usage_at_start(pool, start, half_life, running_at_start)))

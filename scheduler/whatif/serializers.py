@@ -17,12 +17,13 @@ MAX_WINDOW_DAYS = 62
 # The fields each kind of change needs (besides `kind`); optional ones are listed in OPTIONAL.
 REQUIRED = {
     "quota": ("tenant", "gpu_model", "gpus"), "borrowing": ("enabled",), "borrowing_limit": ("tenant",),
-    "lending_limit": ("tenant",), "lease_length": ("minutes",), "preemption_mode": ("mode",), "grace": ("minutes",),
+    "lending_limit": ("tenant",), "lease_length": ("minutes",), "preemption_mode": ("mode",), "reclaim_mode": ("mode",), "grace": ("minutes",),
     "priority_class": ("workload_class", "priority_class"), "nodes_add": ("gpu_model", "gpus", "count"),
     "nodes_remove": ("gpu_model", "count"),
 }
 OPTIONAL = {"borrowing_limit": ("gpus",), "lending_limit": ("gpus",), "lease_length": ("tenant",)}
 FIELD_REQUIRED = _("This change needs this field.")
+RECLAIM_NOT_PAUSED = _("Reclaim is automatic or manual; pausing is a preemption mode.")
 
 
 class ChangeSerializer(serializers.Serializer):
@@ -48,6 +49,8 @@ class ChangeSerializer(serializers.Serializer):
             missing.setdefault("gpus", [FIELD_REQUIRED])
         if missing:
             raise serializers.ValidationError(missing)
+        if kind == "reclaim_mode" and attrs["mode"] == PREEMPTION_PAUSED:
+            raise serializers.ValidationError({"mode": [RECLAIM_NOT_PAUSED]})
         if "tenant" in attrs and not Tenant.objects.filter(slug=attrs["tenant"]).exists():
             raise serializers.ValidationError({"tenant": [errors.UNKNOWN_TENANT.format(slug=attrs["tenant"])]})
         if "gpu_model" in attrs and not GpuModel.objects.filter(name=attrs["gpu_model"]).exists():

@@ -303,10 +303,18 @@ class _Sim:
             self.leases.pop(lease_id, None)
             return
         trace = self.trace
+        # Preemption paused on the pool: the expiry worker holds the lease and stops nothing.
+        held = trace.switches.preemption_mode == "paused"
         if not trace.switches.borrowing_enabled:
-            self._close_lease(lease, run)
+            if not held:
+                self._close_lease(lease, run)
         elif self._lender_needs(lease):
-            until = self.now + timedelta(minutes=trace.reclaim_grace_minutes)
+            if held:
+                return
+            start = self.now
+            if trace.switches.reclaim_mode == PREEMPTION_MANUAL:  # an approver confirms it first
+                start += timedelta(minutes=self.approval_minutes)
+            until = start + timedelta(minutes=trace.reclaim_grace_minutes)
             lease.engine = _replace(lease.engine, state="reclaiming")
             self._mark_stopping(run.job.id, until)
         else:

@@ -6,11 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 from types import MappingProxyType
 
-from scheduler.engine.types import PolicySwitches, Quota, TenantPolicy
+from scheduler.engine.types import Quota, TenantPolicy
 
 from .trace import Trace, TraceNode
 
-KINDS = ("quota", "borrowing", "borrowing_limit", "lending_limit", "lease_length", "preemption_mode", "grace",
+KINDS = ("quota", "borrowing", "borrowing_limit", "lending_limit", "lease_length", "preemption_mode", "reclaim_mode",
+         "grace",
          "priority_class", "nodes_add", "nodes_remove")
 
 
@@ -61,8 +62,9 @@ def apply_change(trace: Trace, change: dict) -> Trace:
                                  protected_minutes=min(policy.protected_minutes, minutes))
         return trace
     if kind == "preemption_mode":
-        return replace(trace, switches=PolicySwitches(borrowing_enabled=trace.switches.borrowing_enabled,
-                                                      preemption_mode=change["mode"]))
+        return replace(trace, switches=replace(trace.switches, preemption_mode=change["mode"]))
+    if kind == "reclaim_mode":
+        return replace(trace, switches=replace(trace.switches, reclaim_mode=change["mode"]))
     if kind == "grace":
         minutes = int(change["minutes"])
         return replace(trace, grace_minutes=minutes, reclaim_grace_minutes=minutes)

@@ -86,6 +86,8 @@ class WhatIfCreateSerializer(serializers.Serializer):
 class WhatIfRunSerializer(serializers.ModelSerializer):
     pool = serializers.CharField(source="pool.name")
     created_by = serializers.CharField(source="created_by.username", default=None)
+    # A plain string in the schema: a second enum named "status" collides with the jobs' (drf_spectacular.W001).
+    status = serializers.CharField(read_only=True, help_text="queued | running | done | failed")
     url = serializers.SerializerMethodField()
 
     class Meta:

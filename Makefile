@@ -3,6 +3,8 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
+# `make demo BACKEND=slurm` also starts a local Slurm (root, Debian's slurm packages) and a pool governing it.
+BACKEND ?= simulated
 
 # A Python >= 3.12: python3.13, python3.12, python3, then pyenv's installs (their shims refuse
 # versions that are not selected, so the check runs each candidate).
@@ -13,7 +15,7 @@ FIND_PYTHON = for c in python3.14 python3.13 python3.12 python3 $$HOME/.pyenv/ve
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/portal
 export TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: demo test venv clean
+.PHONY: demo test fuzz venv clean
 
 $(VENV)/.installed: pyproject.toml
 	@python=$$($(FIND_PYTHON)) && echo "Using $$python ($$($$python --version))" && \
@@ -27,11 +29,16 @@ venv: $(VENV)/.installed
 demo: venv
 	PORTAL_ENV=development $(PY) manage.py migrate --noinput
 	PORTAL_ENV=development $(PY) manage.py demo_data
+	@if [ "$(BACKEND)" = "slurm" ]; then PORTAL_ENV=development $(PY) manage.py demo_slurm; fi
 	PORTAL_ENV=development $(PY) manage.py rundemo --port $(PORT)
 
 test: venv
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_REDIS_URL) PORTAL_ENV=test \
 	  $(PY) -m pytest -p no:cacheprovider -n 2 $(PYTEST_ARGS)
+
+# A bounded schemathesis run against the live API (scripts/fuzz): 0 server errors, 0 schema violations.
+fuzz: venv
+	PY=$(PY) scripts/fuzz
 
 clean:
 	rm -rf $(VENV) var

@@ -51,11 +51,20 @@ def report_month(text: str | None):
 class UsageReportView(APIView):
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer, XLSXRenderer]
 
+    def finalize_response(self, request, response, *args, **kwargs):
+        # Errors are JSON whatever format was asked for: a spreadsheet cannot carry field messages.
+        if response.status_code >= 400 and getattr(request, "accepted_renderer", None) is not None \
+                and request.accepted_renderer.format in ("csv", "xlsx"):
+            request.accepted_renderer, request.accepted_media_type = JSONRenderer(), JSONRenderer.media_type
+        return super().finalize_response(request, response, *args, **kwargs)
+
     @extend_schema(summary="Monthly usage report of a tenant, a project or the platform",
                    parameters=[OpenApiParameter("tenant", str), OpenApiParameter("project", str),
                                OpenApiParameter("month", str, description="YYYY-MM; default last month"),
                                OpenApiParameter("format", str, enum=["json", "csv", "xlsx"])],
-                   responses={200: OpenApiTypes.OBJECT})
+                   responses={(200, "application/json"): OpenApiTypes.OBJECT,
+                              (200, "text/csv"): OpenApiTypes.STR,
+                              (200, XLSXRenderer.media_type): OpenApiTypes.BINARY})
     def get(self, request):
         params = request.query_params
         scope = report_scope_for_user(request.user, params.get("tenant"), params.get("project"))
@@ -68,8 +77,8 @@ class UsageReportView(APIView):
 
 
 class AuditEventSerializer(serializers.ModelSerializer):
-    actor = serializers.CharField(source="actor.username", default=None)
-    tenant = serializers.CharField(source="tenant.slug", default=None)
+    actor = serializers.CharField(source="actor.username", default=None, allow_null=True)
+    tenant = serializers.CharField(source="tenant.slug", default=None, allow_null=True)
 
     class Meta:
         model = AuditEvent

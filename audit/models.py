@@ -34,8 +34,9 @@ class AuditEvent(models.Model):
         USER = "user", _("User")
         WORKER = "worker", _("Worker")
         SYSTEM = "system", _("System")
-    # Position in the one platform-wide chain; hash covers the fields below plus prev_hash.
-    seq = models.BigIntegerField(unique=True)
+    # Position in the one platform-wide chain, set with prev_hash and hash by the sealer
+    # (audit.chain.sealing); null until then. The hash covers the fields below plus prev_hash.
+    seq = models.BigIntegerField(unique=True, null=True, blank=True)
     occurred_at = models.DateTimeField(db_index=True)
     event_type = models.CharField(max_length=60, db_index=True)
     actor_kind = models.CharField(max_length=10, choices=ActorKind)
@@ -45,15 +46,17 @@ class AuditEvent(models.Model):
     object_type = models.CharField(max_length=40)
     object_id = models.CharField(max_length=40)
     payload = models.JSONField(default=dict)
-    prev_hash = models.CharField(max_length=64)
-    hash = models.CharField(max_length=64)
+    prev_hash = models.CharField(max_length=64, null=True, blank=True)
+    hash = models.CharField(max_length=64, null=True, blank=True)
 
     objects = AuditEventQuerySet.as_manager()
 
     class Meta:
         ordering = ["-occurred_at", "-id"]
         indexes = [models.Index(fields=["tenant", "event_type", "occurred_at"]),
-                   models.Index(fields=["event_type", "occurred_at"], name="audit_type_time_idx")]
+                   models.Index(fields=["event_type", "occurred_at"], name="audit_type_time_idx"),
+                   # The sealer's scan: unsealed events in id order.
+                   models.Index(fields=["id"], condition=models.Q(seq__isnull=True), name="audit_unsealed_idx")]
 
     def __str__(self) -> str:
         return f"{self.occurred_at:%Y-%m-%d %H:%M} {self.event_type} {self.object_type}#{self.object_id}"
@@ -67,16 +70,25 @@ class AuditEvent(models.Model):
         raise AppendOnlyError(APPEND_ONLY.format(operation="delete"))
 
 
-class AuditChainHead(models.Model):
-    """The single row that serialises chain appends: writers lock it, read the last seq and hash,
-    append, and move it forward in the same transaction."""
+class AuditSeal(models.Model):
+    """A signed chain head: after sealing events up to ``seq`` the chain's hash there was ``hash``.
+    The HMAC signature uses AUDIT_SEAL_KEY, which the database never holds, and each seal is also
+    exported outside the database (AUDIT_SEAL_EXPORT_DIR), so a chain rewritten and rehashed by
+    someone with write access to the database no longer matches its signed heads."""
 
-    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
-    seq = models.BigIntegerField(default=0)
-    hash = models.CharField(max_length=64, default="0" * 64)
+    seq = models.BigIntegerField(unique=True)
+    hash = models.CharField(max_length=64)
+    events = models.IntegerField()
+    sealed_at = models.DateTimeField()
+    key_id = models.CharField(max_length=16)
+    signature = models.CharField(max_length=64)
+    exported_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        constraints = [models.CheckConstraint(condition=models.Q(id=1), name="audit_chain_head_singleton")]
+        ordering = ["-seq"]
+
+    def __str__(self) -> str:
+        return f"seal {self.seq} {self.hash[:12]}"
 
 
 class UsageRecord(models.Model):

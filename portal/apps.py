@@ -9,3 +9,7 @@ class PortalConfig(AppConfig):
         from portal.celery import register_tasks
 
         register_tasks()
+
+        from portal.datetimes import render_early_datetimes_in_utc
+
+        render_early_datetimes_in_utc()

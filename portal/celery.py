@@ -11,10 +11,12 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
 app = Celery("portal")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 TASK_PACKAGES = [
-    "quotas", "quotas.requests", "scheduler.cycle", "scheduler.backends", "scheduler.preemption", "scheduler.notices",
-    "audit.usage", "audit.reports", "portal",
+    "quotas", "quotas.requests", "scheduler.cycle", "scheduler.backends", "scheduler.runs", "scheduler.preemption",
+    "scheduler.notices", "scheduler.whatif", "audit.chain", "audit.usage", "audit.reports", "portal", "portal.liveness",
 ]
 app.autodiscover_tasks(lambda: TASK_PACKAGES)
+
+import portal.liveness.signals  # noqa: E402,F401  (heartbeats of beat and workers)
 
 
 def register_tasks() -> None:

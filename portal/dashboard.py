@@ -7,10 +7,12 @@ from datetime import datetime
 from django.db.models import Count, F, Min, Sum
 from django.utils import timezone
 
+from portal.liveness.selectors import stalled_pools
 from quotas.leases import selectors as lease_selectors
 from quotas.leases.models import Lease
 from quotas.models import Pool, Quota
 from scheduler.engine import reasons
+from scheduler.backends.models import BackendStatus
 from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job, Preemption
 
 # Jobs waiting for capacity rather than for their own shape or environment.
@@ -100,8 +102,22 @@ def platform_overview() -> dict:
         "borrowing": [s for s in standings if s.borrowed],
         "idle": [s for s in standings if s.idle],
         "queues": pool_queues(),
+        "stalled_pools": stalled_pools(),
         "open_leases": Lease.objects.filter(state__in=Lease.OPEN_STATES).count(),
         "awaiting_preemptions": Preemption.objects.filter(state=Preemption.State.AWAITING_APPROVAL).count(),
         "switches": lease_selectors.switches_current(),
         "switch_history": lease_selectors.switch_history(limit=10),
+        "clusters": clusters(),
     }
+
+
+def clusters() -> list[dict]:
+    """Each pool's backend: reachable or not (since when, why), and its last inventory sync."""
+    statuses = {s.pool_id: s for s in BackendStatus.objects.all()}
+    rows = []
+    for pool in Pool.objects.order_by("name"):
+        s = statuses.get(pool.pk)
+        rows.append({"pool": pool.name, "backend": pool.backend, "ok": s.ok if s else True,
+                     "detail": s.detail if s else "", "down_since": s.down_since if s else None,
+                     "synced_at": s.inventory_synced_at if s else None, "syncs": pool.backend != "simulated"})
+    return rows

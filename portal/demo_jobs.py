@@ -4,9 +4,10 @@ import random
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
+from django.db.models import Max
 from django.utils import timezone
 
-from quotas.models import Project, Quota, Tenant
+from quotas.models import Node, Project, Quota, Tenant
 from scheduler.engine.reasons import ENV_NOT_READY
 from scheduler.jobs.services import job_environment_update, job_submit_bulk
 from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job
@@ -26,10 +27,12 @@ def _specs_for(tenant: Tenant, count: int, rng: random.Random) -> list[dict]:
     if not quotas or not projects:
         return []
     specs = []
+    largest_node: dict[tuple[int, int], int] = {}
     for _ in range(count):
         quota = rng.choice(quotas)
         workload = rng.choice(quota.workload_classes or WORKLOADS)
-        largest = 4 if quota.gpu_model.name.startswith("L40S") else 8
+        largest = largest_node.setdefault((quota.pool_id, quota.gpu_model_id), Node.objects.filter(
+            pool_id=quota.pool_id, gpu_model_id=quota.gpu_model_id).aggregate(m=Max("gpus"))["m"] or 1)
         gpus = rng.choice([g for g in (1, 2, 4, 8) if g <= largest])
         replicas = 2 if rng.random() < 0.15 else 1
         ready = rng.random() >= 0.1
@@ -38,6 +41,8 @@ def _specs_for(tenant: Tenant, count: int, rng: random.Random) -> list[dict]:
             "workload_class": workload, "pool": quota.pool.name, "gpu_model": quota.gpu_model.name, "gpus": gpus,
             "replicas": replicas, "cpu": gpus * 8, "memory_gb": gpus * 64,
             "max_runtime_minutes": rng.choice((10, 20, 30, 45, 60, 90)), "checkpoint_interval_minutes": 15,
+            # What a Slurm pool runs (the simulator ignores it): a short sleep, so demo jobs come and go.
+            "command": f"sleep {rng.randint(30, 120)}",
             "environment": {"image": f"registry.local/{tenant.slug}/trainer:1.{rng.randint(0, 9)}", "ready": ready,
                             "detail": "" if ready else "image pull failed: manifest unknown"},
         })

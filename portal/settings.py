@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 
 import dj_database_url
+
+from quotas import limits
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
@@ -59,7 +61,9 @@ INSTALLED_APPS = [
     "quotas",
     "scheduler",
     "scheduler.notices.apps.NoticesConfig",
+    "scheduler.whatif.apps.WhatIfConfig",
     "audit",
+    "accounts",
 ]
 
 MIDDLEWARE = [
@@ -68,6 +72,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "portal.edge.EdgeValidationMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -110,11 +115,29 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 30,
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# The body limit fits the largest bulk submission the API accepts (quotas/limits.py); larger bodies
+# get 413 with JSON (portal/edge.py).
+DATA_UPLOAD_MAX_MEMORY_SIZE = limits.REQUEST_BODY_BYTES
+
+# Lockout counts and API throttles live in the cache: set CACHE_URL (redis://…) when more than one
+# web process serves, so they are shared; otherwise each process counts on its own.
+_cache_url = os.environ.get("CACHE_URL", "")
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}
+          if _cache_url else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# The model backend behind a lockout check: every attempt for a locked name or address is refused
+# (accounts/lockout.py).
+AUTHENTICATION_BACKENDS = ["accounts.lockout.LockoutBackend"]
+LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", 5))
+LOGIN_FAILURE_LIMIT_PER_IP = int(os.environ.get("LOGIN_FAILURE_LIMIT_PER_IP", 30))
+LOGIN_LOCKOUT_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_SECONDS", 900))
+LOGIN_TRUST_FORWARDED_FOR = env_bool("LOGIN_TRUST_FORWARDED_FOR", False)
+TOKEN_FAILURE_LIMIT = int(os.environ.get("TOKEN_FAILURE_LIMIT", 20))
+TOKEN_FAILURE_WINDOW_SECONDS = int(os.environ.get("TOKEN_FAILURE_WINDOW_SECONDS", 300))
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -184,21 +207,27 @@ else:
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "accounts.authentication.PortalTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "quotas.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "portal.api_errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.AnonRateThrottle",
+                                 "rest_framework.throttling.UserRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"anon": os.environ.get("API_THROTTLE_ANON", "60/min"),
+                               "user": os.environ.get("API_THROTTLE_USER", "1200/min")},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "GPU quota governance portal API",
     "DESCRIPTION": "Base quotas, quota requests, jobs with explainable waits, leases, preemptions, usage and audit.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
+                             "portal.openapi.document_error_responses"],
     "ENUM_NAME_OVERRIDES": {
         "WorkloadClassEnum": "quotas.models.WorkloadClass",
         "QuotaRequestStateEnum": "quotas.requests.models.QuotaRequest.State",
@@ -223,6 +252,16 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
     if CELERY_BROKER_URL.startswith("filesystem")
     else {"visibility_timeout": 3600}
 )
+# A down broker must fail a publish fast (no retry storm in the caller; beat's sweeps catch up),
+# while workers keep reconnecting for as long as it takes.
+CELERY_BROKER_CONNECTION_TIMEOUT = float(os.environ.get("CELERY_BROKER_CONNECTION_TIMEOUT", 1.0))
+CELERY_TASK_PUBLISH_RETRY = False
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+if not CELERY_BROKER_URL.startswith("filesystem"):
+    CELERY_BROKER_TRANSPORT_OPTIONS.update({"socket_connect_timeout": CELERY_BROKER_CONNECTION_TIMEOUT,
+                                            "socket_timeout": 5.0, "retry_on_timeout": False})
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -233,7 +272,18 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 SIMULATED_TIME_SCALE = float(os.environ.get("SIMULATED_TIME_SCALE", 60 if PORTAL_ENV == "development" else 1))
 
 # Scheduler: backend, fair-share half-life, evaluation cadence, simulated failure rate.
-SCHEDULER_BACKEND = os.environ.get("SCHEDULER_BACKEND", "simulated")
+# Each pool names its backend (Pool.backend). Production refuses the simulated one unless this says so
+# (a sandbox pool next to real clusters); the demo and the tests keep it.
+SCHEDULER_ALLOW_SIMULATED = env_bool("SCHEDULER_ALLOW_SIMULATED", not PRODUCTION)
+# Slurm CLI defaults; a pool's backend settings override them (scheduler.backends.slurm.config).
+# The signal a preemption victim's run gets at notice time, so it can checkpoint before the deadline.
+PREEMPTION_SIGNAL = os.environ.get("PREEMPTION_SIGNAL", "USR1")
+# Backend start calls (sbatch) a tick makes at once per pool; their outcomes are recorded one by one.
+BACKEND_START_CONCURRENCY = int(os.environ.get("BACKEND_START_CONCURRENCY", 8))
+SLURM_BIN_DIR = os.environ.get("SLURM_BIN_DIR", "")
+SLURM_CALL_TIMEOUT_SECONDS = float(os.environ.get("SLURM_CALL_TIMEOUT_SECONDS", 20))
+SLURM_INVENTORY_SYNC_SECONDS = float(os.environ.get("SLURM_INVENTORY_SYNC_SECONDS", 60))
+SLURM_NATIVE_INTAKE_SECONDS = float(os.environ.get("SLURM_NATIVE_INTAKE_SECONDS", 10))
 SCHEDULER_FAIR_SHARE_HALF_LIFE_HOURS = float(os.environ.get("SCHEDULER_FAIR_SHARE_HALF_LIFE_HOURS", 168))
 SCHEDULER_EVALUATION_INTERVAL_SECONDS = float(os.environ.get("SCHEDULER_EVALUATION_INTERVAL_SECONDS", 5))
 SCHEDULER_BACKEND_TICK_SECONDS = float(os.environ.get("SCHEDULER_BACKEND_TICK_SECONDS", 3))
@@ -255,11 +305,34 @@ QUOTA_REQUEST_STALE_DAYS = int(os.environ.get("QUOTA_REQUEST_STALE_DAYS", 14))
 PORTAL_BASE_URL = os.environ.get("PORTAL_BASE_URL", "http://localhost:8000")
 PREEMPTION_GRACE_TICK_SECONDS = float(os.environ.get("PREEMPTION_GRACE_TICK_SECONDS", 15))
 
+# Audit sealing (audit/chain/sealing.py): heads are signed with AUDIT_SEAL_KEY, which must never be stored in
+# the database, and appended to monthly files in AUDIT_SEAL_EXPORT_DIR (storage the database's
+# operators cannot rewrite). The sealer runs every AUDIT_SEAL_INTERVAL_SECONDS.
+AUDIT_SEAL_KEY = os.environ.get("AUDIT_SEAL_KEY", "")
+if not AUDIT_SEAL_KEY:
+    if PRODUCTION:
+        raise ImproperlyConfigured("AUDIT_SEAL_KEY must be set in production")
+    AUDIT_SEAL_KEY = "insecure-development-audit-seal-key"
+AUDIT_SEAL_EXPORT_DIR = os.environ.get(
+    "AUDIT_SEAL_EXPORT_DIR", str(VAR_DIR / "audit-seals") if PORTAL_ENV == "development" else "")
+AUDIT_SEAL_INTERVAL_SECONDS = float(os.environ.get("AUDIT_SEAL_INTERVAL_SECONDS", 30))
+AUDIT_SEAL_BATCH = int(os.environ.get("AUDIT_SEAL_BATCH", 5000))
+
+# Liveness (portal/liveness/): heartbeats older than HEALTH_HEARTBEAT_MAX_SECONDS, a submitted job
+# undecided for HEALTH_UNDECIDED_MAX_SECONDS, or a pool with waiting jobs not evaluated for
+# HEALTH_EVALUATION_STALL_SECONDS make /readyz answer 503 (and the platform dashboard say so).
+HEALTH_HEARTBEAT_SECONDS = float(os.environ.get("HEALTH_HEARTBEAT_SECONDS", 15))
+HEALTH_HEARTBEAT_MAX_SECONDS = float(os.environ.get("HEALTH_HEARTBEAT_MAX_SECONDS", 60))
+HEALTH_UNDECIDED_MAX_SECONDS = float(os.environ.get("HEALTH_UNDECIDED_MAX_SECONDS", 120))
+HEALTH_EVALUATION_STALL_SECONDS = float(os.environ.get("HEALTH_EVALUATION_STALL_SECONDS", 120))
+
 # Every periodic task, in one table: beat runs these; each entry names a task by its registered name.
 CELERY_BEAT_SCHEDULE = {
     "scheduler-evaluate-all-pools": {"task": "scheduler.evaluate_all_pools",
                                      "schedule": SCHEDULER_EVALUATION_INTERVAL_SECONDS},
-    "scheduler-backend-tick": {"task": "scheduler.backend_tick", "schedule": SCHEDULER_BACKEND_TICK_SECONDS},
+    "scheduler-backend-tick": {"task": "scheduler.backend_tick_fanout", "schedule": SCHEDULER_BACKEND_TICK_SECONDS},
+    "scheduler-inventory-sync": {"task": "scheduler.inventory_sync", "schedule": SLURM_INVENTORY_SYNC_SECONDS},
+    "scheduler-native-intake": {"task": "scheduler.native_intake", "schedule": SLURM_NATIVE_INTAKE_SECONDS},
     "scheduler-preemption-grace-tick": {"task": "scheduler.preemption_grace_tick",
                                         "schedule": PREEMPTION_GRACE_TICK_SECONDS},
     "lease-expiry-tick": {"task": "quotas.lease_tasks.lease_expiry_tick", "schedule": LEASE_EXPIRY_TICK_SECONDS},
@@ -270,6 +343,8 @@ CELERY_BEAT_SCHEDULE = {
     "quota-requests-expire-stale": {"task": "quotas.tasks.quota_requests_expire_stale", "schedule": 3600.0},
     "notices.sweep": {"task": "notices.sweep_notices", "schedule": 30.0},
     "audit-usage-rollups-fold": {"task": "audit.tasks.usage_rollups_fold", "schedule": 600.0},
+    "audit-seal": {"task": "audit.seal", "schedule": AUDIT_SEAL_INTERVAL_SECONDS},
+    "portal-heartbeat": {"task": "portal.heartbeat", "schedule": HEALTH_HEARTBEAT_SECONDS},
     "audit-monthly-report-emails": {"task": "audit.tasks.monthly_report_emails",
                                     "schedule": crontab(minute=0, hour=7, day_of_month=1)},
 }

@@ -10,14 +10,16 @@ api_v1 = [
     path("", include("scheduler.api_urls")),
     path("", include("audit.api_urls")),
     path("", include("scheduler.notices.urls")),
+    path("", include("scheduler.whatif.api_urls")),
 ]
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
+    path("readyz", views.readyz, name="readyz"),
     path("metrics", metrics.metrics_view, name="metrics"),
     path("platform/", views.platform_dashboard, name="platform-dashboard"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("", include("accounts.urls")),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),
@@ -26,4 +28,9 @@ urlpatterns = [
     path("", include("quotas.urls")),
     path("", include("audit.urls")),
     path("", include("scheduler.urls")),
+    path("", include("scheduler.whatif.urls")),
 ]
+
+handler400 = "portal.edge.api_bad_request"
+handler404 = "portal.edge.api_not_found"
+handler500 = "portal.edge.api_server_error"

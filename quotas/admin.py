@@ -38,7 +38,7 @@ class MembershipAdmin(admin.ModelAdmin):
 
 @admin.register(Pool)
 class PoolAdmin(admin.ModelAdmin):
-    list_display = ["name", "display_name"]
+    list_display = ["name", "display_name", "backend"]
     search_fields = ["name", "display_name"]
 
 

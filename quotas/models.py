@@ -70,6 +70,10 @@ class Pool(models.Model):
     name = models.SlugField(max_length=50, unique=True, validators=[slug_validator])
     display_name = models.CharField(max_length=100, blank=True)
     description = models.TextField(blank=True)
+    # The cluster this pool governs: a backend name (scheduler.backends.registry) and its connection
+    # settings, validated by scheduler.backends.registry.backend_settings_validate.
+    backend = models.CharField(max_length=20, default="simulated")
+    backend_settings = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["name"]
@@ -105,7 +109,10 @@ class Node(models.Model):
     state = models.CharField(max_length=12, choices=State, default=State.SCHEDULABLE)
     maintenance_start = models.DateTimeField(null=True, blank=True)
     maintenance_end = models.DateTimeField(null=True, blank=True)
+    # Why the node is out, as the cluster says it (Slurm's drain reason); waits show it.
+    maintenance_reason = models.CharField(max_length=300, blank=True)
     labels = models.JSONField(default=dict, blank=True)
+    synced_at = models.DateTimeField(null=True, blank=True, help_text="Last inventory sync from the backend")
     history = HistoricalRecords()
 
     class Meta:

@@ -1,6 +1,7 @@
 """API shapes for pools, base quotas and nodes."""
 from rest_framework import serializers
 
+from quotas import limits
 from quotas.models import GpuModel, Node, Pool, Project, Quota, Tenant, WorkloadClass
 
 
@@ -25,7 +26,7 @@ class PoolCapacitySerializer(serializers.Serializer):
 
 class QuotaSerializer(serializers.ModelSerializer):
     tenant = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    project = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
     pool = serializers.SlugRelatedField(slug_field="name", read_only=True)
     gpu_model = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
@@ -45,18 +46,21 @@ class QuotaSetSerializer(serializers.Serializer):
     gpu_model = serializers.SlugRelatedField(slug_field="name", queryset=GpuModel.objects.all())
     workload_classes = serializers.ListField(child=serializers.ChoiceField(choices=WorkloadClass.choices),
                                              required=False, default=list)
-    gpus = serializers.IntegerField(min_value=0)
-    gpu_memory_gb = serializers.IntegerField(min_value=0, required=False, default=0)
-    cpu_cores = serializers.IntegerField(min_value=0, required=False, default=0)
-    memory_gb = serializers.IntegerField(min_value=0, required=False, default=0)
-    storage_gb = serializers.IntegerField(min_value=0, required=False, default=0)
-    effective_from = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    gpus = serializers.IntegerField(min_value=0, max_value=limits.QUOTA_GPUS)
+    gpu_memory_gb = serializers.IntegerField(min_value=0, required=False, default=0,
+                                             max_value=limits.QUOTA_GPU_MEMORY_GB)
+    cpu_cores = serializers.IntegerField(min_value=0, required=False, default=0, max_value=limits.QUOTA_CPU_CORES)
+    memory_gb = serializers.IntegerField(min_value=0, required=False, default=0, max_value=limits.QUOTA_MEMORY_GB)
+    storage_gb = serializers.IntegerField(min_value=0, required=False, default=0, max_value=limits.QUOTA_STORAGE_GB)
+    effective_from = serializers.DateTimeField(
+        required=False, allow_null=True, default=None,
+        help_text=f"Empty: now. At most {limits.BACKDATE_ALLOWANCE_DAYS} days back (audited as back-dated).")
     effective_to = serializers.DateTimeField(required=False, allow_null=True, default=None)
     over_quota_rule = serializers.ChoiceField(choices=Quota.OverQuotaRule.choices, default=Quota.OverQuotaRule.QUEUE)
     downgrade_to = serializers.ChoiceField(choices=WorkloadClass.choices, required=False, allow_blank=True,
                                            default="")
     acknowledge_oversubscription = serializers.BooleanField(default=False)
-    reason = serializers.CharField()
+    reason = serializers.CharField(max_length=2000)
 
     def validate(self, attrs):
         slug = attrs.pop("project", "") or ""

@@ -1,7 +1,7 @@
 """Writes to tenants, projects, memberships, nodes and base quotas; each writes history and audit
 in the same transaction."""
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -9,7 +9,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from audit.chain.services import audit_record
-from quotas import errors
+from quotas import errors, limits
 from quotas.history import reason_errors, with_history
 from quotas.models import (
     GpuModel,
@@ -25,6 +25,11 @@ from quotas.models import (
 from quotas.pool_changes import pool_changed
 
 VECTOR_FIELDS = ("gpus", "gpu_memory_gb", "cpu_cores", "memory_gb", "storage_gb")
+
+
+QUOTA_LIMITS = {"gpus": limits.QUOTA_GPUS, "gpu_memory_gb": limits.QUOTA_GPU_MEMORY_GB,
+                "cpu_cores": limits.QUOTA_CPU_CORES, "memory_gb": limits.QUOTA_MEMORY_GB,
+                "storage_gb": limits.QUOTA_STORAGE_GB}
 
 
 def schedulable_gpus(*, pool: Pool, gpu_model: GpuModel) -> int:
@@ -108,6 +113,12 @@ def quota_set(
     for field, value in vector.items():
         if value is None or int(value) < 0:
             problems.setdefault(field, []).append(errors.NEGATIVE)
+        elif int(value) > QUOTA_LIMITS[field]:
+            problems.setdefault(field, []).append(errors.AT_MOST.format(limit=QUOTA_LIMITS[field]))
+    backdated = (now - effective_from) if start_given and effective_from < now else None
+    if backdated is not None and backdated > timedelta(days=limits.BACKDATE_ALLOWANCE_DAYS):
+        problems.setdefault("effective_from", []).append(
+            errors.TOO_FAR_BACK.format(days=limits.BACKDATE_ALLOWANCE_DAYS))
     if effective_to is not None and effective_to <= effective_from:
         problems.setdefault("effective_to", []).append(errors.WINDOW_ORDER)
     classes = _normalise_classes(workload_classes, problems)
@@ -169,7 +180,8 @@ def quota_set(
             event_type="quota.set", target=quota, actor=actor, tenant=tenant,
             payload={"old": old, "new": {f: _jsonable(getattr(quota, f)) for f in fields},
                      "pool": pool.name, "gpu_model": gpu_model.name, "project": project.slug if project else None,
-                     "workload_classes": classes, "reason": reason, "status": quota.status, **(source or {})},
+                     "workload_classes": classes, "reason": reason, "status": quota.status, **(source or {}),
+                     **({"backdated_seconds": int(backdated.total_seconds())} if backdated else {})},
         )
         pool_changed(pool.pk)
     return quota
@@ -256,7 +268,10 @@ def node_uncordon(*, actor, node: Node, reason: str) -> Node:
 
 
 def node_maintenance_set(*, actor, node: Node, start: datetime | None, end: datetime | None, reason: str) -> Node:
-    start = start or timezone.now()
+    now = timezone.now()
+    start = start or now
+    if start < now - timedelta(days=limits.BACKDATE_ALLOWANCE_DAYS):
+        raise ValidationError({"start": [errors.TOO_FAR_BACK.format(days=limits.BACKDATE_ALLOWANCE_DAYS)]})
     if end is None:
         raise ValidationError({"end": [errors.MAINTENANCE_NEEDS_END]})
     if end <= start:

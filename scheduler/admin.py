@@ -2,6 +2,7 @@
 from django.contrib import admin, messages
 
 from scheduler.jobs import services
+from scheduler.backends import admin as backend_admin  # noqa: F401  (pool backend form, runs)
 from scheduler.models import FINAL_STATUSES, Job, PoolCycle, Preemption
 
 

@@ -20,9 +20,9 @@ class Job(models.Model):
         # Set by the preemption issue: a stopped victim is preempted, then requeued (pending again).
         PREEMPTED = "preempted", _("Preempted")
         REQUEUED = "requeued", _("Requeued")
-    class SimulatedOutcome(models.TextChoices):
-        SUCCEEDED = "succeeded", _("Succeeded")
-        FAILED = "failed", _("Failed")
+    class Origin(models.TextChoices):
+        PORTAL = "portal", _("Submitted to the portal")
+        CLUSTER = "cluster", _("Submitted on the cluster (imported held job)")
     tenant = models.ForeignKey("quotas.Tenant", on_delete=models.PROTECT, related_name="jobs")
     project = models.ForeignKey("quotas.Project", on_delete=models.PROTECT, related_name="jobs")
     name = models.CharField(max_length=200)
@@ -60,8 +60,19 @@ class Job(models.Model):
     last_checkpoint_at = models.DateTimeField(null=True, blank=True, help_text="Last checkpoint the job reported")
     error_type = models.CharField(max_length=60, blank=True)
 
-    simulated_duration_seconds = models.PositiveIntegerField(null=True, blank=True)
-    simulated_outcome = models.CharField(max_length=10, choices=SimulatedOutcome, blank=True)
+    # A per-job error in a cycle or a backend tick (scheduler.jobs.faults): recorded here, the job is
+    # skipped until fault_retry_at, and every other job goes on.
+    fault = models.CharField(max_length=300, blank=True)
+    fault_retry_at = models.DateTimeField(null=True, blank=True)
+
+    # What to run. Never copied into reports, audit events or notices (DESIGN §10).
+    command = models.TextField(blank=True, help_text="A command line, run by a shell on the first node")
+    script = models.TextField(blank=True, help_text="A batch script; used instead of the command when set")
+    working_dir = models.CharField(max_length=500, blank=True)
+    env_vars = models.JSONField(default=dict, blank=True, help_text="Environment variables of the run")
+    origin = models.CharField(max_length=10, choices=Origin, default=Origin.PORTAL)
+    # A cluster-native job: the backend's id of the held job it was imported from.
+    native_id = models.CharField(max_length=100, blank=True)
 
     class Meta:
         ordering = ["-submitted_at", "-id"]
@@ -73,6 +84,8 @@ class Job(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(gpus__gt=0), name="job_gpus_positive"),
             models.CheckConstraint(condition=Q(replicas__gt=0), name="job_replicas_positive"),
+            models.UniqueConstraint(fields=["pool", "native_id"], condition=~Q(native_id=""),
+                                    name="job_one_per_native_id"),
         ]
 
     def __str__(self) -> str:
@@ -84,7 +97,8 @@ class Job(models.Model):
 
     @property
     def environment(self) -> dict:
-        return {"image": self.env_image, "ready": self.env_ready, "detail": self.env_detail}
+        return {"image": self.env_image, "ready": self.env_ready, "detail": self.env_detail,
+                "variables": self.env_vars}
 
 
 # Statuses whose jobs a cycle considers, and those that hold GPUs on nodes and quota.
@@ -165,3 +179,7 @@ class Preemption(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} of job {self.victim_id} ({self.state})"
+
+
+from scheduler.runs.models import JobRun  # noqa: E402,F401  (re-exported: `from scheduler.models import JobRun`)
+from scheduler.backends.models import BackendStatus  # noqa: E402,F401

@@ -1,5 +1,6 @@
 from django.urls import path
 
+from scheduler.backends import views as backend_views
 from scheduler.jobs import views
 from scheduler.preemption import views as preemption_views
 
@@ -9,6 +10,7 @@ urlpatterns = [
     path("jobs/<int:job_id>/cancel/", views.job_cancel, name="job-cancel"),
     path("jobs/<int:job_id>/environment/", views.job_environment, name="job-environment"),
     path("jobs/<int:job_id>/checkpoint/", views.job_checkpoint, name="job-checkpoint"),
+    path("platform/pools/<slug:name>/sync/", backend_views.pool_inventory_sync, name="pool-inventory-sync"),
     path("preemptions/", preemption_views.preemption_list, name="preemptions"),
     path("preemptions/<int:preemption_id>/approve/", preemption_views.preemption_approve, name="preemption-approve"),
     path("preemptions/<int:preemption_id>/reject/", preemption_views.preemption_reject, name="preemption-reject"),

@@ -8,6 +8,37 @@ from quotas.models import Membership
 from tests import factories
 
 
+def _flush_past_the_truncate_guard():
+    """Transactional tests end with a flush, which is a TRUNCATE that the audit table's statement
+    trigger refuses. The test database's owner may switch the trigger off, as any table owner can
+    (README: what an operator can still do); the signed heads, not the trigger, are the evidence."""
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    sql_flush = DatabaseOperations.sql_flush
+
+    def flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
+        statements = sql_flush(self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
+        if statements and "audit_auditevent" in tables:
+            guard = "audit_event_no_truncate"
+            return [f"ALTER TABLE audit_auditevent DISABLE TRIGGER {guard}", *statements,
+                    f"ALTER TABLE audit_auditevent ENABLE TRIGGER {guard}"]
+        return statements
+
+    DatabaseOperations.sql_flush = flush
+
+
+_flush_past_the_truncate_guard()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Lockout counts and API throttles live in the (per-process) cache; each test starts clean."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+
+
 @pytest.fixture
 def world(db):
     """Two tenants on one pool: 'alpha' (16 H100) and 'beta' (8 H100); 4 nodes × 8 H100 + 2 × 8 A100."""

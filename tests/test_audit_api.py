@@ -9,6 +9,7 @@ from openpyxl import load_workbook
 
 from audit.chain.selectors import BAD_SINCE
 from audit.chain.services import audit_record
+from audit.chain.sealing import audit_seal
 from audit.models import ReportDelivery
 from audit.reports.access import AUDIT_ROLE_REQUIRED, PLATFORM_REPORT_ROLE_REQUIRED
 from audit.reports.emails import report_email_send, report_emails_send_month
@@ -67,6 +68,9 @@ def test_audit_events_filter_by_type_and_since(api, auditor, world):
     assert [e["event_type"] for e in body["results"]] == ["job.started", "job.submitted"]
     body = api(auditor).get("/api/v1/audit/events/?type=job.&since=2026-02-01").json()
     assert [e["event_type"] for e in body["results"]] == ["job.started"]
+    assert body["results"][0]["hash"] is None and body["results"][0]["seq"] is None  # not sealed yet
+    audit_seal()
+    body = api(auditor).get("/api/v1/audit/events/?type=job.&since=2026-02-01").json()
     assert body["results"][0]["hash"] and body["results"][0]["seq"]
     bad = api(auditor).get("/api/v1/audit/events/?since=yesterday")
     assert bad.status_code == 400 and bad.json() == {"since": [BAD_SINCE]}

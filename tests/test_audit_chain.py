@@ -1,4 +1,5 @@
-"""The audit chain: appends link by hash, tampering is found, and nothing rewrites or removes evidence."""
+"""The audit chain: sealed events link by hash, tampering is found, and nothing rewrites or removes evidence.
+(Signed heads, their export and concurrent writers: tests/test_audit_sealing.py.)"""
 import threading
 import time
 from datetime import timedelta
@@ -10,8 +11,10 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from audit.chain import hashing as chain
+from audit.chain import verify
+from audit.chain.sealing import audit_seal
 from audit.chain.services import audit_record, audit_record_bulk
-from audit.models import APPEND_ONLY, AppendOnlyError, AuditChainHead, AuditEvent
+from audit.models import APPEND_ONLY, AppendOnlyError, AuditEvent, AuditSeal
 
 pytestmark = pytest.mark.django_db
 postgres_only = pytest.mark.skipif("connection.vendor != 'postgresql'")
@@ -21,8 +24,11 @@ def _three_events(world):
     audit_record(event_type="job.submitted", object_type="job", object_id=1, tenant=world.alpha,
                  payload={"project": "train", "gpus": 8, "name": "resnet"})
     audit_record(event_type="job.started", object_type="job", object_id=1, tenant=world.alpha, payload={"gpus": 8})
-    return audit_record(event_type="job.failed", object_type="job", object_id=1, tenant=world.alpha,
+    last = audit_record(event_type="job.failed", object_type="job", object_id=1, tenant=world.alpha,
                         payload={"error_type": "OOM", "ratio": 0.1, "tags": ("a", "b")})
+    audit_seal()
+    last.refresh_from_db()
+    return last
 
 
 def test_events_link_into_a_chain_that_verifies(world):
@@ -30,10 +36,10 @@ def test_events_link_into_a_chain_that_verifies(world):
     rows = list(AuditEvent.objects.order_by("seq"))
     assert [r.seq for r in rows] == list(range(1, len(rows) + 1))
     assert all(b.prev_hash == a.hash for a, b in zip(rows, rows[1:]))
-    head = AuditChainHead.objects.get()
-    assert (head.seq, head.hash) == (last.seq, last.hash)
+    head = AuditSeal.objects.get()
+    assert (head.seq, head.hash, head.events) == (last.seq, last.hash, len(rows))
     assert last.payload["tags"] == ["a", "b"]  # stored as the database gives it back, so the hash holds
-    report = chain.audit_chain_verify()
+    report = verify.audit_chain_verify()
     assert report.ok and report.checked == len(rows)
 
 
@@ -53,7 +59,7 @@ def test_verification_names_the_first_altered_row(world):
     _three_events(world)
     target = AuditEvent.objects.get(event_type="job.started")
     _tamper("UPDATE audit_auditevent SET payload = %s WHERE id = %s", ['{"gpus": 1}', target.id])
-    report = chain.audit_chain_verify()
+    report = verify.audit_chain_verify()
     assert not report.ok
     assert (report.broken_seq, report.broken_id, report.problem) == (target.seq, target.id, chain.BROKEN_HASH)
 
@@ -62,16 +68,17 @@ def test_verification_finds_a_removed_row_and_a_rehashed_row(world):
     _three_events(world)
     middle = AuditEvent.objects.get(event_type="job.started")
     _tamper("DELETE FROM audit_auditevent WHERE id = %s", [middle.id])
-    report = chain.audit_chain_verify()
+    report = verify.audit_chain_verify()
     assert not report.ok and report.problem == chain.BROKEN_GAP.format(expected=middle.seq, found=middle.seq + 1)
 
 
 def test_verification_finds_a_cut_off_tail(world):
     last = _three_events(world)
     _tamper("DELETE FROM audit_auditevent WHERE id = %s", [last.id])
-    report = chain.audit_chain_verify()
+    report = verify.audit_chain_verify()
     assert not report.ok
-    assert report.problem == chain.BROKEN_HEAD.format(head_seq=last.seq, last_seq=last.seq - 1)
+    assert report.problem == verify.BROKEN_HEAD_BEYOND.format(
+        source=f"seal #{last.seq} in the database", seq=last.seq, last_seq=last.seq - 1)
 
 
 def test_audit_verify_command_exits_non_zero_on_tampering(world):
@@ -101,7 +108,7 @@ def test_orm_refuses_update_and_delete(world):
         event.delete()
     with pytest.raises(AppendOnlyError):
         AuditEvent.objects.bulk_update([event], ["payload"])
-    assert chain.audit_chain_verify().ok
+    assert verify.audit_chain_verify().ok
 
 
 def test_admin_offers_no_change_or_delete(world, rf):
@@ -114,13 +121,23 @@ def test_admin_offers_no_change_or_delete(world, rf):
 
 
 @postgres_only
-def test_postgres_trigger_refuses_raw_update_and_delete(world):
+def test_postgres_trigger_refuses_raw_update_delete_and_truncate(world):
     event = _three_events(world)
-    for sql in ("UPDATE audit_auditevent SET payload = '{}' WHERE id = %s", "DELETE FROM audit_auditevent WHERE id = %s"):
+    unsealed = audit_record(event_type="job.started", object_type="job", object_id=2)
+    for sql, params in (("UPDATE audit_auditevent SET payload = '{}' WHERE id = %s", [event.id]),
+                        ("UPDATE audit_auditevent SET seq = NULL, hash = NULL WHERE id = %s", [event.id]),
+                        ("DELETE FROM audit_auditevent WHERE id = %s", [event.id]),
+                        # An unsealed row only takes its seal: its recorded fields cannot change either.
+                        ("UPDATE audit_auditevent SET payload = '{\"gpus\": 1}', seq = 99, prev_hash = 'x', hash = 'y' "
+                         "WHERE id = %s", [unsealed.id]),
+                        ("DELETE FROM audit_auditevent WHERE id = %s", [unsealed.id]),
+                        ("TRUNCATE audit_auditevent CASCADE", [])):
         with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
             with connection.cursor() as cursor:
-                cursor.execute(sql, [event.id])
-    assert chain.audit_chain_verify().ok
+                cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # else TRUNCATE stops at pending FK checks
+                cursor.execute(sql, params)
+    assert audit_seal() == 1
+    assert verify.audit_chain_verify().ok
 
 
 def test_bulk_events_chain_in_list_order(world):
@@ -129,19 +146,22 @@ def test_bulk_events_chain_in_list_order(world):
               "payload": {"code": "POOL_FULL", "position": i, "note": "tab\there\nnew line \\ back"}}
              for i in range(50)]
     assert audit_record_bulk(specs) == 50
+    unsealed = AuditEvent.objects.filter(seq__isnull=True).count()
+    assert unsealed >= 51  # unchained until the sealer runs (the world's own events too)
+    assert audit_seal() == unsealed
     rows = list(AuditEvent.objects.filter(event_type="job.waiting").order_by("seq"))
     assert [r.payload["position"] for r in rows] == list(range(50))
-    assert rows[0].seq + 49 == rows[-1].seq == AuditChainHead.objects.get().seq
+    assert rows[0].seq + 49 == rows[-1].seq == AuditSeal.objects.get().seq
     assert rows[0].tenant_id == world.alpha.id
     assert rows[0].payload["note"] == "tab\there\nnew line \\ back"  # COPY escaping round-trips
     assert audit_record_bulk([]) == 0
-    assert chain.audit_chain_verify().ok
+    assert verify.audit_chain_verify().ok
 
 
 @postgres_only
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_writers_keep_one_unbroken_chain(world):
-    """Writers in separate connections and transactions; the head lock orders them."""
+    """Writers in separate connections and transactions; the sealer orders their events afterwards."""
     errors = []
 
     def writer(n):
@@ -167,7 +187,8 @@ def test_concurrent_writers_keep_one_unbroken_chain(world):
         t.join()
     assert errors == []
     assert AuditEvent.objects.count() == before + 4 * (4 * 5 + 6)
-    assert chain.audit_chain_verify().ok
+    audit_seal()
+    assert verify.audit_chain_verify().ok
 
 
 @postgres_only
@@ -185,4 +206,5 @@ def test_bulk_append_of_ten_thousand_events_is_fast(world):
         timings.append(time.perf_counter() - started)
     print(f"audit_record_bulk: 10,000 events in {min(timings):.3f}s (best of 3: {timings})")
     assert min(timings) < 3.0, timings
-    assert chain.audit_chain_verify().ok
+    audit_seal()
+    assert verify.audit_chain_verify().ok

@@ -73,3 +73,42 @@ def test_reports_exports_and_recorded_payloads_hold_no_sensitive_fields(db, api)
         _assert_clean_keys(cells)
     _assert_clean_keys({k for payload in AuditEvent.objects.values_list("payload", flat=True) for k in _keys(payload)})
     assert json.dumps(list(AuditEvent.objects.values_list("payload", flat=True)))  # every payload is plain JSON
+
+
+SECRETS = {"command": "python leak_cmd_7f3a.py --data /mnt/secret-dataset-7f3a",
+           "working_dir": "/home/secret-dir-7f3a", "variables": {"HF_TOKEN": "hf_secret_token_7f3a"}}
+
+
+def test_what_a_job_runs_never_reaches_audit_usage_notices_or_reports(world, api, member):
+    """A job's command, working directory and environment, submitted through the API and run through the
+    cycle and backend, appear in no audit payload, usage record, notice or report."""
+    from django.utils import timezone
+
+    from audit.models import UsageRecord
+    from scheduler.backends import backend_tick
+    from scheduler.cycle.services import scheduler_cycle_run
+    from scheduler.jobs.services import job_cancel
+    from scheduler.models import Job, JobRun
+    from scheduler.notices.models import Notice
+
+    body = {"tenant": "alpha", "project": "train", "name": "plain-name", "workload_class": "training",
+            "pool": "gpu-a", "gpu_model": "H100-80G", "gpus": 8, "command": SECRETS["command"],
+            "working_dir": SECRETS["working_dir"], "environment": {"image": "img:1", "variables": SECRETS["variables"]}}
+    response = api(member).post("/api/v1/jobs/", body, format="json")
+    assert response.status_code == 201, response.content
+    job = Job.objects.get(pk=response.json()["id"])
+    assert (job.command, job.working_dir, job.env_vars) == (SECRETS["command"], SECRETS["working_dir"],
+                                                            SECRETS["variables"])
+    scheduler_cycle_run(pool=world.pool)
+    backend_tick()
+    assert JobRun.objects.get(job=job).state == "running"
+    job_cancel(actor=member, job=job, reason="done")
+    backend_tick()
+    report = usage_report(month=timezone.now().date().replace(day=1), now=timezone.now())
+    evidence = json.dumps([
+        list(AuditEvent.objects.values_list("payload", flat=True)),
+        list(UsageRecord.objects.values()), list(Notice.objects.values("subject", "body", "facts")),
+        report, report_csv(report).decode("utf-8-sig"),
+    ], default=str)
+    for secret in ("leak_cmd_7f3a", "secret-dataset-7f3a", "secret-dir-7f3a", "hf_secret_token_7f3a", "HF_TOKEN"):
+        assert secret not in evidence

@@ -134,7 +134,7 @@ def test_lifecycle_through_the_simulated_backend(world, settings, rate, outcome)
     assert backend_tick(now=now).started == 2
     for job in first:
         job = reload(job)
-        assert job.status == Job.Status.RUNNING and job.simulated_duration_seconds
+        assert job.status == Job.Status.RUNNING and job.runs.get().simulated_duration_seconds
         assert job.expected_end == now + timedelta(minutes=1)  # 60 minutes at 60x
     assert UsageRecord.objects.filter(ended_at__isnull=True, gpus=8).count() == 2
     assert backend_tick(now=now + timedelta(seconds=5)).finished == 0

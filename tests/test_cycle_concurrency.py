@@ -12,7 +12,7 @@ from quotas.models import Node
 from scheduler.backends import backend_tick
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.jobs.services import job_submit_bulk
-from scheduler.models import HOLDING_STATUSES, Job
+from scheduler.models import HOLDING_STATUSES, Job, JobRun
 from tests import factories
 from tests.jobs import beta, spec
 
@@ -66,7 +66,7 @@ def test_two_workers_evaluating_one_pool_never_over_admit():
         _assert_within_capacity(world)
         # Let some jobs end so later rounds admit again on freed capacity.
         backend_tick()
-        Job.objects.filter(status=Job.Status.RUNNING, id__in=Job.objects.filter(
+        JobRun.objects.filter(state=JobRun.State.RUNNING, job_id__in=Job.objects.filter(
             status=Job.Status.RUNNING).order_by("id").values("id")[:5]).update(simulated_duration_seconds=1)
         assert backend_tick(now=timezone.now() + timedelta(seconds=2)).finished == 5
         _assert_within_capacity(world)

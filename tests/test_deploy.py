@@ -13,7 +13,8 @@ def test_check_deploy_is_clean_under_the_production_profile():
     # The browser tests' async-safety opt-out must not leak into a deployment check.
     base = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
     env = {**base, "PORTAL_ENV": "production", "SECRET_KEY": "x" * 20 + "production-secret-for-check-deploy-1",
-           "ALLOWED_HOSTS": "portal.example.com", "DEBUG": "0"}
+           "ALLOWED_HOSTS": "portal.example.com", "DEBUG": "0",
+           "AUDIT_SEAL_KEY": "k" * 40}
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # set by the browser tests' conftest when collected together
     result = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)

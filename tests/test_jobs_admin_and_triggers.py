@@ -46,7 +46,11 @@ def test_beat_runs_evaluation_and_backend_ticks():
     from portal.celery import app
 
     tasks = {entry["task"] for entry in app.conf.beat_schedule.values()}
-    assert {"scheduler.evaluate_all_pools", "scheduler.backend_tick"} <= tasks
+    # The backend tick fans out one task per pool; inventory sync and held-job intake run for Slurm pools.
+    assert {"scheduler.evaluate_all_pools", "scheduler.backend_tick_fanout", "scheduler.inventory_sync",
+            "scheduler.native_intake"} <= tasks
+    assert {"scheduler.backend_tick_fanout", "scheduler.backend_tick_pool", "scheduler.inventory_sync",
+            "scheduler.native_intake", "scheduler.run_stop", "scheduler.run_signal"} <= set(app.tasks)
 
 
 def test_quota_and_node_changes_ask_for_an_evaluation_of_their_pool(world, django_capture_on_commit_callbacks):

@@ -50,7 +50,7 @@ def test_dropping_the_override_steps_the_pool_back_to_the_default(world, platfor
     assert dropped.status_code == 200, dropped.content
     row = next(s for s in dropped.json() if s["pool"] == "gpu-a" and s["key"] == "preemption_mode")
     assert (row["value"], row["source"]) == ("auto", "platform")
-    assert list(AuditEvent.objects.filter(event_type__startswith="policy_switch.").order_by("seq")
+    assert list(AuditEvent.objects.filter(event_type__startswith="policy_switch.").order_by("id")
                 .values_list("event_type", flat=True)) == ["policy_switch.set", "policy_switch.cleared"]
     again = api(platform_admin).post("/api/v1/switches/", {"key": "preemption_mode", "pool": "gpu-a",
                                                            "value": None, "reason": "twice"}, format="json")

@@ -1,4 +1,5 @@
-"""The hash chain over audit events: the canonical form that is hashed, and the walk that verifies it.
+"""The hash chain over audit events: the canonical form that is hashed, and the walk that checks it
+(audit.chain.verify adds the signed heads).
 
 Format (stable: changing it invalidates every recorded chain): sha256 of the UTF-8 JSON of the
 event's fields plus ``prev_hash``, keys sorted, no whitespace, timestamps in UTC with microseconds.
@@ -38,8 +39,6 @@ def row_hash(row: dict) -> str:
 BROKEN_HASH = "hash does not match the event's content"
 BROKEN_LINK = "prev_hash does not match the previous event's hash"
 BROKEN_GAP = "seq {expected} is missing (found {found})"
-BROKEN_HEAD = "chain head says seq {head_seq}, the last event is seq {last_seq}"
-BROKEN_HEAD_HASH = "chain head hash does not match the last event's hash"
 
 
 @dataclass(frozen=True)
@@ -49,37 +48,49 @@ class ChainReport:
     broken_seq: int | None = None
     broken_id: int | None = None
     problem: str = ""
+    heads: int = 0
+    exported_heads: int = 0
+    unsealed: int = 0
 
     def as_text(self) -> str:
         if self.ok:
-            return f"OK: {self.checked} audit events verified."
+            return (f"OK: {self.checked} audit events verified against {self.heads} signed heads "
+                    f"({self.exported_heads} exported); {self.unsealed} not sealed yet.")
         return (f"BROKEN at seq {self.broken_seq} (id {self.broken_id}): {self.problem}; "
                 f"{self.checked} events checked before it.")
 
 
-def audit_chain_verify(*, chunk_size: int = 5000) -> ChainReport:
-    """Walk the whole chain in seq order and report the first row whose hash, link or position is wrong."""
-    from audit.models import AuditChainHead, AuditEvent
+@dataclass(frozen=True)
+class ChainWalk:
+    """What one walk over the sealed events found: the first broken row (if any), the chain hash at
+    each seq asked for, and where the chain ends."""
+    report: ChainReport
+    hashes: dict
+    last_seq: int
+    last_id: int | None
+
+
+def chain_walk(*, at=frozenset(), chunk_size: int = 5000) -> ChainWalk:
+    """Walk the sealed events in seq order; stop at the first row whose hash, link or position is wrong."""
+    from audit.models import AuditEvent
 
     fields = ("id", "prev_hash", "hash", *HASHED_FIELDS)
-    expected_seq, prev_hash, checked = 1, GENESIS_HASH, 0
-    last = None
-    for row in AuditEvent.objects.order_by("seq").values(*fields).iterator(chunk_size=chunk_size):
+    expected_seq, prev_hash, checked, last_id = 1, GENESIS_HASH, 0, None
+    hashes = {}
+    rows = AuditEvent.objects.filter(seq__isnull=False).order_by("seq").values(*fields)
+    for row in rows.iterator(chunk_size=chunk_size):
+        broken = None
         if row["seq"] != expected_seq:
-            return ChainReport(checked, False, row["seq"], row["id"],
-                               BROKEN_GAP.format(expected=expected_seq, found=row["seq"]))
-        if row["prev_hash"] != prev_hash:
-            return ChainReport(checked, False, row["seq"], row["id"], BROKEN_LINK)
-        if row_hash(row) != row["hash"]:
-            return ChainReport(checked, False, row["seq"], row["id"], BROKEN_HASH)
+            broken = BROKEN_GAP.format(expected=expected_seq, found=row["seq"])
+        elif row["prev_hash"] != prev_hash:
+            broken = BROKEN_LINK
+        elif row_hash(row) != row["hash"]:
+            broken = BROKEN_HASH
+        if broken:
+            return ChainWalk(ChainReport(checked, False, row["seq"], row["id"], broken), hashes, expected_seq - 1,
+                             last_id)
+        if row["seq"] in at:
+            hashes[row["seq"]] = row["hash"]
         checked += 1
-        expected_seq, prev_hash, last = expected_seq + 1, row["hash"], row
-    head = AuditChainHead.objects.filter(pk=1).first()
-    head_seq, head_hash = (head.seq, head.hash) if head else (0, GENESIS_HASH)
-    last_seq = last["seq"] if last else 0
-    if head_seq != last_seq:
-        # Rows cut off the end of the chain show up here, since the head remembers the last seq.
-        return ChainReport(checked, False, last_seq + 1, None, BROKEN_HEAD.format(head_seq=head_seq, last_seq=last_seq))
-    if head_hash != prev_hash:
-        return ChainReport(checked, False, last_seq, last["id"] if last else None, BROKEN_HEAD_HASH)
-    return ChainReport(checked, True)
+        expected_seq, prev_hash, last_id = expected_seq + 1, row["hash"], row["id"]
+    return ChainWalk(ChainReport(checked, True), hashes, expected_seq - 1, last_id)

@@ -1,9 +1,8 @@
 """The one way to write audit evidence; callers run it inside their own transaction.
 
-Every event joins one platform-wide hash chain. Appends are serialised by locking the single
-chain-head row (``SELECT … FOR UPDATE`` on PostgreSQL; SQLite's IMMEDIATE transactions already
-serialise writers). The lock is held until the caller's transaction commits, so callers should
-record audit last, after their other row locks, which keeps lock order the same everywhere.
+Events are written unchained: writers take no shared lock, so audited transactions never wait on
+each other here. The single sealer (audit.chain.sealing) later gives committed events their place in
+the platform-wide hash chain, in batches, and signs the head it reaches.
 """
 import json
 from collections.abc import Mapping
@@ -11,11 +10,11 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from django.db import connection, models, transaction
+from django.db import connection, models
 from django.utils import timezone
 
-from audit.chain.hashing import canonical_payload, canonical_time, event_hash
-from audit.models import AuditChainHead, AuditEvent
+from audit.chain.hashing import canonical_payload, canonical_time
+from audit.models import AuditEvent
 
 # DESIGN.md §10: audit holds project, job id and name, resources, times, states and error types only.
 SENSITIVE_PAYLOAD_KEYS = frozenset({
@@ -68,8 +67,7 @@ def _checked_payload(payload) -> dict:
     return canonical_payload(payload)
 
 
-COLUMNS = ("seq", "occurred_at", "event_type", "actor_kind", "actor_id", "tenant_id", "object_type", "object_id",
-           "payload", "prev_hash", "hash")
+COLUMNS = ("occurred_at", "event_type", "actor_kind", "actor_id", "tenant_id", "object_type", "object_id", "payload")
 
 
 def _event(*, event_type: str, target: models.Model | None = None, object_type: str = "", object_id: str | int = "",
@@ -86,17 +84,6 @@ def _event(*, event_type: str, target: models.Model | None = None, object_type: 
             "actor_kind": "user" if user else "worker",
             "actor_id": user.pk if user else None, "tenant_id": tenant_id, "object_type": object_type,
             "object_id": str(object_id), "payload": _checked_payload(payload)}
-
-
-def _link(events: list[dict]) -> tuple[int, str]:
-    """Lock the head (held to the caller's commit) and give each event its seq and hashes."""
-    head, _ = AuditChainHead.objects.select_for_update().get_or_create(pk=1)
-    seq, prev = head.seq, head.hash
-    for event in events:
-        seq += 1
-        event["seq"], event["prev_hash"] = seq, prev
-        event["hash"] = prev = event_hash(**{k: event[k] for k in COLUMNS if k != "hash"})
-    return seq, prev
 
 
 def _copy_text(value) -> str:
@@ -135,27 +122,21 @@ def audit_record(
     """Write one audit event. ``actor`` is a user, or None for a worker. Refuses sensitive payload keys."""
     event = _event(event_type=event_type, target=target, object_type=object_type, object_id=object_id,
                    actor=actor, tenant=tenant, payload=payload, occurred_at=occurred_at)
-    with transaction.atomic():
-        seq, last_hash = _link([event])
-        row = AuditEvent(**event)
-        row.save(force_insert=True)
-        AuditChainHead.objects.filter(pk=1).update(seq=seq, hash=last_hash)
+    row = AuditEvent(**event)
+    row.save(force_insert=True)
     return row
 
 
 def audit_record_bulk(events: list[dict]) -> int:
-    """Write many events with one lock and one bulk insert. Each dict takes audit_record's keywords,
-    plus ``tenant_id`` in place of ``tenant`` so bulk writers need not load tenant rows. The list's
-    order is the chain order. Returns how many events were written."""
+    """Write many events with one bulk insert. Each dict takes audit_record's keywords, plus
+    ``tenant_id`` in place of ``tenant`` so bulk writers need not load tenant rows. The list's order
+    is the id order, which the sealer keeps as chain order. Returns how many events were written."""
     if not events:
         return 0
     now = timezone.now()
     built = [_event(**spec, now=now) for spec in events]
-    with transaction.atomic():
-        seq, last_hash = _link(built)
-        if connection.vendor == "postgresql":
-            _copy_into_postgres(built)
-        else:
-            AuditEvent.objects.bulk_create([AuditEvent(**e) for e in built], batch_size=2000)
-        AuditChainHead.objects.filter(pk=1).update(seq=seq, hash=last_hash)
+    if connection.vendor == "postgresql":
+        _copy_into_postgres(built)
+    else:
+        AuditEvent.objects.bulk_create([AuditEvent(**e) for e in built], batch_size=2000)
     return len(built)

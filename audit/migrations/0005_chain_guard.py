@@ -1,17 +1,7 @@
 """seq becomes required and unique; on PostgreSQL a trigger refuses UPDATE and DELETE of audit rows."""
 from django.db import migrations, models
 
-
-class PostgresOnlyRunSQL(migrations.RunSQL):
-    """RunSQL that runs on PostgreSQL only; SQLite (the embedded demo) relies on the ORM guard."""
-
-    def database_forwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            super().database_forwards(app_label, schema_editor, from_state, to_state)
-
-    def database_backwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            super().database_backwards(app_label, schema_editor, from_state, to_state)
+from audit.migrations._postgres import PostgresOnlyRunSQL
 
 
 APPEND_ONLY_TRIGGER = """

@@ -6,14 +6,22 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 MONTH_FORMAT = _("Month must look like YYYY-MM.")
+MONTH_RANGE = _("Month must be between {first} and {last}.")
+FIRST_MONTH = date(2000, 1, 1)
 
 
 def parse_month(text: str) -> date:
+    """A report month; months before the portal existed or past next year have no usage and, at
+    the edge of the calendar (9999-12), no end, so they are refused."""
     try:
         year, month = (int(part) for part in str(text).split("-"))
-        return date(year, month, 1)
+        parsed = date(year, month, 1)
     except (TypeError, ValueError):
         raise ValueError(MONTH_FORMAT) from None
+    last = date(timezone.localdate().year + 1, 12, 1)
+    if not FIRST_MONTH <= parsed <= last:
+        raise ValueError(str(MONTH_RANGE).format(first=f"{FIRST_MONTH:%Y-%m}", last=f"{last:%Y-%m}"))
+    return parsed
 
 
 def next_month(month: date) -> date:

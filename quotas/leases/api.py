@@ -7,6 +7,7 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from quotas import limits
 from quotas.access import (
     can_read_all_tenants,
     is_platform_admin,
@@ -49,11 +50,13 @@ class LendingPolicySerializer(serializers.ModelSerializer):
 
 
 class LendingPolicyChangeSerializer(serializers.Serializer):
-    lending_limit_gpus = serializers.IntegerField(min_value=0, allow_null=True, required=False)
-    reserved_gpus = serializers.IntegerField(min_value=0, required=False)
-    borrowing_limit_gpus = serializers.IntegerField(min_value=0, allow_null=True, required=False)
-    max_lease_minutes = serializers.IntegerField(min_value=1, required=False)
-    protected_minutes = serializers.IntegerField(min_value=0, required=False)
+    lending_limit_gpus = serializers.IntegerField(min_value=0, max_value=limits.QUOTA_GPUS, allow_null=True,
+                                                  required=False)
+    reserved_gpus = serializers.IntegerField(min_value=0, max_value=limits.QUOTA_GPUS, required=False)
+    borrowing_limit_gpus = serializers.IntegerField(min_value=0, max_value=limits.QUOTA_GPUS, allow_null=True,
+                                                    required=False)
+    max_lease_minutes = serializers.IntegerField(min_value=1, max_value=limits.LEASE_MINUTES, required=False)
+    protected_minutes = serializers.IntegerField(min_value=0, max_value=limits.LEASE_MINUTES, required=False)
     borrow_classes = serializers.ListField(child=serializers.CharField(), required=False)
     reason = serializers.CharField()
 

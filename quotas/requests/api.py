@@ -4,10 +4,10 @@ from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from quotas.pagination import BoundedLimitOffsetPagination
 from quotas.access import NOT_FOUND, tenant_for_user
 from quotas.models import QuotaRequest
 from quotas.requests import selectors, services
@@ -29,6 +29,9 @@ def request_for_user(user, request_id: int) -> QuotaRequest:
 
 
 class QuotaRequestListView(APIView):
+    # Declared so the schema shows the paginated envelope this view returns.
+    pagination_class = BoundedLimitOffsetPagination
+
     @extend_schema(
         summary="Quota change requests the caller may see",
         parameters=[OpenApiParameter("tenant", OpenApiTypes.STR), OpenApiParameter("state", OpenApiTypes.STR),
@@ -45,7 +48,7 @@ class QuotaRequestListView(APIView):
         else:
             qs = selectors.quota_requests_filtered(user=request.user, tenant=params.get("tenant", ""),
                                                    state=params.get("state", ""), pool=params.get("pool", ""))
-        paginator = LimitOffsetPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs.prefetch_related("decisions__actor"), request, view=self)
         return paginator.get_paginated_response(QuotaRequestSerializer(page, many=True).data)
 

@@ -1,7 +1,7 @@
 """API shapes of quota change requests; names are resolved here so unknown ones are field errors."""
 from rest_framework import serializers
 
-from quotas import errors
+from quotas import errors, limits
 from quotas.access import tenants_for_user
 from quotas.models import (
     GpuModel,
@@ -19,7 +19,8 @@ class QuotaRequestCreateSerializer(serializers.Serializer):
     workload_classes = serializers.ListField(child=serializers.ChoiceField(choices=WorkloadClass.choices),
                                              required=False, default=list)
     kind = serializers.ChoiceField(choices=QuotaRequest.Kind.choices)
-    gpus = serializers.IntegerField(min_value=0, help_text="The base quota asked for (the new value).")
+    gpus = serializers.IntegerField(min_value=0, max_value=limits.QUOTA_GPUS,
+                                    help_text="The base quota asked for (the new value).")
     justification = serializers.CharField()
     effective_at = serializers.DateTimeField(required=False, allow_null=True, default=None,
                                              help_text="Empty: as soon as approved.")
@@ -55,7 +56,7 @@ class RejectInputSerializer(serializers.Serializer):
 
 
 class QuotaRequestDecisionSerializer(serializers.ModelSerializer):
-    actor = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    actor = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
 
     class Meta:
         model = QuotaRequestDecision

@@ -17,6 +17,7 @@ from django.utils.translation import gettext_lazy as _
 
 from audit.chain.services import audit_record
 from quotas import errors as quota_errors
+from quotas import limits
 from quotas.access import QUOTA_APPROVER
 from quotas.errors import ConflictError
 from quotas.models import (
@@ -137,6 +138,8 @@ def _validate(*, tenant, pool, gpu_model, kind, gpus, justification, workload_cl
         problems.setdefault("kind", []).append(f"Unknown kind {kind!r}.")
     if gpus is None or int(gpus) < 0:
         problems.setdefault("gpus", []).append(quota_errors.NEGATIVE)
+    elif int(gpus) > limits.QUOTA_GPUS:
+        problems.setdefault("gpus", []).append(quota_errors.AT_MOST.format(limit=limits.QUOTA_GPUS))
     if not (justification or "").strip():
         problems.setdefault("justification", []).append(JUSTIFICATION_REQUIRED)
     if effective_at is not None and effective_at < now - timedelta(minutes=1):

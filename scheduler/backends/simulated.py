@@ -1,14 +1,17 @@
 """The embedded default backend: jobs "run" on their simulated nodes for a duration derived from the
 job id, then succeed or fail at `SIMULATED_FAILURE_RATE`. Demo time runs `SIMULATED_TIME_SCALE`
-times faster. Deterministic per job id, so a test or a demo replays the same way."""
+times faster. Deterministic per job id, so a test or a demo replays the same way. Its inventory is the
+nodes typed into the portal."""
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.conf import settings
 
-from scheduler.backends.base import Backend
+from quotas.models import Node
+from scheduler.backends.base import (
+    RUN_CANCELLED, RUN_FAILED, RUN_RUNNING, RUN_SUCCEEDED, Backend, NodeReport, RunReport, StartRequest,
+)
 
 SIMULATED_ERROR = "SimulatedFailure"
 MIN_FRACTION, MAX_FRACTION = 0.3, 0.9  # of max_runtime_minutes
@@ -31,20 +34,41 @@ def failure_rate() -> float:
 class SimulatedBackend(Backend):
     name = "simulated"
 
-    def start(self, job, *, now: datetime) -> dict[str, Any]:
+    def start(self, request: StartRequest, *, now: datetime) -> RunReport:
+        job = request.job
         fraction = MIN_FRACTION + (MAX_FRACTION - MIN_FRACTION) * unit(job.pk, "duration")
         duration = max(int(job.max_runtime_minutes * 60 * fraction), 1)
         outcome = "failed" if unit(job.pk, "outcome") < failure_rate() else "succeeded"
-        scale = time_scale()
-        return {"expected_end": now + timedelta(minutes=job.max_runtime_minutes) / scale,
-                "simulated_duration_seconds": duration, "simulated_outcome": outcome}
+        return RunReport(outcome=RUN_RUNNING, external_id=f"sim-{job.pk}-{request.attempt}", nodes=request.nodes,
+                         backend_state="RUNNING", submitted_at=now, started_at=now,
+                         expected_end=now + timedelta(minutes=job.max_runtime_minutes) / time_scale(),
+                         extra={"simulated_duration_seconds": duration, "simulated_outcome": outcome})
 
-    def poll(self, running: Iterable, *, now: datetime) -> list[tuple[Any, str, str]]:
+    def poll(self, runs: Sequence, *, now: datetime) -> dict[int, RunReport]:
         scale = time_scale()
-        done = []
-        for job in running:
-            duration = job.simulated_duration_seconds or job.max_runtime_minutes * 60
-            if job.started_at + timedelta(seconds=duration / scale) <= now:
-                outcome = job.simulated_outcome or "succeeded"
-                done.append((job, outcome, SIMULATED_ERROR if outcome == "failed" else ""))
+        done = {}
+        for run in runs:
+            if run.started_at is None:
+                continue
+            duration = run.simulated_duration_seconds or run.job.max_runtime_minutes * 60
+            if run.started_at + timedelta(seconds=duration / scale) <= now:
+                failed = run.simulated_outcome == "failed"
+                done[run.pk] = RunReport(outcome=RUN_FAILED if failed else RUN_SUCCEEDED,
+                                         backend_state="FAILED" if failed else "COMPLETED",
+                                         reason=SIMULATED_ERROR if failed else "", exit_code=1 if failed else 0,
+                                         ended_at=now)
         return done
+
+    def stop(self, run, *, grace_seconds: int = 0, signal: str | None = None, now: datetime) -> RunReport:
+        if signal and grace_seconds:
+            return RunReport(outcome=RUN_RUNNING, backend_state="RUNNING")  # nothing to checkpoint
+        return RunReport(outcome=RUN_CANCELLED, backend_state="CANCELLED", ended_at=now)
+
+    def sync_inventory(self, *, now: datetime) -> list[NodeReport]:
+        # The simulated cluster is the nodes typed into the portal: a sync reports them unchanged.
+        reverse = {v: k for k, v in self.settings.get("gres_models", {}).items()}
+        return [NodeReport(name=n.name, gres_type=reverse.get(n.gpu_model.name, n.gpu_model.name), gpus=n.gpus,
+                           cpu_cores=n.cpu_cores, memory_gb=n.memory_gb,
+                           state="maintenance" if n.state == Node.State.MAINTENANCE else "schedulable",
+                           reason=n.maintenance_reason, backend_state=n.state)
+                for n in Node.objects.filter(pool=self.pool).select_related("gpu_model")]

@@ -1,9 +1,38 @@
-"""Thin Celery task that advances the backend: start admitted jobs, record the ones that ended."""
+"""Thin Celery tasks of the backends: advance every pool's runs, sync inventories, take in held jobs."""
 from celery import shared_task
 
+from quotas.models import Pool
 from scheduler.backends import backend_tick as backend_tick_service
+from scheduler.backends.inventory import inventory_sync_all
+from scheduler.backends.slurm.intake import native_intake_all
+from scheduler.backends.tick import pools_with_work
 
 
 @shared_task(name="scheduler.backend_tick")
 def backend_tick() -> dict:
+    """Every pool with work, one after the other, in this task."""
     return backend_tick_service().__dict__
+
+
+@shared_task(name="scheduler.backend_tick_fanout")
+def backend_tick_fanout() -> dict:
+    """Beat's entry: one task per pool with work, so a slow or unreachable cluster delays only its own pool."""
+    pool_ids = list(pools_with_work().values_list("pk", flat=True))
+    for pool_id in pool_ids:
+        backend_tick_pool.delay(pool_id)
+    return {"pools": len(pool_ids)}
+
+
+@shared_task(name="scheduler.backend_tick_pool")
+def backend_tick_pool(pool_id: int) -> dict:
+    return backend_tick_service(pools=Pool.objects.filter(pk=pool_id)).__dict__
+
+
+@shared_task(name="scheduler.inventory_sync")
+def inventory_sync() -> dict:
+    return inventory_sync_all()
+
+
+@shared_task(name="scheduler.native_intake")
+def native_intake() -> dict:
+    return native_intake_all()

@@ -29,6 +29,7 @@ from scheduler.cycle.snapshot import build_snapshot
 from scheduler.cycle.waits import WaitDigests, stored_wait
 from scheduler.engine import decide
 from scheduler.jobs.bulk import update_jobs
+from scheduler.jobs.faults import job_fault_record
 from scheduler.models import PENDING_STATUSES, Job, PoolCycle
 from scheduler.preemption.services import preemptions_plan
 
@@ -85,6 +86,12 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
                 continue  # cancelled since the snapshot: its placement simply stays free
             job, stored = pending_by_id[admission.job_id], bundle.stored[admission.job_id]
             queued_at, name = still_pending[admission.job_id]
+            try:
+                expected_end = now + timedelta(minutes=job.max_runtime_minutes)
+            except (OverflowError, ValueError) as error:
+                # A poisoned row (written before the edge limits existed) is recorded and skipped.
+                job_fault_record(job_id=job.id, tenant_id=stored.tenant_id, stage="cycle", error=error, now=now)
+                continue
             lease = None
             if admission.lease is not None:
                 try:
@@ -100,7 +107,7 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
             admitted_rows.append(Job(
                 pk=job.id, status=Job.Status.ADMITTED, admitted_at=now, queued_at=queued_at or now,
                 placements=list(admission.placements), wait=None, wait_code="", wait_digest="",
-                expected_end=now + timedelta(minutes=job.max_runtime_minutes),
+                expected_end=expected_end,
                 lease_id=lease.pk if lease else None))
             events.append(_audit("job.admitted", job.id, stored.tenant_id, now, {
                 "name": name, "project": job.project, "pool": pool.name, "gpu_model": job.gpu_model,

@@ -27,6 +27,8 @@ from scheduler.engine.types import (
 from scheduler.engine.types import (
     Quota as EngineQuota,
 )
+from quotas import limits
+from scheduler.jobs.faults import job_fault_record, not_faulted
 from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job, Preemption
 
 
@@ -82,6 +84,15 @@ def _names(tenant_ids: set[int], project_ids: set[int]) -> tuple[dict[int, str],
             dict(GpuModel.objects.values_list("id", "name")))
 
 
+OUT_OF_LIMITS = "outside the product limits: {gpus} GPUs × {replicas} replicas for {minutes} minutes"
+
+
+def _within_limits(gpus: int, replicas: int, max_runtime: int) -> bool:
+    """A row the engine can compute with; older rows may predate the edge limits (portal.limits)."""
+    return (0 < gpus <= limits.JOB_GPUS_PER_REPLICA and 0 < replicas <= limits.JOB_REPLICAS
+            and 0 < max_runtime <= limits.JOB_MAX_RUNTIME_MINUTES)
+
+
 def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
     """Thirteen queries whatever the number of nodes, quotas, leases and jobs."""
     now = now or timezone.now()
@@ -90,9 +101,10 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
     open_lease_ids = {lease.id for lease in leases}
     stopping, preempted, refused = _victim_state(pool=pool, now=now)
     nodes = tuple(
-        EngineNode(id=i, pool=pool.name, gpu_model=model, gpus=gpus, state=state, maintenance_until=until)
-        for i, model, gpus, state, until in Node.objects.filter(pool=pool).order_by("id").values_list(
-            "id", "gpu_model__name", "gpus", "state", "maintenance_end")
+        EngineNode(id=i, pool=pool.name, gpu_model=model, gpus=gpus, state=state, maintenance_until=until,
+                   maintenance_reason=why)
+        for i, model, gpus, state, until, why in Node.objects.filter(pool=pool).order_by("id").values_list(
+            "id", "gpu_model__name", "gpus", "state", "maintenance_end", "maintenance_reason")
     )
     quotas = tuple(
         EngineQuota(id=i, tenant=tenant, pool=pool.name, gpu_model=model, gpus=gpus, classes=frozenset(classes or ()),
@@ -125,8 +137,8 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
     # (job_environment_update clears the stored code).
     # The deepest read of the cycle: plain columns, no joins (names come from the small tables once),
     # and only what the engine and the unchanged-wait check need; the cycle reads the rest of the
-    # rows it writes.
-    rows = Job.objects.filter(pool=pool, status__in=PENDING_STATUSES).exclude(
+    # rows it writes. A job whose last cycle raised (scheduler.jobs.faults) sits out until its retry time.
+    rows = Job.objects.filter(not_faulted(now), pool=pool, status__in=PENDING_STATUSES).exclude(
         env_ready=False, wait_code=reasons.ENV_NOT_READY).order_by("id").values_list(
         "id", "tenant_id", "project_id", "gpu_model_id", "gpus", "replicas", "workload_class",
         "priority_class", "submitted_at", "env_ready", "env_detail", "max_runtime_minutes", "status", "wait_code",
@@ -135,6 +147,11 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
     tenants, projects, models = _names({row[1] for row in rows}, {row[2] for row in rows})
     for (i, tenant_id, project_id, model_id, gpus, replicas, workload, priority, submitted_at, env_ready, env_detail,
          max_runtime, status, wait_code, wait_digest) in rows:
+        if not _within_limits(gpus, replicas, max_runtime):
+            job_fault_record(job_id=i, tenant_id=tenant_id, stage="cycle",
+                             error=ValueError(OUT_OF_LIMITS.format(gpus=gpus, replicas=replicas,
+                                                                   minutes=max_runtime)), now=now)
+            continue
         pending.append(PendingJob(
             id=i, tenant=tenants[tenant_id], project=projects[project_id], pool=pool.name, gpu_model=models[model_id],
             gpus=gpus, replicas=replicas,

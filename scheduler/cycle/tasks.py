@@ -3,7 +3,7 @@
 from celery import shared_task
 
 from quotas.models import Pool
-from scheduler.backends.tasks import backend_tick
+from scheduler.backends.tasks import backend_tick_pool
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.cycle.triggers import EVALUATE_POOL_TASK, clear_request, enqueue_if_first
 
@@ -17,7 +17,7 @@ def evaluate_pool(pool_id: int) -> dict | None:
     clear_request(pool_id)
     result = scheduler_cycle_run(pool=pool)
     if result.admitted:
-        backend_tick.delay()
+        backend_tick_pool.delay(pool_id)
     return result.__dict__
 
 

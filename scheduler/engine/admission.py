@@ -58,8 +58,8 @@ def _shape_blocker(job: PendingJob, index: ModelIndex | None) -> Blocker | None:
             index.static_slots(g, False) if index else 0,
         )
     if index.static_slots(g, True) < replicas:
-        down, until = index.down_nodes_that_fit(g)
-        return R.maintenance(job.pool, job.gpu_model, down, until)
+        down, until, why = index.down_nodes_that_fit(g)
+        return R.maintenance(job.pool, job.gpu_model, down, until, why)
     return None
 
 

@@ -73,16 +73,19 @@ class ModelIndex:
             self._slot_cache[key] = slots
         return slots
 
-    def down_nodes_that_fit(self, gpus: int) -> tuple[int, datetime | None]:
-        """How many unavailable nodes could hold a replica, and the earliest window end."""
+    def down_nodes_that_fit(self, gpus: int) -> tuple[int, datetime | None, str]:
+        """How many unavailable nodes could hold a replica, the earliest window end, and their reasons."""
         count = 0
         until = None
+        reasons = set()
         for node in self._down:
             if node.gpus >= gpus:
                 count += 1
                 if node.maintenance_until and (until is None or node.maintenance_until < until):
                     until = node.maintenance_until
-        return count, until
+                if node.maintenance_reason:
+                    reasons.add(node.maintenance_reason)
+        return count, until, "; ".join(sorted(reasons))
 
     # --- dynamic: free GPUs right now in this cycle ---
 

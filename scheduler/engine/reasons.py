@@ -87,11 +87,11 @@ def resource_mismatch(
 
 
 @lru_cache(_CACHE)
-def maintenance(pool: str, gpu_model: str, unavailable: int, until: datetime | None) -> Blocker:
-    kind = "maintenance_until" if until else "maintenance"
+def maintenance(pool: str, gpu_model: str, unavailable: int, until: datetime | None, reason: str = "") -> Blocker:
+    kind = ("maintenance_until" if until else "maintenance") + ("_reason" if reason else "")
     return _blocker(
         MAINTENANCE, kind, pool=pool, gpu_model=gpu_model, unavailable=unavailable,
-        until=_iso(until),
+        until=_iso(until), **({"reason": reason[:300]} if reason else {}),
     )
 
 

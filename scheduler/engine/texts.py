@@ -36,6 +36,14 @@ MESSAGES: dict[str, str] = {
         "{unavailable} {gpu_model} nodes in {pool} that could run this job are cordoned or in"
         " maintenance until {until}"
     ),
+    "maintenance_reason": gettext_noop(
+        "{unavailable} {gpu_model} nodes in {pool} that could run this job are cordoned or in"
+        " maintenance: {reason}"
+    ),
+    "maintenance_until_reason": gettext_noop(
+        "{unavailable} {gpu_model} nodes in {pool} that could run this job are cordoned or in"
+        " maintenance until {until}: {reason}"
+    ),
     "quota_exceeded": gettext_noop(
         "Quota exceeded for {tenant} on {pool}/{gpu_model}: requested {requested} GPUs, "
         "{free} free of base quota {quota} ({used} in use)"

@@ -36,6 +36,7 @@ class Node:
     gpus: int
     state: str  # "schedulable" | "cordoned" | "maintenance"
     maintenance_until: datetime | None = None
+    maintenance_reason: str = ""  # the cluster's word (e.g. Slurm's drain reason)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,14 +2,13 @@
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from quotas.pagination import BoundedLimitOffsetPagination
 from quotas.models import Pool
 from quotas.tenant_api import TenantAPIView
 from scheduler.jobs import selectors, services
-from scheduler.jobs.pagination import BoundedPagination
 from scheduler.jobs.positions import positions_of
 from scheduler.jobs.serializers import (
     BulkResultSerializer,
@@ -22,6 +21,7 @@ from scheduler.jobs.serializers import (
     PoolQueueSerializer,
     PreemptionRejectSerializer,
     SummarySerializer,
+    bulk_specs,
 )
 from scheduler.jobs.summary import job_summary
 from scheduler.jobs.wait_text import wait_message
@@ -33,6 +33,9 @@ QUEUE_LIMIT = 500
 
 
 class JobListView(APIView):
+    # Declared so the schema shows the paginated envelope this view returns.
+    pagination_class = BoundedLimitOffsetPagination
+
     @extend_schema(
         parameters=[OpenApiParameter("tenant", str), OpenApiParameter("status", str, description="comma list"),
                     OpenApiParameter("pool", str)],
@@ -41,7 +44,7 @@ class JobListView(APIView):
         jobs = selectors.jobs_for_user(request.user, tenant=request.query_params.get("tenant", ""),
                                        status=request.query_params.get("status", ""),
                                        pool=request.query_params.get("pool", ""))
-        paginator = BoundedPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(jobs, request, view=self)
         context = {"positions": positions_of(page)}
         return paginator.get_paginated_response(JobSummarySerializer(page, many=True, context=context).data)
@@ -61,7 +64,8 @@ class JobBulkSubmitView(APIView):
     def post(self, request):
         serializer = JobBulkSubmitSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        jobs = services.job_submit_bulk(actor=request.user, specs=serializer.validated_data["jobs"])
+        specs = bulk_specs(serializer.validated_data["jobs"])
+        jobs = services.job_submit_bulk(actor=request.user, specs=specs)
         return Response({"count": len(jobs), "ids": [job.pk for job in jobs]}, status=status.HTTP_201_CREATED)
 
 
@@ -137,11 +141,14 @@ class JobCheckpointView(APIView):
 
 
 class PreemptionListView(APIView):
+    # Declared so the schema shows the paginated envelope this view returns.
+    pagination_class = BoundedLimitOffsetPagination
+
     @extend_schema(parameters=[OpenApiParameter("state", str, description="comma list")], responses=dict,
                    summary="Planned and past preemptions (the approvers' inbox with state=awaiting_approval)")
     def get(self, request):
         rows = preemption_selectors.preemptions_for_user(request.user, state=request.query_params.get("state", ""))
-        paginator = LimitOffsetPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(rows, request, view=self)
         return paginator.get_paginated_response([preemption_selectors.preemption_view(p) for p in page])
 

@@ -21,6 +21,9 @@ class JobSubmitForm(forms.Form):
     replicas = forms.IntegerField(label=_("Replicas"), min_value=1, initial=1)
     max_runtime_minutes = forms.IntegerField(label=_("Maximum runtime (minutes)"), min_value=1, initial=60)
     env_image = forms.CharField(label=_("Container image"), required=False, max_length=300)
+    command = forms.CharField(label=_("Command"), required=False, widget=forms.Textarea(attrs={"rows": 3}),
+                              help_text=_("What the job runs, e.g. python train.py --epochs 3"))
+    working_dir = forms.CharField(label=_("Working directory"), required=False, max_length=500)
 
     def __init__(self, *args, tenant, **kwargs):
         super().__init__(*args, **kwargs)

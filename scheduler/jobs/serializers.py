@@ -2,6 +2,7 @@
 single and bulk submissions give the same field errors."""
 from rest_framework import serializers
 
+from quotas import limits
 from quotas.models import WorkloadClass
 from scheduler.jobs.positions import positions_of
 from scheduler.jobs.wait_text import localized_wait
@@ -9,31 +10,90 @@ from scheduler.preemption.selectors import job_lease, job_preemption
 
 
 class EnvironmentSerializer(serializers.Serializer):
-    image = serializers.CharField(required=False, allow_blank=True, default="")
+    image = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
     ready = serializers.BooleanField(required=False, default=True)
-    detail = serializers.CharField(required=False, allow_blank=True, default="")
+    detail = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
+    variables = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False, default=dict,
+                                      help_text="Environment variables of the run; never shown in reports or audit")
 
 
 class JobSubmitSerializer(serializers.Serializer):
-    """Types only; names and numbers are validated by scheduler.submit so messages are one set."""
+    """Types and bounds (quotas/limits.py, so the schema documents them); names and the rest are
+    validated by scheduler.jobs.submit so messages are one set. Bulk items use this serializer too."""
 
-    tenant = serializers.CharField(allow_blank=True)
-    project = serializers.CharField(allow_blank=True)
-    name = serializers.CharField(max_length=200, allow_blank=True)
-    workload_class = serializers.CharField(allow_blank=True, help_text=f"One of {', '.join(WorkloadClass.values)}")
-    pool = serializers.CharField(allow_blank=True)
-    gpu_model = serializers.CharField(allow_blank=True)
-    gpus = serializers.IntegerField(help_text="GPUs per replica")
-    replicas = serializers.IntegerField(required=False, default=1)
-    cpu = serializers.IntegerField(required=False, default=0)
-    memory_gb = serializers.IntegerField(required=False, default=0)
-    max_runtime_minutes = serializers.IntegerField(required=False, default=60)
-    checkpoint_interval_minutes = serializers.IntegerField(required=False, allow_null=True, default=None)
+    tenant = serializers.CharField(allow_blank=True, max_length=100)
+    project = serializers.CharField(allow_blank=True, max_length=100)
+    name = serializers.CharField(max_length=limits.NAME_LENGTH, allow_blank=True)
+    workload_class = serializers.CharField(allow_blank=True, max_length=20,
+                                           help_text=f"One of {', '.join(WorkloadClass.values)}")
+    pool = serializers.CharField(allow_blank=True, max_length=100)
+    gpu_model = serializers.CharField(allow_blank=True, max_length=100)
+    gpus = serializers.IntegerField(help_text="GPUs per replica", max_value=limits.JOB_GPUS_PER_REPLICA)
+    replicas = serializers.IntegerField(required=False, default=1, max_value=limits.JOB_REPLICAS)
+    cpu = serializers.IntegerField(required=False, default=0, max_value=limits.JOB_CPU)
+    memory_gb = serializers.IntegerField(required=False, default=0, max_value=limits.JOB_MEMORY_GB)
+    max_runtime_minutes = serializers.IntegerField(required=False, default=60,
+                                                   max_value=limits.JOB_MAX_RUNTIME_MINUTES)
+    checkpoint_interval_minutes = serializers.IntegerField(required=False, allow_null=True, default=None,
+                                                           max_value=limits.JOB_CHECKPOINT_MINUTES)
     environment = EnvironmentSerializer(required=False)
+    command = serializers.CharField(required=False, allow_blank=True, default="",
+                                    help_text="What to run (a shell command line); or give `script`")
+    script = serializers.CharField(required=False, allow_blank=True, default="",
+                                   help_text="A batch script (with its #! line), instead of `command`")
+    working_dir = serializers.CharField(required=False, allow_blank=True, default="",
+                                        help_text="Absolute path the run starts in")
+
+
+class JobRunSerializer(serializers.Serializer):
+    attempt = serializers.IntegerField()
+    backend = serializers.CharField()
+    external_id = serializers.CharField()
+    nodes = serializers.ListField(child=serializers.CharField())
+    state = serializers.CharField()
+    backend_state = serializers.CharField()
+    backend_reason = serializers.CharField()
+    exit_code = serializers.IntegerField(allow_null=True)
+    submitted_at = serializers.DateTimeField(allow_null=True)
+    started_at = serializers.DateTimeField(allow_null=True)
+    ended_at = serializers.DateTimeField(allow_null=True)
+    last_error = serializers.CharField()
+    next_retry_at = serializers.DateTimeField(allow_null=True)
 
 
 class JobBulkSubmitSerializer(serializers.Serializer):
-    jobs = serializers.ListField(child=serializers.DictField(), allow_empty=True)
+    jobs = serializers.ListField(child=serializers.DictField(), allow_empty=True,
+                                 max_length=limits.JOB_BULK_LIMIT,
+                                 help_text=f"Up to {limits.JOB_BULK_LIMIT} job specs, each as for a single submit")
+
+
+# A bulk of thousands of bad items would spend seconds building messages nobody reads past the first.
+BULK_ERRORS_REPORTED = 50
+
+
+def bulk_specs(jobs: list) -> list[dict]:
+    """Each bulk item through the single-job serializer; errors keyed ``jobs[i].field`` as the
+    services key theirs, for at most BULK_ERRORS_REPORTED failing items."""
+    child = JobSubmitSerializer()
+    specs, problems, failing = [], {}, 0
+    for index, item in enumerate(jobs):
+        try:
+            specs.append(child.run_validation(item))
+        except serializers.ValidationError as exc:
+            failing += 1
+            errors = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
+            for field, messages in errors.items():
+                if isinstance(messages, dict):  # environment's own fields
+                    for inner, inner_messages in messages.items():
+                        key = f"jobs[{index}].{field}" if inner == "non_field_errors" else f"jobs[{index}].{field}.{inner}"
+                        problems[key] = inner_messages
+                else:
+                    problems[f"jobs[{index}]" if field == "non_field_errors" else f"jobs[{index}].{field}"] = messages
+            if failing >= BULK_ERRORS_REPORTED:
+                break
+    if problems:
+        raise serializers.ValidationError(problems)
+    return specs
 
 
 class BulkResultSerializer(serializers.Serializer):
@@ -103,6 +163,11 @@ class JobSerializer(serializers.Serializer):
     max_runtime_minutes = serializers.IntegerField()
     checkpoint_interval_minutes = serializers.IntegerField(allow_null=True)
     environment = EnvironmentSerializer()
+    command = serializers.CharField()
+    script = serializers.CharField()
+    working_dir = serializers.CharField()
+    origin = serializers.CharField()
+    runs = serializers.SerializerMethodField()
     status = serializers.CharField()
     submitted_by = serializers.CharField(source="submitted_by.username", allow_null=True, default=None)
     submitted_at = serializers.DateTimeField()
@@ -121,6 +186,9 @@ class JobSerializer(serializers.Serializer):
         if not job.wait:
             return None
         return wait_payload(job.wait, positions_of([job]).get(job.pk))
+
+    def get_runs(self, job) -> JobRunSerializer(many=True):
+        return JobRunSerializer(job.runs.order_by("attempt"), many=True).data
 
     def get_lease(self, job) -> dict | None:
         return job_lease(job)

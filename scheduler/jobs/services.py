@@ -18,6 +18,7 @@ from scheduler.jobs import errors
 from scheduler.jobs.lifecycle import job_finish, job_start
 from scheduler.jobs.submit import job_submit, job_submit_bulk
 from scheduler.models import FINAL_STATUSES, HOLDING_STATUSES, PENDING_STATUSES, Job
+from scheduler.runs.services import run_stop_request
 
 __all__ = ["job_submit", "job_submit_bulk", "job_cancel", "job_environment_update", "job_start", "job_finish"]
 
@@ -45,6 +46,8 @@ def job_cancel(*, actor, job: Job, reason: str = "") -> Job:
         job.save(update_fields=["status", "finished_at"])
         if old == Job.Status.RUNNING:
             usage_record_close(job_id=job.pk, ended_at=now, outcome="cancelled")
+        if old in HOLDING_STATUSES:
+            run_stop_request(job=job, cause="cancel")  # the backend stops it after commit
         audit_record(event_type="job.cancelled", target=job, actor=actor, tenant=job.tenant, occurred_at=now,
                      payload={"name": job.name, "old_status": old, "reason": reason, "gpus": job.total_gpus})
         if old in HOLDING_STATUSES:

@@ -3,6 +3,7 @@
 One `SubmitContext` loads everything a batch of submissions needs in a fixed number of queries,
 so a bulk request of thousands of jobs costs the same number of reads as one job.
 """
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,6 +14,7 @@ from django.db.models import F, Max, Sum
 from django.utils import timezone
 
 from audit.chain.services import audit_record, audit_record_bulk
+from quotas import limits
 from quotas.access import is_platform_admin, tenants_for_user
 from quotas.models import (
     GpuModel,
@@ -30,9 +32,12 @@ from scheduler.jobs import errors
 from scheduler.jobs.bulk import insert_rows
 from scheduler.models import HOLDING_STATUSES, Job
 
-BULK_LIMIT = 20_000
+BULK_LIMIT = limits.JOB_BULK_LIMIT
 FIELDS = ("tenant", "project", "name", "workload_class", "pool", "gpu_model", "gpus", "replicas", "cpu",
-          "memory_gb", "max_runtime_minutes", "checkpoint_interval_minutes", "environment")
+          "memory_gb", "max_runtime_minutes", "checkpoint_interval_minutes", "environment", "command", "script",
+          "working_dir")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MAX_SCRIPT = 100_000
 
 
 @dataclass
@@ -87,11 +92,25 @@ class SubmitContext:
         return None
 
 
+# Each number a job spec carries: default, minimum, maximum (quotas/limits.py).
+NUMBERS = (("gpus", None, 1, limits.JOB_GPUS_PER_REPLICA), ("replicas", 1, 1, limits.JOB_REPLICAS),
+           ("cpu", 0, 0, limits.JOB_CPU), ("memory_gb", 0, 0, limits.JOB_MEMORY_GB),
+           ("max_runtime_minutes", 60, 1, limits.JOB_MAX_RUNTIME_MINUTES),
+           ("checkpoint_interval_minutes", None, 1, limits.JOB_CHECKPOINT_MINUTES))
+
+
 def _int(value, default: int | None) -> int | None:
+    """Whole numbers only: 1.7 GPUs is refused, not truncated to 1."""
     if value is None or value == "":
         return default
-    if isinstance(value, bool):
+    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
         raise ValueError(value)
+    if isinstance(value, str):
+        value = value.strip()
+        if not value.lstrip("-").isdigit():
+            raise ValueError(value)
+    if not isinstance(value, (int, float, str)):
+        raise TypeError(value)
     return int(value)
 
 
@@ -132,8 +151,7 @@ def build_job(spec: Mapping[str, Any], ctx: SubmitContext, *, now) -> tuple[Job,
         bad("gpu_model", errors.UNKNOWN_GPU_MODEL.format(value=spec.get("gpu_model")))
 
     numbers = {}
-    for key, default, minimum in (("gpus", None, 1), ("replicas", 1, 1), ("cpu", 0, 0), ("memory_gb", 0, 0),
-                                  ("max_runtime_minutes", 60, 1), ("checkpoint_interval_minutes", None, 1)):
+    for key, default, minimum, maximum in NUMBERS:
         try:
             value = _int(spec.get(key), default)
         except (TypeError, ValueError):
@@ -144,6 +162,8 @@ def build_job(spec: Mapping[str, Any], ctx: SubmitContext, *, now) -> tuple[Job,
             bad(key, errors.MUST_BE_POSITIVE)
         elif value is not None and value < minimum:
             bad(key, errors.MUST_BE_POSITIVE if minimum else errors.MUST_NOT_BE_NEGATIVE)
+        elif value is not None and value > maximum:
+            bad(key, errors.AT_MOST.format(limit=maximum))
         numbers[key] = value
     gpus = numbers.get("gpus")
     if pool is not None and model is not None and gpus and gpus > 0:
@@ -153,10 +173,13 @@ def build_job(spec: Mapping[str, Any], ctx: SubmitContext, *, now) -> tuple[Job,
         elif gpus > largest:
             bad("gpus", errors.REPLICA_TOO_LARGE.format(gpu_model=model.name, pool=pool.name, gpus=gpus,
                                                        largest=largest))
+    env = spec.get("environment") or {}
+    if not isinstance(env, Mapping):
+        bad("environment", errors.ENVIRONMENT_OBJECT)
+    run = _what_to_run(spec, env if isinstance(env, Mapping) else {}, bad)
     if problems:
         raise ValidationError(problems)
 
-    env = spec.get("environment") or {}
     priority_class = WORKLOAD_TO_PRIORITY[workload_class]
     extra: dict[str, Any] = {}
     quota = ctx.covering_quota(tenant, pool, model, workload_class)
@@ -179,11 +202,33 @@ def build_job(spec: Mapping[str, Any], ctx: SubmitContext, *, now) -> tuple[Job,
         cpu=numbers["cpu"], memory_gb=numbers["memory_gb"], max_runtime_minutes=numbers["max_runtime_minutes"],
         checkpoint_interval_minutes=numbers["checkpoint_interval_minutes"],
         env_image=str(env.get("image") or "")[:300], env_ready=bool(env.get("ready", True)),
-        env_detail=str(env.get("detail") or "")[:300],
+        env_detail=str(env.get("detail") or "")[:300], **run,
         submitted_by=ctx.actor if getattr(ctx.actor, "is_authenticated", False) else None,
         status=Job.Status.SUBMITTED, submitted_at=now,
     )
     return job, extra
+
+
+def _what_to_run(spec: Mapping[str, Any], env: Mapping[str, Any], bad) -> dict:
+    """command or script, working directory and environment variables, checked."""
+    command = str(spec.get("command") or "")
+    script = str(spec.get("script") or "")
+    working_dir = str(spec.get("working_dir") or "").strip()
+    if command.strip() and script.strip():
+        bad("script", errors.COMMAND_AND_SCRIPT)
+    if len(command) > MAX_SCRIPT or len(script) > MAX_SCRIPT:
+        bad("script" if script else "command", errors.SCRIPT_TOO_LONG.format(limit=MAX_SCRIPT))
+    if working_dir and not working_dir.startswith("/"):
+        bad("working_dir", errors.WORKING_DIR_ABSOLUTE)
+    variables = env.get("variables") or {}
+    if not isinstance(variables, Mapping) or not all(isinstance(v, (str, int, float)) for v in variables.values()):
+        bad("environment", errors.ENV_VARS_SHAPE)
+        variables = {}
+    for name in variables:
+        if not ENV_NAME.match(str(name)):
+            bad("environment", errors.ENV_VAR_NAME.format(name=name))
+    return {"command": command, "script": script, "working_dir": working_dir[:500],
+            "env_vars": {str(k): str(v) for k, v in variables.items()}}
 
 
 def audit_payload(job: Job, extra: Mapping[str, Any] | None = None) -> dict:

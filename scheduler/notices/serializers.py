@@ -10,7 +10,7 @@ from scheduler.notices.models import NoticeChannel
 class NoticeChannelSerializer(serializers.ModelSerializer):
     tenant = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     target = serializers.SerializerMethodField(help_text="Addresses, or the webhook URL with its token masked.")
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
 
     class Meta:
         model = NoticeChannel

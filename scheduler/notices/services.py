@@ -211,4 +211,14 @@ def notice_sweep_due(*, now: datetime | None = None, limit: int = SWEEP_BATCH) -
     _fail_exhausted_claims(now)
     due = list(Notice.objects.filter(state__in=CLAIMABLE, next_attempt_at__lte=now, attempts__lt=MAX_ATTEMPTS)
                .order_by("next_attempt_at", "id").values_list("id", flat=True)[:limit])
-    return [notice_id for notice_id in due if notice_deliver(notice_id=notice_id, now=now) is not None]
+    claimed = []
+    for notice_id in due:
+        try:
+            if notice_deliver(notice_id=notice_id, now=now) is not None:
+                claimed.append(notice_id)
+        except Exception as error:
+            # One notice that breaks delivery must not stop the others: its claim stays, so the
+            # claim timeout retries it later, and the error is kept on the row.
+            logger.exception("notice %s failed to deliver", notice_id)
+            Notice.objects.filter(id=notice_id).update(last_error=f"{type(error).__name__}: {error}"[:2000])
+    return claimed

@@ -10,6 +10,7 @@ State machine of a Preemption (every change a compare-and-swap on `state`, audit
 """
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -23,7 +24,6 @@ from quotas.leases import services as lease_services
 from quotas.leases.models import Lease, PolicySwitch
 from quotas.leases.selectors import switch_value
 from quotas.models import Membership
-from scheduler.backends import get_backend
 from scheduler.cycle.snapshot import grace_minutes
 from scheduler.cycle.triggers import request_pool_evaluation
 from scheduler.engine.types import Decisions
@@ -32,6 +32,7 @@ from scheduler.notices import content
 from scheduler.notices.models import Notice
 from scheduler.notices.selectors import notice_recipients
 from scheduler.notices.services import notice_enqueue
+from scheduler.runs.services import run_signal_request, run_stop_request
 
 RULE_RECLAIM = "reclaim_of_lent_quota"
 RULE_LEASE_CLOSED = "lease_closed"
@@ -54,6 +55,10 @@ CHECKPOINT_NOT_MEMBER = _("Only members of the job's tenant may report its check
 CHECKPOINT_NOT_RUNNING = _("Job #{id} is {status}: only admitted or running jobs report checkpoints.")
 
 VICTIM_RELATED = ("tenant", "project", "pool", "gpu_model", "submitted_by")
+
+
+def preemption_signal() -> str:
+    return str(getattr(settings, "PREEMPTION_SIGNAL", "USR1"))
 
 
 def gpu_hours_at_risk(job: Job, now: datetime) -> float:
@@ -93,6 +98,8 @@ def _notify(p: Preemption, now: datetime) -> Notice:
                             recipients=notice_recipients(tenant=victim.tenant, owner=victim.submitted_by))
     Preemption.objects.filter(pk=p.pk).update(notice_id=notice.pk)
     p.notice_id = notice.pk
+    # The job itself hears it too: its run gets the checkpoint signal (Slurm: USR1 to the batch step).
+    run_signal_request(job=victim, signal=preemption_signal())
     return notice
 
 
@@ -206,7 +213,7 @@ def _stop_and_requeue(job: Job, now: datetime, *, cause: str) -> float | None:
     if not Job.objects.filter(pk=job.pk, status__in=HOLDING_STATUSES).update(status=Job.Status.PREEMPTED):
         return None
     job.refresh_from_db()
-    get_backend().stop(job, now=now)
+    run_stop_request(job=job, cause=cause)  # the backend call runs after commit (scheduler.runs)
     lost = round(gpu_hours_at_risk(job, now), 4)
     usage_record_close(job_id=job.pk, ended_at=now, outcome="preempted")
     _job_event("job.preempted", job, now, cause=cause, gpu_hours_lost=lost, lease_id=job.lease_id)

@@ -5,8 +5,11 @@ import sys
 from pathlib import Path
 
 import scheduler.engine
+import scheduler.whatif.sim
 
 ENGINE_DIR = Path(scheduler.engine.__file__).parent
+# The what-if replay runs the engine offline: it may import the engine, never Django.
+WHATIF_SIM_DIR = Path(scheduler.whatif.sim.__file__).parent
 
 
 def _imports(path: Path):
@@ -33,6 +36,15 @@ def test_engine_modules_import_only_stdlib_and_engine():
                     offenders.append((path.name, name))
                 continue
             offenders.append((path.name, name))
+    assert offenders == []
+
+
+def test_whatif_replay_modules_import_only_stdlib_engine_and_themselves():
+    modules = sorted(WHATIF_SIM_DIR.rglob("*.py"))
+    assert len(modules) >= 4
+    offenders = [(path.name, name) for path in modules for name in _imports(path)
+                 if not (name.startswith(("scheduler.engine", "scheduler.whatif.sim"))
+                         or name.split(".")[0] in sys.stdlib_module_names)]
     assert offenders == []
 
 

@@ -1,4 +1,5 @@
-"""Start web, worker and beat together in the foreground for the embedded demo; Ctrl-C stops all."""
+"""Start web, worker and beat together in the foreground for the embedded demo; a dead worker or beat
+is restarted; Ctrl-C stops all."""
 import os
 import signal
 import subprocess
@@ -9,6 +10,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from portal.demo import DEMO_PASSWORD, load_demo
+
+
+# More than MAX_RESTARTS deaths of one process within RESTART_WINDOW seconds stop the demo instead.
+MAX_RESTARTS, RESTART_WINDOW = 5, 60.0
 
 
 class Command(BaseCommand):
@@ -50,9 +55,18 @@ class Command(BaseCommand):
 
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGTERM, stop)
+        restarts = {name: [] for name in processes}
         while True:
-            for name, child in children.items():
-                if child.poll() is not None:
+            for name, child in list(children.items()):
+                if child.poll() is None:
+                    continue
+                recent = [t for t in restarts[name] if time.monotonic() - t < RESTART_WINDOW]
+                if name == "web" or len(recent) >= MAX_RESTARTS:
                     self.stderr.write(f"{name} exited with code {child.returncode}; stopping the demo.")
                     stop()
+                # A worker or beat that dies (a broker restart can kill a Celery worker) is started
+                # again, as systemd's Restart=always does in production.
+                self.stderr.write(f"{name} exited with code {child.returncode}; restarting it.")
+                restarts[name] = [*recent, time.monotonic()]
+                children[name] = subprocess.Popen(processes[name], env=env)
             time.sleep(1)

@@ -1,0 +1,9 @@
+from django.urls import path
+
+from accounts import views
+
+urlpatterns = [
+    path("login/", views.LoginView.as_view(), name="login"),
+    path("account/tokens/", views.tokens_page, name="account-tokens"),
+    path("account/tokens/<int:token_id>/revoke/", views.token_revoke, name="account-token-revoke"),
+]

@@ -1,0 +1,113 @@
+"""Edge checks every request passes before a view sees it: no NUL or other control characters in
+the query string, form fields or JSON body (PostgreSQL refuses NUL in text, and no name or filter
+needs control characters), and bodies over the size limit answered with 413. API paths get JSON
+errors naming the field; pages get a plain 400."""
+import json
+import re
+
+from django.conf import settings
+from django.http import HttpResponseBadRequest, JsonResponse
+from django.utils.translation import gettext as _, gettext_lazy
+
+# C0 controls and DEL. Tab, line feed and carriage return are allowed in body text (a reason may
+# have line breaks), never in the query string.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL_OR_SPACE_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+CONTROL_REFUSED = gettext_lazy("Control characters (such as NUL) are not allowed.")
+BODY_TOO_LARGE = gettext_lazy("The request body is {size} bytes; the limit is {limit} bytes.")
+API_PREFIX = "/api/"
+
+
+def is_api(request) -> bool:
+    return request.path.startswith(API_PREFIX)
+
+
+def _first_bad(value, path: str, pattern) -> str | None:
+    """The path of the first string (key or value, at any depth) with a control character."""
+    if isinstance(value, str):
+        return path if pattern.search(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = f"{path}.{key}" if path else str(key)
+            if pattern.search(str(key)):
+                return here
+            if (found := _first_bad(item, here, pattern)) is not None:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if (found := _first_bad(item, f"{path}[{i}]", pattern)) is not None:
+                return found
+    return None
+
+
+def _refuse(request, field: str):
+    if is_api(request):
+        return JsonResponse({field or "non_field_errors": [str(CONTROL_REFUSED)]}, status=400)
+    return HttpResponseBadRequest(f"{field}: {CONTROL_REFUSED}", content_type="text/plain; charset=utf-8")
+
+
+def too_large(request, size: int):
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return JsonResponse({"detail": BODY_TOO_LARGE.format(size=size, limit=limit), "code": "body_too_large",
+                         "limit": limit}, status=413)
+
+
+class EdgeValidationMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        for key, values in request.GET.lists():
+            if _CONTROL_OR_SPACE_CONTROL.search(key):
+                return _refuse(request, "query")
+            if any(_CONTROL_OR_SPACE_CONTROL.search(v) for v in values):
+                return _refuse(request, key)
+        if request.method in ("POST", "PUT", "PATCH", "DELETE"):
+            try:
+                size = int(request.META.get("CONTENT_LENGTH") or 0)
+            except ValueError:
+                size = 0
+            if size > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+                return too_large(request, size)
+            if (problem := self._body_problem(request)) is not None:
+                return _refuse(request, problem)
+        return self.get_response(request)
+
+    def _body_problem(self, request) -> str | None:
+        content_type = request.content_type or ""
+        if content_type == "application/json":
+            try:
+                data = json.loads(request.body or b"null")
+            except (ValueError, UnicodeDecodeError):
+                return None  # the parser answers with its own 400
+            return _first_bad(data, "", _CONTROL)
+        if content_type == "application/x-www-form-urlencoded":
+            for key, values in request.POST.lists():
+                if _CONTROL.search(key) or any(_CONTROL.search(v) for v in values):
+                    return key
+        return None
+
+
+def api_not_found(request, exception=None):
+    """JSON 404 for unknown API paths; the page 404 for the rest."""
+    if is_api(request):
+        return JsonResponse({"detail": _("Not found."), "code": "not_found"}, status=404)
+    from django.views.defaults import page_not_found
+
+    return page_not_found(request, exception)
+
+
+def api_server_error(request):
+    if is_api(request):
+        return JsonResponse({"detail": _("A server error occurred."), "code": "server_error"}, status=500)
+    from django.views.defaults import server_error
+
+    return server_error(request)
+
+
+def api_bad_request(request, exception=None):
+    if is_api(request):
+        return JsonResponse({"detail": _("Bad request."), "code": "bad_request"}, status=400)
+    from django.views.defaults import bad_request
+
+    return bad_request(request, exception)

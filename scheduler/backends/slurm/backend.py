@@ -1,0 +1,246 @@
+"""The Slurm backend (DESIGN §12): a pool is a cluster's partition.
+
+- start: a portal job is submitted with `sbatch --parsable` pinned to its placed nodes; its name
+  `<prefix>-<job id>-<attempt>` makes a retried start find the job it already submitted instead of
+  submitting a second one. A cluster-native held job gets its node list and is released.
+- poll: one `squeue --json` per tick for every active run of the pool (sacct when a job has aged out).
+- stop: at notice time `scancel --signal=<SIG> --batch` (the job checkpoints); at the deadline or on cancel
+  `scancel`, or `scontrol requeuehold` for a native job the portal admits again later.
+- sync_inventory: `sinfo --json` plus MAINT reservations from `scontrol show reservation`.
+"""
+import math
+import re
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from django.utils import timezone
+
+from scheduler.backends import base as B
+from scheduler.backends.slurm import config as cfg
+from scheduler.backends.slurm import parse
+from scheduler.backends.slurm.cli import SlurmCli
+
+NOTHING_TO_RUN = "Job #{id} has nothing to run on Slurm: give it a command or a script"
+NO_GRES_TYPE = "No Slurm GRES type maps to GPU model {model} in pool {pool} (backend setting gres_models)"
+NOT_PLACED = "Job #{id} has no placed nodes to pin it to"
+SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class SlurmBackend(B.Backend):
+    name = "slurm"
+
+    def __init__(self, *, pool=None, settings: dict | None = None):
+        super().__init__(pool=pool, settings=settings)
+        self.config = cfg.load(self.settings)
+        self.cli = SlurmCli(self.config)
+        self._squeue: dict | None = None
+
+    @classmethod
+    def validate_settings(cls, settings: dict) -> dict[str, str]:
+        return cfg.validate(settings)
+
+    # --- names -------------------------------------------------------------------------------------------
+
+    def job_name(self, job_id: int, attempt: int) -> str:
+        return f"{self.config.job_prefix}-{job_id}-{attempt}"
+
+    def find(self, name: str) -> str:
+        """The Slurm id of a job of this name in the partition (any state Slurm still remembers), or ""."""
+        out = self.cli.run("squeue", "-h", f"--name={name}", f"--partition={self.config.partition}",
+                           "--states=all", "-o", "%i")
+        ids = [line.strip() for line in out.splitlines() if line.strip()]
+        return ids[0] if ids else ""
+
+    def jobs(self) -> list[dict]:
+        """Every job of the governed partition Slurm knows, once per backend instance (one tick)."""
+        if self._squeue is None:
+            data = self.cli.json("squeue")
+            self._squeue = {str(j["job_id"]): j for j in data.get("jobs", [])
+                            if j.get("partition") == self.config.partition}
+        return list(self._squeue.values())
+
+    # --- start ---------------------------------------------------------------------------------------------
+
+    def batch_script(self, job) -> str:
+        if job.script.strip():
+            script = job.script if job.script.startswith("#!") else "#!/bin/bash\n" + job.script
+        elif job.command.strip():
+            script = "#!/bin/bash\n" + job.command + "\n"
+        else:
+            raise B.BackendError(NOTHING_TO_RUN.format(id=job.pk))
+        return script
+
+    def sbatch_args(self, job, attempt: int, nodes: Sequence[str]) -> list[str]:
+        gres = self.config.gres_for(job.gpu_model.name)
+        if gres is None:
+            raise B.BackendError(NO_GRES_TYPE.format(model=job.gpu_model.name, pool=job.pool.name))
+        if not nodes:
+            raise B.BackendError(NOT_PLACED.format(id=job.pk))
+        args = ["--parsable", f"--partition={self.config.partition}", f"--job-name={self.job_name(job.pk, attempt)}",
+                f"--comment=portal-job={job.pk} attempt={attempt}", f"--nodelist={','.join(sorted(set(nodes)))}",
+                f"--nodes={job.replicas}", f"--ntasks={job.replicas}", "--ntasks-per-node=1",
+                f"--gres=gpu:{gres}:{job.gpus}", f"--time={job.max_runtime_minutes}", "--requeue",
+                f"--chdir={job.working_dir or self.config.default_working_dir}", "--export=ALL"]
+        account = self.config.account if self.config.account is not None else job.tenant.slug
+        if account:
+            args.append(f"--account={account}")
+        if job.cpu:
+            args.append(f"--cpus-per-task={math.ceil(job.cpu / job.replicas)}")
+        if job.memory_gb:
+            args.append(f"--mem={math.ceil(job.memory_gb / job.replicas)}G")
+        return args
+
+    def start(self, request: B.StartRequest, *, now: datetime) -> B.RunReport:
+        job = request.job
+        if request.external_id:
+            return self._release_native(request, now=now)
+        name = self.job_name(job.pk, request.attempt)
+        existing = "" if request.first_try else self.find(name)
+        if existing:
+            return B.RunReport(outcome=B.RUN_PENDING, external_id=existing, nodes=request.nodes,
+                               backend_state="PENDING", submitted_at=now)
+        env = {k: str(v) for k, v in (job.env_vars or {}).items() if SAFE_NAME.match(str(k))}
+        out = self.cli.run("sbatch", *self.sbatch_args(job, request.attempt, request.nodes),
+                           stdin=self.batch_script(job), env=env)
+        slurm_id = out.strip().split(";")[0]
+        if not slurm_id.isdigit():
+            raise B.BackendError(f"sbatch answered {out.strip()[:100]!r}, not a job id")
+        return B.RunReport(outcome=B.RUN_PENDING, external_id=slurm_id, nodes=request.nodes, backend_state="PENDING",
+                           submitted_at=now, expected_end=now + timedelta(minutes=job.max_runtime_minutes))
+
+    def _release_native(self, request: B.StartRequest, *, now: datetime) -> B.RunReport:
+        slurm_id = request.external_id
+        nodes = ",".join(sorted(set(request.nodes)))
+        self.cli.run("scontrol", "update", f"JobId={slurm_id}", f"NodeList={nodes}",
+                     f"Comment=portal: admitted onto {nodes}")
+        # Released only after its node list is set, so Slurm cannot start it elsewhere.
+        self.cli.run("scontrol", "release", slurm_id)
+        return B.RunReport(outcome=B.RUN_PENDING, external_id=slurm_id, nodes=request.nodes, backend_state="PENDING",
+                           submitted_at=now)
+
+    # --- poll -------------------------------------------------------------------------------------------------
+
+    def poll(self, runs: Sequence, *, now: datetime) -> dict[int, B.RunReport]:
+        known = {str(j["job_id"]): j for j in self.jobs()}
+        names = {j.get("name"): str(j["job_id"]) for j in known.values()}
+        reports = {}
+        for run in runs:
+            name = self.job_name(run.job_id, run.attempt)
+            slurm_id = run.external_id or names.get(name, "")
+            native = getattr(run.job, "origin", "portal") == "cluster"
+            if slurm_id in known and (native or known[slurm_id].get("name") == name):
+                reports[run.pk] = parse.job_report(known[slurm_id])
+            elif slurm_id in known:
+                # The id now names another job: the controller lost its state and numbers afresh.
+                reports[run.pk] = B.RunReport(outcome=B.RUN_LOST, external_id=slurm_id, backend_state="UNKNOWN",
+                                              reason=f"Slurm no longer knows job {slurm_id}")
+            elif slurm_id:
+                reports[run.pk] = self._aged_out(slurm_id)
+            elif run.state == "stopping":
+                # Never reached Slurm (the start failed before sbatch): nothing to stop.
+                reports[run.pk] = B.RunReport(outcome=B.RUN_CANCELLED, backend_state="NOT_SUBMITTED", ended_at=now)
+        return reports
+
+    def _aged_out(self, slurm_id: str) -> B.RunReport:
+        """A job missing from the listing: asked for by id first (the listing may have raced a state
+        change), then sacct (older than MinJobAge, when accounting is configured), else lost."""
+        try:
+            single = self.cli.json("squeue", f"--jobs={slurm_id}")
+        except B.BackendError as exc:
+            if "Invalid job id" not in str(exc):
+                raise
+            single = {"jobs": []}
+        for job in single.get("jobs", []):
+            if str(job.get("job_id")) == slurm_id:
+                return parse.job_report(job)
+        try:
+            out = self.cli.run("sacct", "-n", "-P", "-X", "-j", slurm_id, "-o", "JobID,State,ExitCode,Start,End,Reason")
+        except B.BackendError:
+            out = ""
+        for line in out.splitlines():
+            fields = line.split("|")
+            if len(fields) >= 5 and fields[0] == slurm_id:
+                state = fields[1].split()[0]
+                code = int(fields[2].split(":")[0]) if fields[2].split(":")[0].isdigit() else None
+                start, end = (_sacct_time(v) for v in fields[3:5])
+                return B.RunReport(outcome=parse.JOB_STATES.get(state, B.RUN_LOST), external_id=slurm_id,
+                                   backend_state=state, exit_code=code, started_at=start, ended_at=end,
+                                   reason=fields[5] if len(fields) > 5 and fields[5] != "None" else "")
+        return B.RunReport(outcome=B.RUN_LOST, external_id=slurm_id, backend_state="UNKNOWN",
+                           reason=f"Slurm no longer knows job {slurm_id}")
+
+    # --- stop ---------------------------------------------------------------------------------------------
+
+    def stop(self, run, *, grace_seconds: int = 0, signal: str | None = None, now: datetime) -> B.RunReport:
+        slurm_id = run.external_id or self.find(self.job_name(run.job_id, run.attempt))
+        if not slurm_id:
+            return B.RunReport(outcome=B.RUN_CANCELLED, backend_state="NOT_SUBMITTED", ended_at=now)
+        if signal and grace_seconds:
+            # Only the batch shell: it traps the signal and checkpoints; srun steps are its business.
+            self.cli.run("scancel", f"--signal={signal}", "--batch", slurm_id)
+            return B.RunReport(outcome=B.RUN_RUNNING, external_id=slurm_id, backend_state="SIGNALED")
+        native = getattr(run.job, "origin", "portal") == "cluster"
+        if native and run.stop_cause != "cancel":
+            # Back to held, so the portal admits it again later with a new node list.
+            self.cli.run("scontrol", "requeuehold", slurm_id)
+            return B.RunReport(outcome=B.RUN_REQUEUED, external_id=slurm_id, backend_state="REQUEUE_HOLD",
+                               ended_at=now)
+        self.cli.run("scancel", slurm_id)
+        return B.RunReport(outcome=B.RUN_CANCELLED, external_id=slurm_id, backend_state="CANCELLED", ended_at=now)
+
+    # --- inventory ---------------------------------------------------------------------------------------
+
+    def sync_inventory(self, *, now: datetime) -> list[B.NodeReport]:
+        nodes = [n for n in self.cli.json("sinfo").get("nodes", []) if self.config.partition in (n.get("partitions") or [])]
+        maint = self._maint_reservations(now)
+        reports = []
+        for node in nodes:
+            gres_type, gpus = parse.gres_gpus(str(node.get("gres") or ""))
+            out, reason = parse.node_maintenance(node)
+            if not out and node["name"] in maint:
+                out, reason = True, maint[node["name"]]
+            reports.append(B.NodeReport(
+                name=node["name"], gres_type=gres_type, gpus=gpus, cpu_cores=int(node.get("cpus") or 0),
+                memory_gb=int(node.get("real_memory") or 0) // 1024, state="maintenance" if out else "schedulable",
+                reason=reason, backend_state="+".join([str(node.get("state") or ""), *(node.get("state_flags") or [])])))
+        return reports
+
+    def _maint_reservations(self, now: datetime) -> dict[str, str]:
+        out = self.cli.run("scontrol", "show", "reservation", "-o", ok_codes=(0, 1))
+        found = {}
+        for r in parse.reservations(out):
+            if "MAINT" not in r.get("Flags", "").split(",") or r.get("State") != "ACTIVE":
+                continue
+            for name in parse.expand_hostlist(r.get("Nodes", "")):
+                found[name] = f"Slurm reservation {r.get('ReservationName')} (MAINT) until {r.get('EndTime')}"
+        return found
+
+    # --- health and cluster-native jobs ------------------------------------------------------------------
+
+    def health(self) -> B.Health:
+        try:
+            out = self.cli.run("scontrol", "ping")
+        except B.BackendError as exc:
+            return B.Health(ok=False, detail=str(exc))
+        return B.Health(ok="is UP" in out, detail=out.strip()[:300])
+
+    def held_native_jobs(self) -> list[dict]:
+        """Held jobs users submitted to the partition with sbatch (not the portal's own)."""
+        prefix = f"{self.config.job_prefix}-"
+        return [j for j in self.jobs() if j.get("job_state") == "PENDING"
+                and str(j.get("state_reason")) in ("JobHeldUser", "JobHeldAdmin")
+                and not str(j.get("name", "")).startswith(prefix)]
+
+    def annotate(self, slurm_id: str, comment: str) -> None:
+        """Write the portal's word on a job into its comment (`squeue -o %k` shows it)."""
+        self.cli.run("scontrol", "update", f"JobId={slurm_id}", f"Comment={comment[:250]}")
+
+
+def _sacct_time(text: str) -> datetime | None:
+    try:
+        return timezone.make_aware(datetime.fromisoformat(text)) if text and text[0].isdigit() else None
+    except ValueError:
+        return None
+
+
+

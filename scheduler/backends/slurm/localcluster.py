@@ -1,0 +1,237 @@
+"""A private single-host Slurm from Debian's packages (munge, slurmctld, one `slurmd -N` per node) in a
+folder of its own, for the tests and `make demo BACKEND=slurm`. Loopback only, fake GPUs through
+`gres.conf` with empty device files, no accounting database. Runs as root (slurmd must)."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DAEMONS = ("munged", "slurmctld", "slurmd")
+
+
+class LocalClusterError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class LocalNode:
+    name: str
+    gres_type: str
+    gpus: int
+    cpus: int = 32
+    memory_mb: int = 64000
+
+
+DEFAULT_NODES = (
+    LocalNode("n-h100-1", "h100", 2), LocalNode("n-h100-2", "h100", 2),
+    LocalNode("n-a100-1", "a100", 4), LocalNode("n-a100-2", "a100", 4),
+)
+
+
+def _free_ports(count: int) -> list[int]:
+    socks, ports = [], []
+    for _ in range(count):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+        ports.append(s.getsockname()[1])
+    for s in socks:
+        s.close()
+    return ports
+
+
+@dataclass
+class LocalCluster:
+    root: Path
+    nodes: tuple[LocalNode, ...] = DEFAULT_NODES
+    partition: str = "gpu"
+    cluster_name: str = "portaltest"
+    pids: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def conf(self) -> Path:
+        return self.root / "slurm.conf"
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "SLURM_CONF": str(self.conf)}
+
+    def settings(self) -> dict:
+        """Connection settings for a pool governed by this cluster (scheduler.backends.slurm.config)."""
+        return {"slurm_conf": str(self.conf), "partition": self.partition, "native_intake": True,
+                "gres_models": {"h100": "H100-80G", "a100": "A100-40G"}}
+
+    # --- set-up ---------------------------------------------------------------------------------------
+
+    def check_installed(self) -> None:
+        missing = [b for b in ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scontrol")
+                   if shutil.which(b) is None and not Path("/usr/sbin", b).exists()]
+        if missing:
+            raise LocalClusterError(
+                f"Slurm is not installed (missing {', '.join(missing)}): "
+                "apt-get install -y slurmctld slurmd slurm-client munge")
+        if os.geteuid() != 0:
+            raise LocalClusterError("The local Slurm needs root: slurmd runs jobs as their users.")
+
+    def write_config(self) -> None:
+        for d in ("munge", "state", "spool", "log", "dev", "jobs"):
+            (self.root / d).mkdir(parents=True, exist_ok=True)
+        (self.root / "munge").chmod(0o700)
+        key = self.root / "munge" / "munge.key"
+        if not key.exists():
+            key.write_bytes(os.urandom(1024))
+            key.chmod(0o600)
+        host = socket.gethostname()
+        ctl_port, *node_ports = _free_ports(1 + len(self.nodes))
+        lines = [
+            f"ClusterName={self.cluster_name}",
+            f"SlurmctldHost={host}(127.0.0.1)",
+            f"SlurmctldPort={ctl_port}",
+            "SlurmUser=root", "SlurmdUser=root",
+            "AuthType=auth/munge", "CredType=cred/munge",
+            f"AuthInfo=socket={self.root}/munge/munge.sock",
+            f"StateSaveLocation={self.root}/state",
+            f"SlurmdSpoolDir={self.root}/spool/%n",
+            f"SlurmctldPidFile={self.root}/slurmctld.pid",
+            f"SlurmdPidFile={self.root}/slurmd-%n.pid",
+            f"SlurmctldLogFile={self.root}/log/slurmctld.log",
+            f"SlurmdLogFile={self.root}/log/slurmd-%n.log",
+            "SlurmctldDebug=info", "SlurmdDebug=info",
+            # No cgroups in containers: track processes by parent id, no task containment.
+            "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none",
+            "JobAcctGatherType=jobacct_gather/none", "AccountingStorageType=accounting_storage/none",
+            "JobCompType=jobcomp/none", "MpiDefault=none", "SwitchType=switch/none",
+            "SelectType=select/cons_tres", "SelectTypeParameters=CR_Core",
+            "GresTypes=gpu",
+            # The node lines below describe fake hardware; slurmd takes them over what it detects.
+            "SlurmdParameters=config_overrides",
+            "ReturnToService=2", "JobRequeue=1", "MinJobAge=600", "KillWait=5", "InactiveLimit=0",
+            "SlurmctldTimeout=10", "SlurmdTimeout=30", "MessageTimeout=10",
+            "PreemptType=preempt/none", "SchedulerType=sched/backfill",
+        ]
+        for node, port in zip(self.nodes, node_ports):
+            lines.append(f"NodeName={node.name} NodeHostname={host} NodeAddr=127.0.0.1 Port={port} "
+                         f"CPUs={node.cpus} RealMemory={node.memory_mb} Gres=gpu:{node.gres_type}:{node.gpus} "
+                         "State=UNKNOWN")
+        lines.append(f"PartitionName={self.partition} Nodes=ALL Default=YES MaxTime=INFINITE State=UP")
+        self.conf.write_text("\n".join(lines) + "\n")
+        gres = ["AutoDetect=off"]
+        for node in self.nodes:
+            files = []
+            for i in range(node.gpus):
+                dev = self.root / "dev" / f"{node.name}-gpu{i}"
+                dev.touch()
+                files.append(str(dev))
+            gres += [f"NodeName={node.name} Name=gpu Type={node.gres_type} File={f}" for f in files]
+        (self.root / "gres.conf").write_text("\n".join(gres) + "\n")
+
+    def _run(self, *argv: str, timeout: float = 30) -> subprocess.CompletedProcess:
+        try:
+            return subprocess.run(argv, env=self.env, capture_output=True, text=True, timeout=timeout, check=True)
+        except subprocess.CalledProcessError as exc:
+            raise LocalClusterError(f"{' '.join(argv)} failed ({exc.returncode}): {exc.stderr.strip()}\n"
+                                    f"{self.log_tail()}") from exc
+        except subprocess.TimeoutExpired as exc:
+            raise LocalClusterError(f"{' '.join(argv)} did not answer in {timeout}s") from exc
+
+    def is_running(self) -> bool:
+        """A cluster started earlier in this folder whose controller still answers (the demo restarts)."""
+        try:
+            pid = int((self.root / "slurmctld.pid").read_text().strip())
+            os.kill(pid, 0)
+        except (FileNotFoundError, ValueError, ProcessLookupError):
+            return False
+        return self.conf.exists() and subprocess.run(["scontrol", "ping"], env=self.env, capture_output=True,
+                                                     text=True, timeout=10).stdout.count("is UP") > 0
+
+    def start(self, timeout: float = 60) -> "LocalCluster":
+        self.check_installed()
+        self.write_config()
+        m = self.root / "munge"
+        self._run("munged", "--force", f"--key-file={m}/munge.key", f"--socket={m}/munge.sock",
+                  f"--pid-file={m}/munged.pid", f"--log-file={m}/munged.log", f"--seed-file={m}/munged.seed")
+        self.pids["munged"] = self._wait_pid(m / "munged.pid")
+        self.start_controller()
+        for node in self.nodes:
+            self._run("slurmd", "-N", node.name)
+            self.pids[f"slurmd-{node.name}"] = self._wait_pid(self.root / f"slurmd-{node.name}.pid")
+        self.wait_idle(timeout)
+        return self
+
+    def start_controller(self, *, clear: bool = False) -> None:
+        # -c: a fresh controller state the first time (or when asked: a controller that lost its state);
+        # a restart otherwise keeps its jobs.
+        first = clear or not (self.root / "state" / "job_state").exists()
+        self._run("slurmctld", *(["-c"] if first else []), "-i")
+        self.pids["slurmctld"] = self._wait_pid(self.root / "slurmctld.pid")
+
+    def stop_controller(self) -> None:
+        self._kill("slurmctld")
+
+    def wait_idle(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        want = {n.name for n in self.nodes}
+        last = ""
+        while time.monotonic() < deadline:
+            out = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %t"], env=self.env, capture_output=True, text=True,
+                                 timeout=10)
+            last = out.stdout + out.stderr
+            states = dict(line.split() for line in out.stdout.splitlines() if line.strip())
+            if want <= {n for n, s in states.items() if s in ("idle", "mix", "alloc")}:
+                return
+            time.sleep(0.5)
+        raise LocalClusterError(f"Slurm nodes not idle after {timeout}s: {last}\n{self.log_tail()}")
+
+    def _wait_pid(self, pidfile: Path, timeout: float = 15) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                pid = int(pidfile.read_text().strip())
+                os.kill(pid, 0)
+                return pid
+            except (FileNotFoundError, ValueError, ProcessLookupError):
+                time.sleep(0.1)
+        raise LocalClusterError(f"{pidfile.name} did not appear in {timeout}s\n{self.log_tail()}")
+
+    def log_tail(self, lines: int = 15) -> str:
+        out = []
+        for log in sorted((self.root / "log").glob("*.log")):
+            out.append(f"--- {log.name}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-lines:]))
+        return "\n".join(out)
+
+    # --- tear-down --------------------------------------------------------------------------------------
+
+    def _kill(self, name: str, timeout: float = 15) -> None:
+        pid = self.pids.pop(name, None)
+        if pid is None:
+            return
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.1)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def stop(self) -> None:
+        # Jobs first, so no sleep outlives the cluster; then the nodes, the controller, munge.
+        subprocess.run(["scancel", "--full", f"--partition={self.partition}"], env=self.env, capture_output=True,
+                       timeout=10, check=False)
+        for name in [n for n in self.pids if n.startswith("slurmd-")]:
+            self._kill(name)
+        self._kill("slurmctld")
+        self._kill("munged")

@@ -1,0 +1,115 @@
+"""Slurm's machine-readable output into plain values: host lists, wait statuses, job and node states."""
+import re
+from datetime import datetime, timezone
+
+from scheduler.backends import base as B
+
+# squeue job_state -> the portal's run outcome (squeue(1) JOB STATE CODES).
+JOB_STATES = {
+    "PENDING": B.RUN_PENDING, "CONFIGURING": B.RUN_PENDING, "REQUEUE_HOLD": B.RUN_PENDING,
+    "REQUEUE_FED": B.RUN_PENDING, "RESV_DEL_HOLD": B.RUN_PENDING, "SUSPENDED": B.RUN_RUNNING,
+    "RUNNING": B.RUN_RUNNING, "COMPLETING": B.RUN_RUNNING, "SIGNALING": B.RUN_RUNNING, "STAGE_OUT": B.RUN_RUNNING,
+    "RESIZING": B.RUN_RUNNING,
+    "COMPLETED": B.RUN_SUCCEEDED,
+    "FAILED": B.RUN_FAILED, "TIMEOUT": B.RUN_FAILED, "OUT_OF_MEMORY": B.RUN_FAILED, "BOOT_FAIL": B.RUN_FAILED,
+    "DEADLINE": B.RUN_FAILED, "SPECIAL_EXIT": B.RUN_FAILED,
+    "CANCELLED": B.RUN_CANCELLED, "REVOKED": B.RUN_CANCELLED,
+    "NODE_FAIL": B.RUN_REQUEUED, "PREEMPTED": B.RUN_REQUEUED, "REQUEUED": B.RUN_REQUEUED,
+}
+# Node states and flags that take a node out of scheduling (sinfo --json "state"/"state_flags").
+MAINTENANCE_STATES = {"down", "future", "unknown", "error"}
+MAINTENANCE_FLAGS = {"DRAIN", "DRAINING", "DRAINED", "MAINT", "FAIL", "POWERED_DOWN", "POWER_DOWN", "REBOOT_REQUESTED"}
+_RANGE = re.compile(r"^(.*?)\[([^\]]+)\](.*)$")
+
+
+def expand_hostlist(text: str) -> list[str]:
+    """`n-a100-[1-2],n-h100-1` -> ["n-a100-1", "n-a100-2", "n-h100-1"] (one bracket group per name)."""
+    names, depth, part = [], 0, ""
+    for ch in (text or "") + ",":
+        if ch == "," and depth == 0:
+            if part:
+                names += _expand_one(part)
+            part = ""
+            continue
+        depth += ch == "["
+        depth -= ch == "]"
+        part += ch
+    return names
+
+
+def _expand_one(name: str) -> list[str]:
+    m = _RANGE.match(name)
+    if not m:
+        return [name]
+    head, body, tail = m.groups()
+    out = []
+    for piece in body.split(","):
+        lo, _, hi = piece.partition("-")
+        if hi:
+            out += [f"{head}{i:0{len(lo)}d}{tail}" for i in range(int(lo), int(hi) + 1)]
+        else:
+            out.append(f"{head}{lo}{tail}")
+    return [n for o in out for n in _expand_one(o)]
+
+
+def exit_code(status: int | None) -> int | None:
+    """squeue's exit_code is a wait status: high byte the exit code, low bits the killing signal."""
+    if status is None:
+        return None
+    signal = status & 0x7F
+    return 128 + signal if signal else (status >> 8) & 0xFF
+
+
+def when(epoch) -> datetime | None:
+    return datetime.fromtimestamp(epoch, tz=timezone.utc) if isinstance(epoch, (int, float)) and epoch > 0 else None
+
+
+def gres_gpus(text: str) -> tuple[str, int]:
+    """`gpu:h100:2` (or `gpu:h100:2(S:0)`, `gres:gpu:a100:1`) -> ("h100", 2); ("", 0) without GPUs."""
+    for item in (text or "").split(","):
+        parts = item.split("(")[0].split(":")
+        if parts and parts[0] == "gres":
+            parts = parts[1:]
+        if parts and parts[0] == "gpu":
+            if len(parts) == 3:
+                return parts[1], int(parts[2])
+            if len(parts) == 2 and parts[1].isdigit():
+                return "", int(parts[1])
+    return "", 0
+
+
+def job_report(job: dict) -> B.RunReport:
+    state = str(job.get("job_state") or "")
+    outcome = JOB_STATES.get(state, B.RUN_PENDING)
+    reason = str(job.get("state_reason") or "")
+    if reason == "None":
+        reason = ""
+    if state in ("TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE", "PREEMPTED", "CANCELLED"):
+        reason = reason or state
+    ended = outcome not in (B.RUN_PENDING, B.RUN_RUNNING)
+    return B.RunReport(
+        outcome=outcome, external_id=str(job.get("job_id", "")),
+        nodes=tuple(expand_hostlist(str(job.get("nodes") or ""))), backend_state=state, reason=reason,
+        exit_code=exit_code(job.get("exit_code")) if ended else None, submitted_at=when(job.get("submit_time")),
+        started_at=when(job.get("start_time")) if outcome != B.RUN_PENDING else None,
+        ended_at=when(job.get("end_time")) if ended else None)
+
+
+def node_maintenance(node: dict) -> tuple[bool, str]:
+    state = str(node.get("state") or "").lower()
+    flags = {str(f).upper() for f in node.get("state_flags") or []}
+    out = state in MAINTENANCE_STATES or bool(flags & MAINTENANCE_FLAGS)
+    reason = str(node.get("reason") or "").strip()
+    if out and not reason:
+        reason = "+".join([state.upper(), *sorted(flags & MAINTENANCE_FLAGS)])
+    return out, reason
+
+
+def reservations(text: str) -> list[dict[str, str]]:
+    """`scontrol show reservation -o`: one reservation per line of Key=Value words."""
+    rows = []
+    for line in text.splitlines():
+        if "ReservationName=" not in line:
+            continue
+        rows.append(dict(word.split("=", 1) for word in line.split() if "=" in word))
+    return rows

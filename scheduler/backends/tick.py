@@ -1,0 +1,148 @@
+"""The backend tick: per pool, start admitted jobs on its cluster, apply what the cluster says of active
+runs, and retry stops and signals that failed. Every backend call runs outside a transaction; a failure
+is recorded on its run (or on the pool's BackendStatus when the cluster is unreachable) and the tick
+goes on with the other jobs and pools."""
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+from concurrent.futures import ThreadPoolExecutor
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from quotas.models import Pool
+from scheduler.backends import base as B
+from scheduler.backends.registry import backend_for_pool
+from scheduler.backends.status import backend_status_record
+from scheduler.cycle.snapshot import grace_minutes
+from scheduler.jobs.faults import job_fault_record, not_faulted
+from scheduler.models import Job
+from scheduler.runs import services as runs
+from scheduler.runs.models import JobRun
+
+log = logging.getLogger(__name__)
+TICK_BATCH = 500  # jobs started or polled per pool and tick, so one tick stays short
+
+
+@dataclass
+class TickResult:
+    started: int = 0
+    finished: int = 0
+    requeued: int = 0
+    errors: int = 0
+
+
+def _due(now: datetime) -> Q:
+    return Q(next_retry_at__isnull=True) | Q(next_retry_at__lte=now)
+
+
+def start_concurrency() -> int:
+    return max(int(getattr(settings, "BACKEND_START_CONCURRENCY", 8)), 1)
+
+
+def _start_admitted(pool: Pool, backend: B.Backend, now: datetime, result: TickResult) -> None:
+    jobs = Job.objects.filter(not_faulted(now), pool=pool, status=Job.Status.ADMITTED).select_related(
+        "pool", "gpu_model", "tenant", "project").order_by("admitted_at", "id")[:TICK_BATCH]
+    due = []
+    for job in jobs:
+        try:
+            run = runs.run_open(job=job, now=now)
+        except Exception as error:  # one poisoned job must not stop the pool's tick
+            job_fault_record(job_id=job.pk, tenant_id=job.tenant_id, stage="backend start", error=error, now=now)
+            continue
+        if run is None or run.state != JobRun.State.STARTING:
+            continue
+        if run.next_retry_at and run.next_retry_at > now:
+            continue
+        due.append((job, run))
+
+    def start(item):
+        # Cluster calls only (no ORM) in these threads; the outcomes are written below, in order.
+        job, run = item
+        try:
+            return backend.start(B.StartRequest(job=job, attempt=run.attempt, nodes=tuple(run.nodes),
+                                                external_id=run.external_id, first_try=run.just_created), now=now)
+        except Exception as exc:  # a BackendError, or a bug tripped by this one job
+            return exc
+
+    with ThreadPoolExecutor(max_workers=min(start_concurrency(), max(len(due), 1))) as pool_of_threads:
+        outcomes = list(pool_of_threads.map(start, due))
+    unavailable = None
+    for (job, run), outcome in zip(due, outcomes):
+        if isinstance(outcome, B.BackendError):
+            runs.run_record_error(run=run, error=outcome, now=now)
+            result.errors += 1
+            unavailable = unavailable or (outcome if outcome.unavailable else None)
+            continue
+        try:
+            if isinstance(outcome, Exception):
+                raise outcome
+            done = runs.run_record_report(run=run, report=outcome, now=now)
+        except Exception as error:
+            job_fault_record(job_id=job.pk, tenant_id=job.tenant_id, stage="backend start", error=error, now=now)
+            result.errors += 1
+            continue
+        result.started += done == "started"
+    if unavailable is not None:
+        raise unavailable
+
+
+def _poll_active(pool: Pool, backend: B.Backend, now: datetime, result: TickResult) -> None:
+    active = list(JobRun.objects.filter(job__pool=pool, state__in=(
+        JobRun.State.PENDING, JobRun.State.RUNNING, JobRun.State.STOPPING)).select_related("job")
+        .order_by("started_at", "id")[:TICK_BATCH])
+    if not active:
+        return
+    reports = backend.poll(active, now=now)
+    for run in active:
+        report = reports.get(run.pk)
+        if report is None:
+            continue
+        try:
+            done = runs.run_record_report(run=run, report=report, now=now)
+        except Exception as error:
+            job_fault_record(job_id=run.job_id, tenant_id=run.job.tenant_id, stage="backend poll", error=error,
+                             now=now)
+            result.errors += 1
+            continue
+        result.started += done == "started"
+        result.finished += done == "finished"
+        result.requeued += done == "requeued"
+
+
+def _retry_stops_and_signals(pool: Pool, now: datetime) -> None:
+    for run_id in JobRun.objects.filter(_due(now), job__pool=pool, state=JobRun.State.STOPPING).values_list(
+            "pk", flat=True)[:TICK_BATCH]:
+        runs.run_stop_execute(run_id=run_id, now=now)
+    for run_id in JobRun.objects.filter(_due(now), job__pool=pool, state=JobRun.State.RUNNING,
+                                        signalled_at__isnull=True).exclude(signal_requested="").values_list(
+            "pk", flat=True)[:TICK_BATCH]:
+        runs.run_signal_execute(run_id=run_id, grace_seconds=int(grace_minutes() * 60), now=now)
+
+
+def pools_with_work():
+    busy = Q(jobs__status=Job.Status.ADMITTED) | Q(jobs__runs__state__in=JobRun.ACTIVE_STATES)
+    return Pool.objects.filter(busy).distinct().order_by("name")
+
+
+def backend_tick(*, now: datetime | None = None, pools=None) -> TickResult:
+    """Advance every pool with admitted jobs or active runs; idempotent under several workers."""
+    now = now or timezone.now()
+    result = TickResult()
+    for pool in (pools if pools is not None else pools_with_work()):
+        try:
+            backend = backend_for_pool(pool)
+            _start_admitted(pool, backend, now, result)
+            _poll_active(pool, backend, now, result)
+            _retry_stops_and_signals(pool, now)
+        except B.BackendError as exc:
+            # The cluster as a whole is out of reach (or the pool's settings are unusable): say so once
+            # for the pool; its jobs keep their state and the next tick tries again.
+            log.warning("backend of pool %s: %s", pool.name, exc)
+            backend_status_record(pool=pool, ok=False, detail=str(exc), now=now)
+            result.errors += 1
+            continue
+        backend_status_record(pool=pool, ok=True, now=now)
+    return result

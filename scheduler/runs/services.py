@@ -1,0 +1,214 @@
+"""Writes to a job's runs around backend calls. The pattern (healthchecks `sendalerts`): record the intent
+in a short transaction, call the backend outside any transaction, then compare-and-swap the outcome.
+
+  starting --start ok--> pending | running --poll--> ended | lost
+  any active --stop asked (cancel, preemption)--> stopping --backend confirms--> stopped
+A failing call leaves the run where it was with `last_error`, `failures` and `next_retry_at` (backoff),
+so the tick skips it until then and the other jobs go on.
+"""
+from datetime import datetime, timedelta
+
+from celery import current_app
+from django.db import transaction
+from django.db.models import Max
+
+from audit.chain.services import audit_record
+from audit.usage.services import usage_record_close
+from quotas.leases import services as lease_services
+from quotas.leases.models import Lease
+from quotas.models import Node
+from scheduler.backends import base as B
+from scheduler.backends.registry import backend_for_pool
+from scheduler.cycle.triggers import request_pool_evaluation
+from scheduler.jobs.lifecycle import job_finish, job_start
+from scheduler.models import HOLDING_STATUSES, Job
+from scheduler.runs.models import JobRun
+
+RETRY_BASE_SECONDS = 5
+RETRY_MAX_SECONDS = 300
+LOST_REASON = "The cluster no longer knows this run"
+
+
+# Enqueued by name: the task module builds on this one, not the reverse. The tick retries a stop or
+# signal whose message was lost, so a broker hiccup delays it without losing it.
+RUN_STOP_TASK = "scheduler.run_stop"
+RUN_SIGNAL_TASK = "scheduler.run_signal"
+
+
+def _enqueue_on_commit(task: str, run_id: int) -> None:
+    transaction.on_commit(lambda: current_app.signature(task, args=(run_id,)).delay(), robust=True)
+
+
+def retry_delay(failures: int) -> timedelta:
+    """5 s, 10 s, 20 s … capped at 5 minutes."""
+    return timedelta(seconds=min(RETRY_BASE_SECONDS * 2 ** max(failures - 1, 0), RETRY_MAX_SECONDS))
+
+
+def node_names(job: Job) -> tuple[str, ...]:
+    names = dict(Node.objects.filter(pk__in=set(job.placements)).values_list("pk", "name"))
+    return tuple(names[i] for i in job.placements if i in names)
+
+
+def active_run(job_id: int) -> JobRun | None:
+    return JobRun.objects.filter(job_id=job_id, state__in=JobRun.ACTIVE_STATES).first()
+
+
+def run_open(*, job: Job, now: datetime) -> JobRun | None:
+    """The admitted job's active run, created as `starting` (the next attempt) when it has none
+    (`run.just_created` says which). None when the job is no longer admitted."""
+    with transaction.atomic():
+        locked = Job.objects.select_for_update(of=("self",)).filter(pk=job.pk, status=Job.Status.ADMITTED).first()
+        if locked is None:
+            return None
+        run = active_run(job.pk)
+        if run is not None:
+            run.just_created = False
+            return run
+        attempt = (JobRun.objects.filter(job_id=job.pk).aggregate(m=Max("attempt"))["m"] or 0) + 1
+        run = JobRun.objects.create(job=locked, attempt=attempt, backend=job.pool.backend, state=JobRun.State.STARTING,
+                                    nodes=list(node_names(locked)), created_at=now,
+                                    external_id=locked.native_id if locked.origin == Job.Origin.CLUSTER else "")
+        run.just_created = True
+        return run
+
+
+def run_record_error(*, run: JobRun, error: Exception, now: datetime) -> None:
+    """A failed backend call for this run: keep the message, push its next try back."""
+    failures = run.failures + 1
+    JobRun.objects.filter(pk=run.pk).update(last_error=str(error)[:500], failures=failures,
+                                            next_retry_at=now + retry_delay(failures))
+
+
+def _run_fields(report: B.RunReport) -> dict:
+    fields = {"backend_state": report.backend_state[:30], "backend_reason": report.reason[:300],
+              "last_error": "", "failures": 0, "next_retry_at": None, **report.extra}
+    if report.external_id:
+        fields["external_id"] = report.external_id
+    if report.nodes:
+        fields["nodes"] = list(report.nodes)
+    if report.exit_code is not None:
+        fields["exit_code"] = report.exit_code
+    for name in ("submitted_at", "started_at", "ended_at"):
+        if getattr(report, name) is not None:
+            fields[name] = getattr(report, name)
+    return fields
+
+
+def run_record_report(*, run: JobRun, report: B.RunReport, now: datetime) -> str:
+    """Apply what the backend says of a run to the run and its job. Returns what happened:
+    "started", "finished", "requeued", "stopped", "updated" or "" (nothing, another worker was first)."""
+    with transaction.atomic():
+        run = JobRun.objects.select_for_update().select_related("job__pool", "job__tenant", "job__gpu_model").filter(
+            pk=run.pk, state__in=JobRun.ACTIVE_STATES).first()
+        if run is None:
+            return ""
+        job = run.job
+        fields = _run_fields(report)
+        if report.outcome in (B.RUN_PENDING, B.RUN_RUNNING):
+            if run.state == JobRun.State.STOPPING:
+                JobRun.objects.filter(pk=run.pk).update(**fields)  # the stop is still on its way
+                return "updated"
+            state = JobRun.State.RUNNING if report.outcome == B.RUN_RUNNING else JobRun.State.PENDING
+            JobRun.objects.filter(pk=run.pk).update(state=state, **fields)
+            if state == JobRun.State.RUNNING and job.status == Job.Status.ADMITTED:
+                started = report.started_at or now
+                expected = report.expected_end or started + timedelta(minutes=job.max_runtime_minutes)
+                job_start(job=job, expected_end=expected, now=started)
+                return "started"
+            return "updated"
+        ended_at = report.ended_at or now
+        fields.setdefault("ended_at", ended_at)
+        if run.state == JobRun.State.STOPPING:
+            # The portal's own stop, confirmed: the job was already closed by whoever asked for it.
+            JobRun.objects.filter(pk=run.pk).update(state=JobRun.State.STOPPED, **fields)
+            return "stopped"
+        lost = report.outcome == B.RUN_LOST
+        JobRun.objects.filter(pk=run.pk).update(state=JobRun.State.LOST if lost else JobRun.State.ENDED, **fields)
+        if report.outcome in (B.RUN_SUCCEEDED, B.RUN_FAILED, B.RUN_CANCELLED):
+            if job.status == Job.Status.ADMITTED:  # ended between two polls: it did run
+                job_start(job=job, expected_end=ended_at, now=report.started_at or ended_at)
+            outcome = Job.Status.SUCCEEDED if report.outcome == B.RUN_SUCCEEDED else Job.Status.FAILED
+            error = "" if outcome == Job.Status.SUCCEEDED else (report.reason or report.backend_state or "failed")
+            job_finish(job=job, outcome=outcome, error_type=error, now=ended_at)
+            return "finished"
+        cause = "lost" if lost else (report.backend_state or "requeued").lower()
+        return "requeued" if job_requeue_after_cluster_stop(job=job, cause=cause, reason=report.reason or LOST_REASON,
+                                                             now=ended_at) else ""
+
+
+def job_requeue_after_cluster_stop(*, job: Job, cause: str, reason: str, now: datetime) -> bool:
+    """The cluster ended a run the portal did not stop (node failure, the run vanished): close its usage
+    at the cluster's time and queue the job again. Caller holds the transaction."""
+    if not Job.objects.filter(pk=job.pk, status__in=HOLDING_STATUSES).update(
+            status=Job.Status.REQUEUED, placements=[], lease_id=None, admitted_at=None, started_at=None,
+            expected_end=None, queued_at=now, wait=None, wait_code="", wait_digest=""):
+        return False
+    usage_record_close(job_id=job.pk, ended_at=now, outcome="failed", error_type=cause)
+    audit_record(event_type="job.requeued", target=job, tenant=job.tenant, occurred_at=now,
+                 payload={"name": job.name, "pool": job.pool.name, "gpus": job.total_gpus, "cause": cause,
+                          "reason": reason[:200]})
+    if job.lease_id:
+        lease = Lease.objects.filter(pk=job.lease_id, state__in=Lease.OPEN_STATES).first()
+        if lease is not None:
+            lease_services.lease_return(lease=lease, reason=f"Job #{job.pk} ended on the cluster ({cause})", now=now)
+    request_pool_evaluation(job.pool_id)
+    return True
+
+
+# --- stops and signals the portal asks for -------------------------------------------------------------
+
+def run_stop_request(*, job: Job, cause: str) -> JobRun | None:
+    """Mark the job's active run `stopping` and have a worker call the backend after commit.
+    Call inside the transaction that closes or requeues the job."""
+    run = JobRun.objects.select_for_update().filter(job_id=job.pk, state__in=JobRun.ACTIVE_STATES).first()
+    if run is None:
+        return None
+    if run.state != JobRun.State.STOPPING:
+        JobRun.objects.filter(pk=run.pk).update(state=JobRun.State.STOPPING, stop_cause=cause[:30],
+                                                next_retry_at=None, failures=0)
+    _enqueue_on_commit(RUN_STOP_TASK, run.pk)
+    return run
+
+
+def run_stop_execute(*, run_id: int, now: datetime) -> str:
+    """Call the backend for a `stopping` run, outside any transaction, then swap it to `stopped`."""
+    run = JobRun.objects.select_related("job__pool").filter(pk=run_id, state=JobRun.State.STOPPING).first()
+    if run is None:
+        return ""
+    try:
+        report = backend_for_pool(run.job.pool).stop(run, now=now)
+    except B.BackendError as exc:
+        run_record_error(run=run, error=exc, now=now)
+        return "error"
+    fields = _run_fields(report)
+    fields.setdefault("ended_at", now)
+    JobRun.objects.filter(pk=run.pk, state=JobRun.State.STOPPING).update(state=JobRun.State.STOPPED, **fields)
+    return "stopped"
+
+
+def run_signal_request(*, job: Job, signal: str) -> JobRun | None:
+    """A preemption notice: have a worker send the job's run its checkpoint signal after commit."""
+    run = JobRun.objects.filter(job_id=job.pk, state__in=(JobRun.State.RUNNING, JobRun.State.PENDING)).first()
+    if run is None or not signal:
+        return None
+    JobRun.objects.filter(pk=run.pk).update(signal_requested=signal[:10], signalled_at=None)
+    _enqueue_on_commit(RUN_SIGNAL_TASK, run.pk)
+    return run
+
+
+def run_signal_execute(*, run_id: int, grace_seconds: int, now: datetime) -> str:
+    from scheduler.backends.registry import backend_for_pool
+
+    run = JobRun.objects.select_related("job__pool").filter(
+        pk=run_id, state=JobRun.State.RUNNING, signalled_at__isnull=True).exclude(signal_requested="").first()
+    if run is None:
+        return ""
+    try:
+        backend_for_pool(run.job.pool).stop(run, grace_seconds=max(grace_seconds, 1), signal=run.signal_requested,
+                                            now=now)
+    except B.BackendError as exc:
+        run_record_error(run=run, error=exc, now=now)
+        return "error"
+    JobRun.objects.filter(pk=run.pk, signalled_at__isnull=True).update(signalled_at=now, last_error="", failures=0,
+                                                                        next_retry_at=None)
+    return "signalled"

@@ -1,0 +1,50 @@
+"""REST endpoints of what-if runs: create (enqueues the replay), read status, progress and result, attach
+as evidence. Platform admins and quota approvers only; anyone else gets 403."""
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from scheduler.whatif import errors, services
+from scheduler.whatif.models import WhatIfRun
+from scheduler.whatif.serializers import WhatIfAttachSerializer, WhatIfCreateSerializer, WhatIfRunSerializer
+
+
+def _require(user) -> None:
+    if not services.may_run_whatif(user):
+        raise PermissionDenied(errors.NOT_ALLOWED)
+
+
+class WhatIfListView(APIView):
+    @extend_schema(summary="Replay a pool's window under a proposed policy", request=WhatIfCreateSerializer,
+                   responses={202: WhatIfRunSerializer})
+    def post(self, request):
+        _require(request.user)
+        serializer = WhatIfCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        run = services.whatif_create(actor=request.user, pool=data["pool"], window_start=data["window_start"],
+                                     window_end=data["window_end"], changes=data["changes"], label=data["label"])
+        return Response(WhatIfRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class WhatIfDetailView(APIView):
+    @extend_schema(summary="A what-if run: status, progress and (when done) the result", responses=WhatIfRunSerializer)
+    def get(self, request, run_id: int):
+        _require(request.user)
+        run = get_object_or_404(WhatIfRun.objects.select_related("pool", "created_by"), pk=run_id)
+        return Response(WhatIfRunSerializer(run).data)
+
+
+class WhatIfAttachView(APIView):
+    @extend_schema(summary="Attach a finished what-if result to a decision as audit evidence",
+                   request=WhatIfAttachSerializer, responses=WhatIfRunSerializer)
+    def post(self, request, run_id: int):
+        _require(request.user)
+        run = get_object_or_404(WhatIfRun, pk=run_id)
+        serializer = WhatIfAttachSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        run = services.whatif_attach(actor=request.user, run=run, decision=serializer.validated_data["decision"])
+        return Response(WhatIfRunSerializer(run).data)

@@ -1,0 +1,12 @@
+"""What users read when a what-if request is refused; tests assert these texts."""
+from django.utils.translation import gettext_lazy as _
+
+NOT_ALLOWED = _("Only platform admins and quota approvers may run what-if replays.")
+WINDOW_ORDER = _("The window must end after it starts.")
+WINDOW_TOO_LONG = _("A window covers at most {days} days.")
+WINDOW_IN_FUTURE = _("The window must end by now: only history can be replayed.")
+UNKNOWN_POOL = _("No pool is named {name}.")
+UNKNOWN_TENANT = _("No tenant is named {slug}.")
+UNKNOWN_GPU_MODEL = _("No GPU model is named {name}.")
+UNKNOWN_CLASS = _("Unknown class {name}.")
+NOT_DONE = _("What-if #{id} is {status}: only a finished run can be attached as evidence.")

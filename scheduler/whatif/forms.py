@@ -1,0 +1,80 @@
+"""The what-if page's form: a pool, a window and one change (the API takes any list of changes)."""
+from datetime import timedelta
+
+from django import forms
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from quotas.models import GpuModel, Pool, Tenant, WorkloadClass
+from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES
+from scheduler.whatif.serializers import ChangeSerializer, WhatIfCreateSerializer
+
+KIND_LABELS = [
+    ("quota", _("Set a tenant's base quota")), ("borrowing", _("Borrowing on or off")),
+    ("borrowing_limit", _("A tenant's borrowing limit")), ("lending_limit", _("A tenant's lending limit")),
+    ("lease_length", _("Longest lease")), ("preemption_mode", _("Preemption mode")),
+    ("reclaim_mode", _("A pool's reclaim mode")),
+    ("grace", _("Grace before a stop")), ("priority_class", _("Priority class of a workload class")),
+    ("nodes_add", _("Add nodes")), ("nodes_remove", _("Remove nodes")),
+]
+
+
+def _choices(values):
+    return [("", "—"), *[(v, v) for v in values]]
+
+
+class WhatIfForm(forms.Form):
+    pool = forms.ChoiceField(label=_("Pool"))
+    # datetime-local takes "2026-11-03T08:00" in the portal's time zone (TIME_ZONE).
+    window_start = forms.DateTimeField(label=_("From"), widget=forms.DateTimeInput(
+        attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"))
+    window_end = forms.DateTimeField(label=_("To"), widget=forms.DateTimeInput(
+        attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"))
+    kind = forms.ChoiceField(label=_("Change"), choices=KIND_LABELS)
+    tenant = forms.ChoiceField(label=_("Tenant"), required=False)
+    gpu_model = forms.ChoiceField(label=_("GPU model"), required=False)
+    gpus = forms.IntegerField(label=_("GPUs"), required=False, min_value=0)
+    enabled = forms.TypedChoiceField(label=_("Borrowing"), required=False, coerce=lambda v: v == "true",
+                                     choices=[("true", _("on")), ("false", _("off"))])
+    minutes = forms.IntegerField(label=_("Minutes"), required=False, min_value=1)
+    mode = forms.ChoiceField(label=_("Mode"), required=False,
+                             choices=[("auto", _("Automatic")), ("manual", _("Manual approval")), ("paused", _("Paused"))])
+    workload_class = forms.ChoiceField(label=_("Workload class"), required=False,
+                                       choices=[("", "—"), *WorkloadClass.choices])
+    priority_class = forms.ChoiceField(label=_("Priority class"), required=False,
+                                       choices=_choices(DEFAULT_PRIORITY_CLASSES))
+    count = forms.IntegerField(label=_("Nodes"), required=False, min_value=1)
+    label = forms.CharField(label=_("Label"), required=False, max_length=200)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["pool"].choices = [(p, p) for p in Pool.objects.values_list("name", flat=True)]
+        self.fields["tenant"].choices = _choices(Tenant.objects.values_list("slug", flat=True))
+        self.fields["gpu_model"].choices = _choices(GpuModel.objects.values_list("name", flat=True))
+        if not self.is_bound:
+            now = timezone.now().replace(second=0, microsecond=0)
+            self.initial.setdefault("window_end", now)
+            self.initial.setdefault("window_start", now - timedelta(days=30))
+
+    def clean(self):
+        """The API's serializer decides what a valid change is; its field errors land on the fields."""
+        data = super().clean()
+        if self.errors:
+            return data
+        fields = ChangeSerializer.REQUIRED_AND_OPTIONAL(data["kind"])
+        change = {"kind": data["kind"], **{f: data[f] for f in fields if data.get(f) not in (None, "")}}
+        serializer = WhatIfCreateSerializer(data={"pool": data["pool"], "window_start": data["window_start"],
+                                                  "window_end": data["window_end"], "changes": [change],
+                                                  "label": data.get("label", "")})
+        if not serializer.is_valid():
+            for field, messages in serializer.errors.items():
+                if field == "changes":
+                    for sub, texts in messages[0].items():
+                        for text in texts:
+                            self.add_error(sub if sub in self.fields else None, text)
+                else:
+                    for text in messages:
+                        self.add_error(field if field in self.fields else None, text)
+            return data
+        data["validated"] = serializer.validated_data
+        return data

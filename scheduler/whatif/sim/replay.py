@@ -1,0 +1,549 @@
+"""A deterministic discrete-event replay of one pool's trace through the real engine's `decide`.
+
+Simulated time jumps from event to event (arrivals, run ends, grace deadlines, lease expiries,
+maintenance boundaries, protected windows ending, a stop leaving the 24 h preemption count, manual
+approvals). After the events of one moment the pool is evaluated once, as the live system triggers a
+cycle on every submit, end or change; the decisions are applied the way the services apply them:
+
+- an admission starts at once on its placements (the live backend starts it on its next tick);
+- a lease plan opens a lease; at its expiry the lease is reclaimed with the expiry worker's grace when
+  the lender needs it back, renewed up to the borrower's maximum lease length, or ended, and the job on
+  an ended lease stops at once (the grace worker's `lease_closed` path);
+- a reclaim or preemption gives each victim the snapshot's grace (after an approval delay in manual
+  mode), then stops it and requeues it with its original submit time; work since its last checkpoint
+  is lost and counted;
+- a run ends when its real run time is done (or at its max runtime when the trace does not know it).
+
+Why no periodic cycle: a cycle only consumes capacity, quota and lenders, so a job that did not fit
+at a cycle cannot fit at a later cycle with nothing changed in between, whatever the fair-share order
+then; every change that could open a door is an event above. `period_seconds` still adds cycles
+while jobs wait, for a reader who wants the live beat's cadence (it changes wait texts, not admissions).
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from scheduler.engine import decide
+from scheduler.engine.types import (
+    PREEMPTION_MANUAL, Lease, Node, PendingJob, RunningJob, Snapshot,
+)
+
+from .fastpath import BaseQuotaUse, FreeNodes
+from .trace import Trace, TraceJob
+
+# Event kinds, in the order events of one moment are applied: work leaves before new work arrives.
+_END, _STOP, _LEASE_EXPIRY, _APPROVED, _CANCEL, _NODES, _WAKE, _ARRIVAL, _TICK = range(9)
+
+APPROVAL_MINUTES = 30  # manual mode: how long an approver takes to confirm a planned stop
+
+
+@dataclass(slots=True)
+class RunRecord:
+    """One run interval of one job in the replay."""
+
+    job_id: int
+    tenant: str
+    workload_class: str
+    priority_class: str
+    gpus: int
+    start: datetime
+    end: datetime | None = None
+    lender: str | None = None  # on a lease from this tenant ("" for the unassigned pool); None: base quota
+    outcome: str = "running"  # running | completed | preempted
+    lost_gpu_hours: float = 0.0
+    placements: tuple[int, ...] = ()
+
+
+@dataclass(slots=True)
+class JobRecord:
+    job_id: int
+    tenant: str
+    workload_class: str
+    priority_class: str
+    gpus: int
+    submitted_at: datetime
+    first_start: datetime | None = None
+    preemptions: int = 0
+    lost_gpu_hours: float = 0.0
+    completed: bool = False
+
+
+@dataclass
+class ReplayOutcome:
+    trace: Trace
+    jobs: dict[int, JobRecord]
+    runs: list[RunRecord]
+    admission_order: list[int]  # job ids in order of their first admission
+    cycles: int = 0
+    events: int = 0
+
+
+@dataclass(slots=True)
+class _Run:
+    job: TraceJob
+    engine: RunningJob
+    remaining: float  # seconds of work left when it started
+    token: int  # invalidates this run's end event once it is stopped
+    record: RunRecord
+    lease_id: int | None = None
+
+
+@dataclass(slots=True)
+class _Lease:
+    engine: Lease
+    started_at: datetime
+    job_id: int
+    renewals: int = 0
+
+
+@dataclass
+class _Sim:
+    trace: Trace
+    period_seconds: float = 0.0
+    approval_minutes: int = APPROVAL_MINUTES
+    progress: object = None  # called with the share of the window replayed, about every 2 %
+    fast: bool = True  # take the lone-job admission without decide (fastpath.py); off in its test
+    # At most one cycle per this many simulated seconds (0: at every moment something changed). The live
+    # pool evaluates within a second of a change; a month-long replay may trade resolution for speed.
+    cycle_seconds: float = 0.0
+    now: datetime = field(init=False)
+    heap: list = field(default_factory=list)
+    seq: int = 0
+    pending: dict[int, PendingJob] = field(default_factory=dict)
+    running: dict[int, _Run] = field(default_factory=dict)
+    leases: dict[int, _Lease] = field(default_factory=dict)
+    jobs: dict[int, JobRecord] = field(default_factory=dict)
+    runs: list[RunRecord] = field(default_factory=list)
+    order: list[int] = field(default_factory=list)
+    stops: dict[int, list[datetime]] = field(default_factory=dict)  # job -> stop times (24 h cap)
+    refused: set[int] = field(default_factory=set)
+    next_lease: int = 1
+    token: int = 0
+    dirty: bool = False
+    tick_queued: bool = False
+    cycles: int = 0
+    events: int = 0
+    nodes: tuple[Node, ...] = ()
+    running_tuple: tuple[RunningJob, ...] | None = None
+    # Fair share (see _usage): per tenant, closed usage and the running sums, relative to the window start.
+    closed: dict[str, float] = field(default_factory=dict)
+    run_gpus: dict[str, float] = field(default_factory=dict)
+    run_weighted: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        t = self.trace
+        self.now = t.start
+        self.rate = math.log(2) / t.half_life_hours if t.half_life_hours > 0 else 0.0
+        self.job_by_id = {job.id: job for job in t.jobs}
+        for tenant, value in t.usage_at_start.items():
+            self.closed[tenant] = value * self.rate if self.rate else 0.0
+        self.policy_default_max = 240
+        self.quota_use = BaseQuotaUse(t.quotas)
+        self.free_nodes: dict[str, FreeNodes] = {}
+        self.fast_admissions = 0
+        self.cycle_gap = timedelta(seconds=self.cycle_seconds)
+        self.last_cycle: datetime | None = None
+        self.deferred_to: datetime | None = None
+
+    # --- events -------------------------------------------------------------------------------------
+
+    def push(self, when: datetime, kind: int, payload) -> None:
+        self.seq += 1
+        heapq.heappush(self.heap, (when, kind, self.seq, payload))
+
+    def hours(self, moment: datetime) -> float:
+        return (moment - self.trace.start).total_seconds() / 3600
+
+    # --- fair share ---------------------------------------------------------------------------------
+    # Decayed GPU-hours as snapshot.decayed_gpu_hours integrates them, kept as sums so a cycle costs one
+    # term per tenant: with x = hours since the window start and r the decay rate, a closed interval
+    # [s, e] weighs g (e^{r e} − e^{r s}) / r · e^{−r x}, a running one g (1 − e^{−r (x − s)}) / r.
+    # `closed` holds r × the bracket, `run_weighted` Σ g e^{r s}, `run_gpus` Σ g.
+
+    def _usage(self) -> dict[str, float]:
+        if not self.rate:
+            return {}
+        x = self.hours(self.now)
+        decay = math.exp(-self.rate * x)
+        out = {}
+        for tenant in self.closed.keys() | self.run_gpus.keys():
+            closed = self.closed.get(tenant, 0.0) * decay
+            running = self.run_gpus.get(tenant, 0.0) - decay * self.run_weighted.get(tenant, 0.0)
+            out[tenant] = (closed + running) / self.rate
+        return out
+
+    def _usage_start(self, tenant: str, gpus: int, start: datetime) -> None:
+        if self.rate:
+            self.run_gpus[tenant] = self.run_gpus.get(tenant, 0.0) + gpus
+            self.run_weighted[tenant] = self.run_weighted.get(tenant, 0.0) + gpus * math.exp(
+                self.rate * self.hours(start))
+
+    def _usage_end(self, tenant: str, gpus: int, start: datetime) -> None:
+        if self.rate:
+            weight = gpus * math.exp(self.rate * self.hours(start))
+            self.run_gpus[tenant] -= gpus
+            self.run_weighted[tenant] -= weight
+            self.closed[tenant] = self.closed.get(tenant, 0.0) + gpus * math.exp(
+                self.rate * self.hours(self.now)) - weight
+
+    # --- state changes ------------------------------------------------------------------------------
+
+    def _pending_from(self, job: TraceJob) -> PendingJob:
+        return PendingJob(
+            id=job.id, tenant=job.tenant, project=job.project, pool=self.trace.pool, gpu_model=job.gpu_model,
+            gpus=job.gpus, replicas=job.replicas, workload_class=job.workload_class,
+            priority_class=job.priority_class, submitted_at=job.submitted_at,
+            max_runtime_minutes=job.max_runtime_minutes)
+
+    def _record_for(self, job: TraceJob) -> JobRecord:
+        record = self.jobs.get(job.id)
+        if record is None:
+            record = self.jobs[job.id] = JobRecord(job.id, job.tenant, job.workload_class, job.priority_class,
+                                                   job.total_gpus, job.submitted_at)
+        return record
+
+    def _start(self, job: TraceJob, placements: tuple[int, ...], lease_id: int | None, remaining: float,
+               started: datetime) -> None:
+        record = self._record_for(job)
+        if record.first_start is None:
+            record.first_start = started
+            self.order.append(job.id)
+        lender = None
+        if lease_id is not None:
+            lender = self.leases[lease_id].engine.lender or ""
+        run_record = RunRecord(job.id, job.tenant, job.workload_class, job.priority_class, job.total_gpus, started,
+                               lender=lender, placements=placements)
+        self.runs.append(run_record)
+        self.token += 1
+        engine = RunningJob(
+            id=job.id, tenant=job.tenant, project=job.project, pool=self.trace.pool, gpu_model=job.gpu_model,
+            gpus=job.gpus, replicas=job.replicas, priority_class=job.priority_class, placements=placements,
+            started_at=started, expected_end=started + timedelta(minutes=job.max_runtime_minutes),
+            lease_id=lease_id, workload_class=job.workload_class,
+            preemptions_24h=self._stops_24h(job.id), stop_refused=job.id in self.refused)
+        self.running[job.id] = _Run(job, engine, remaining, self.token, run_record, lease_id)
+        self.running_tuple = None
+        free = self.free_nodes.get(job.gpu_model)
+        if free is not None:
+            free.take(placements, job.gpus)
+        if lease_id is None:
+            self.quota_use.add(engine, 1)
+        self._usage_start(job.tenant, job.total_gpus, started)
+        self.push(max(started + timedelta(seconds=remaining), self.now), _END, (job.id, self.token))
+
+    def _stops_24h(self, job_id: int) -> int:
+        horizon = self.now - timedelta(hours=24)
+        return sum(1 for t in self.stops.get(job_id, ()) if t > horizon)
+
+    def _leave(self, run: _Run, outcome: str) -> None:
+        """The run gives its nodes, quota and lease back."""
+        del self.running[run.job.id]
+        self.running_tuple = None
+        free = self.free_nodes.get(run.job.gpu_model)
+        if free is not None:
+            free.give(run.engine.placements, run.job.gpus)
+        if run.engine.lease_id is None:
+            self.quota_use.add(run.engine, -1)
+        run.record.end, run.record.outcome = self.now, outcome
+        self._usage_end(run.job.tenant, run.job.total_gpus, run.engine.started_at)
+        if run.lease_id is not None:
+            self.leases.pop(run.lease_id, None)  # returned
+        self.dirty = True
+
+    def _end(self, job_id: int, token: int) -> None:
+        run = self.running.get(job_id)
+        if run is None or run.token != token:
+            return
+        self._leave(run, "completed")
+        self.jobs[job_id].completed = True
+
+    def _stop(self, job_id: int, token: int) -> None:
+        """Grace is over (or the lease closed): stop, count the lost work, requeue."""
+        run = self.running.get(job_id)
+        if run is None or run.token != token:
+            return
+        elapsed = (self.now - run.engine.started_at).total_seconds()
+        saved = 0.0
+        interval = run.job.checkpoint_interval_minutes
+        if interval:
+            saved = min((elapsed // (interval * 60)) * interval * 60, elapsed)
+        lost = run.job.total_gpus * (elapsed - saved) / 3600
+        self._leave(run, "preempted")
+        run.record.lost_gpu_hours = lost
+        record = self.jobs[job_id]
+        record.preemptions += 1
+        record.lost_gpu_hours += lost
+        self.stops.setdefault(job_id, []).append(self.now)
+        self.push(self.now + timedelta(hours=24), _WAKE, None)  # leaves the thrash count then
+        remaining = max(run.remaining - saved, 1.0)
+        self._requeue(run.job, remaining)
+
+    def _requeue(self, job: TraceJob, remaining: float) -> None:
+        self.pending[job.id] = self._pending_from(job)
+        self.remaining[job.id] = remaining
+        self.dirty = True
+
+    def _mark_stopping(self, job_id: int, until: datetime) -> None:
+        run = self.running.get(job_id)
+        if run is None or run.engine.stopping_until is not None:
+            return
+        run.engine = _replace(run.engine, stopping_until=until)
+        self.running_tuple = None
+        self.push(until, _STOP, (job_id, run.token))
+
+    def _lease_expiry(self, lease_id: int) -> None:
+        lease = self.leases.get(lease_id)
+        if lease is None or lease.engine.state != "active" or lease.engine.expires_at > self.now:
+            return
+        run = self.running.get(lease.job_id)
+        if run is None or run.lease_id != lease_id:
+            self.leases.pop(lease_id, None)
+            return
+        trace = self.trace
+        # Preemption paused on the pool: the expiry worker holds the lease and stops nothing.
+        held = trace.switches.preemption_mode == "paused"
+        if not trace.switches.borrowing_enabled:
+            if not held:
+                self._close_lease(lease, run)
+        elif self._lender_needs(lease):
+            if held:
+                return
+            start = self.now
+            if trace.switches.reclaim_mode == PREEMPTION_MANUAL:  # an approver confirms it first
+                start += timedelta(minutes=self.approval_minutes)
+            until = start + timedelta(minutes=trace.reclaim_grace_minutes)
+            lease.engine = _replace(lease.engine, state="reclaiming")
+            self._mark_stopping(run.job.id, until)
+        else:
+            until = self._renewal_until(lease)
+            if until is None:
+                self._close_lease(lease, run)
+            else:
+                lease.renewals += 1
+                lease.engine = _replace(lease.engine, expires_at=until)
+                self.push(until, _LEASE_EXPIRY, lease_id)
+        self.dirty = True
+
+    def _close_lease(self, lease: _Lease, run: _Run) -> None:
+        self.leases.pop(lease.engine.id, None)
+        run.lease_id = None  # its lease is gone: the stop below must not return it twice
+        self._stop(run.job.id, run.token)
+
+    def _renewal_until(self, lease: _Lease) -> datetime | None:
+        policy = self.trace.policies.get(lease.engine.borrower)
+        max_minutes = policy.max_lease_minutes if policy else self.policy_default_max
+        limit = lease.started_at + timedelta(minutes=max_minutes)
+        term = (lease.engine.expires_at - lease.started_at) / (lease.renewals + 1)
+        until = min(lease.engine.expires_at + term, limit)
+        return until if until > lease.engine.expires_at else None
+
+    def _lender_needs(self, lease: _Lease) -> bool:
+        """The expiry worker's demand test: the lender has jobs waiting on the lane, or its idle base
+        quota (the unassigned pool's size, for the pool) no longer covers what is on loan."""
+        e = lease.engine
+        lent = sum(x.engine.gpus for x in self.leases.values()
+                   if x.engine.lender == e.lender and x.engine.gpu_model == e.gpu_model)
+        if e.lender is None:
+            capacity = sum(n.gpus for n in self.nodes if n.gpu_model == e.gpu_model and n.state == "schedulable")
+            assigned = sum(q.gpus for q in self.trace.quotas if q.gpu_model == e.gpu_model and q.project is None)
+            return lent > max(capacity - assigned, 0)
+        if any(p.tenant == e.lender and p.gpu_model == e.gpu_model for p in self.pending.values()):
+            return True
+        policy = self.trace.policies.get(e.lender)
+        if policy is not None and policy.lending_limit_gpus is not None and lent > policy.lending_limit_gpus:
+            return True
+        base = sum(q.gpus for q in self.trace.quotas
+                   if q.tenant == e.lender and q.gpu_model == e.gpu_model and q.project is None)
+        used = sum(r.engine.total_gpus for r in self.running.values()
+                   if r.job.tenant == e.lender and r.job.gpu_model == e.gpu_model and r.lease_id is None)
+        return used + lent > base - (policy.reserved_gpus if policy else 0)
+
+    def _refresh_nodes(self) -> None:
+        pool = self.trace.pool
+        self.nodes = tuple(
+            Node(id=n.id, pool=pool, gpu_model=n.gpu_model, gpus=n.gpus, state=n.state_at(self.now),
+                 maintenance_until=n.maintenance_end if n.state_at(self.now) == "maintenance" else None)
+            for n in self.trace.nodes)
+        used: dict[int, int] = {}
+        for run in self.running.values():
+            for node_id in run.engine.placements:
+                used[node_id] = used.get(node_id, 0) + run.job.gpus
+        sizes: dict[str, dict[int, int]] = {}
+        for n in self.nodes:
+            sizes.setdefault(n.gpu_model, {})
+            if n.state == "schedulable":
+                sizes[n.gpu_model][n.id] = n.gpus
+        self.free_nodes = {model: FreeNodes(by_id, used) for model, by_id in sizes.items()}
+        self.dirty = True
+
+    # --- the cycle ----------------------------------------------------------------------------------
+
+    def _fast_admit(self) -> bool:
+        (job,) = self.pending.values()
+        free = self.free_nodes.get(job.gpu_model)
+        if free is None or not job.env_ready or not self.quota_use.fits(job):
+            return False
+        placements = free.place(job.gpus, job.replicas)
+        if placements is None:
+            return False
+        del self.pending[job.id]
+        self.fast_admissions += 1
+        self._start(self.job_by_id[job.id], placements, None, self.remaining.pop(job.id), self.now)
+        return True
+
+    def cycle(self) -> None:
+        self.cycles += 1
+        self.dirty = False
+        if self.fast and len(self.pending) == 1 and self._fast_admit():
+            return
+        if self.running_tuple is None:
+            self.running_tuple = tuple(self.running[i].engine for i in sorted(self.running))
+        trace = self.trace
+        snapshot = Snapshot(
+            now=self.now, nodes=self.nodes, quotas=trace.quotas, running=self.running_tuple,
+            pending=tuple(self.pending[i] for i in sorted(self.pending)), usage=self._usage(),
+            priority_classes=trace.priority_classes,
+            leases=tuple(x.engine for x in sorted(self.leases.values(), key=lambda x: x.engine.id)),
+            switches=trace.switches, half_life_hours=trace.half_life_hours, policies=trace.policies,
+            preemption_cap_24h=trace.preemption_cap_24h, grace_minutes=trace.grace_minutes)
+        decisions = decide(snapshot)
+        for admission in decisions.admissions:
+            job = self.job_by_id[admission.job_id]
+            del self.pending[job.id]
+            lease_id = None
+            plan = admission.lease
+            if plan is not None:
+                lease_id = self.next_lease
+                self.next_lease += 1
+                self.leases[lease_id] = _Lease(Lease(
+                    id=lease_id, borrower=plan.borrower, lender=plan.lender, pool=plan.pool, gpu_model=plan.gpu_model,
+                    gpus=plan.gpus, protected_until=plan.protected_until, expires_at=plan.expires_at),
+                    started_at=self.now, job_id=job.id)
+                self.push(plan.expires_at, _LEASE_EXPIRY, lease_id)
+                if plan.protected_until > self.now:
+                    self.push(plan.protected_until, _WAKE, None)
+            self._start(job, admission.placements, lease_id, self.remaining.pop(job.id), self.now)
+        grace = self.now + timedelta(minutes=trace.grace_minutes)
+        reclaims = len(decisions.reclaims)
+        for k, stop in enumerate((*decisions.reclaims, *decisions.preemptions)):
+            if stop.needs_approval:
+                approved = self.now + timedelta(minutes=self.approval_minutes)
+                self.push(approved, _APPROVED, stop.victim_job_ids)
+                for victim in stop.victim_job_ids:
+                    # The engine must not plan them again while the approval is pending.
+                    self._mark_pending_approval(victim, approved + timedelta(minutes=trace.grace_minutes))
+                continue
+            for victim in stop.victim_job_ids:
+                run = self.running.get(victim)
+                if run is not None and run.lease_id is not None and k < reclaims:
+                    lease = self.leases[run.lease_id]
+                    lease.engine = _replace(lease.engine, state="reclaiming")
+                self._mark_stopping(victim, stop.grace_until or grace)
+        if self.pending and self.period_seconds and not self.tick_queued:
+            self.tick_queued = True
+            self.push(self.now + timedelta(seconds=self.period_seconds), _TICK, None)
+
+    def _mark_pending_approval(self, job_id: int, until: datetime) -> None:
+        run = self.running.get(job_id)
+        if run is not None and run.engine.stopping_until is None:
+            run.engine = _replace(run.engine, stopping_until=until)
+            self.running_tuple = None
+
+    def _approved(self, victims: tuple[int, ...]) -> None:
+        for victim in victims:
+            run = self.running.get(victim)
+            if run is not None and run.engine.stopping_until is not None:
+                self.push(run.engine.stopping_until, _STOP, (victim, run.token))
+
+    # --- the loop -----------------------------------------------------------------------------------
+
+    def run(self) -> ReplayOutcome:
+        trace = self.trace
+        self.remaining: dict[int, float] = {}
+        self._refresh_nodes()
+        node_ids = {n.id for n in trace.nodes}
+        for n in trace.nodes:
+            for moment in (n.maintenance_start, n.maintenance_end):
+                if moment is not None and trace.start < moment < trace.end:
+                    self.push(moment, _NODES, None)
+        for job in sorted(trace.jobs, key=lambda j: (j.submitted_at, j.id)):
+            work = job.run_seconds if job.run_seconds is not None else job.max_runtime_minutes * 60.0
+            if job.running_since is not None and job.placements and set(job.placements) <= node_ids:
+                self._record_for(job)
+                self.remaining[job.id] = work
+                self._start(job, job.placements, None, self.remaining.pop(job.id), job.running_since)
+                continue
+            self.remaining[job.id] = work
+            self.push(max(job.submitted_at, trace.start), _ARRIVAL, job)
+            if job.cancelled_at is not None:
+                self.push(job.cancelled_at, _CANCEL, job.id)
+        heap = self.heap
+        end = trace.end
+        span = (end - trace.start).total_seconds() or 1.0
+        report_at = trace.start
+        step = timedelta(seconds=span / 50)
+        while heap and heap[0][0] < end:
+            moment = heap[0][0]
+            self.now = moment
+            if self.progress is not None and moment >= report_at:
+                self.progress((moment - trace.start).total_seconds() / span)
+                report_at = moment + step
+            while heap and heap[0][0] == moment:
+                _, kind, _, payload = heapq.heappop(heap)
+                self.events += 1
+                if kind == _ARRIVAL:
+                    self._record_for(payload)
+                    self.pending[payload.id] = self._pending_from(payload)
+                    self.dirty = True
+                elif kind == _END:
+                    self._end(*payload)
+                elif kind == _STOP:
+                    self._stop(*payload)
+                elif kind == _LEASE_EXPIRY:
+                    self._lease_expiry(payload)
+                elif kind == _APPROVED:
+                    self._approved(payload)
+                elif kind == _CANCEL:
+                    if self.pending.pop(payload, None) is not None:
+                        self.remaining.pop(payload, None)
+                        self.dirty = True
+                elif kind == _NODES:
+                    self._refresh_nodes()
+                elif kind == _WAKE:
+                    self.dirty = True
+                elif kind == _TICK:
+                    self.tick_queued = False
+                    if self.pending:
+                        self.dirty = True
+            if self.dirty and self.pending:
+                due = self.last_cycle + self.cycle_gap if self.last_cycle is not None else moment
+                if moment >= due:
+                    self.last_cycle = moment
+                    self.cycle()
+                elif self.deferred_to != due:  # the pool's cadence: evaluate at the next slot
+                    self.deferred_to = due
+                    self.push(due, _WAKE, None)
+                    continue  # stays dirty until then
+            self.dirty = False
+        self.now = end
+        for run in list(self.running.values()):
+            run.record.end = end  # still running when the window closes
+        return ReplayOutcome(trace=trace, jobs=self.jobs, runs=self.runs, admission_order=self.order,
+                             cycles=self.cycles, events=self.events)
+
+
+def _replace(obj, **changes):
+    """dataclasses.replace for the engine's slotted frozen types, without its per-call field scan."""
+    values = {name: getattr(obj, name) for name in obj.__slots__}
+    values.update(changes)
+    return type(obj)(**values)
+
+
+def replay(trace: Trace, *, period_seconds: float = 0.0, approval_minutes: int = APPROVAL_MINUTES,
+           progress=None, fast: bool = True, cycle_seconds: float = 0.0) -> ReplayOutcome:
+    """Replay the trace; the same trace always gives the same outcome."""
+    return _Sim(trace, period_seconds=period_seconds, approval_minutes=approval_minutes, progress=progress,
+                fast=fast, cycle_seconds=cycle_seconds).run()

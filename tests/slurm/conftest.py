@@ -1,0 +1,66 @@
+"""Tests against a real Slurm: one private cluster per test process (xdist worker), started from Debian's
+packages by `LocalCluster`. When Slurm cannot start the tests fail, never skip: CI installs it (.ci/run)."""
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from scheduler.backends.slurm.localcluster import LocalCluster, LocalClusterError
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "tests/slurm/" in str(item.fspath):
+            item.add_marker(pytest.mark.slurm)
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster():
+    root = Path(tempfile.mkdtemp(prefix="portal-slurm-"))
+    cluster = LocalCluster(root)
+    try:
+        cluster.start()
+    except LocalClusterError as exc:
+        cluster.stop()
+        pytest.fail(f"The local Slurm did not start: {exc}", pytrace=False)
+    yield cluster
+    cluster.stop()
+
+
+def slurm(cluster, *argv: str) -> str:
+    """Run a Slurm command against the test cluster (as an admin would at its shell)."""
+    import subprocess
+
+    return subprocess.run(argv, env=cluster.env, capture_output=True, text=True, timeout=30, check=True).stdout
+
+
+@pytest.fixture
+def slurm_world(db, slurm_cluster):
+    """A pool governing the local Slurm's partition, its nodes from an inventory sync (never typed in),
+    tenant alpha with 4 H100 + 8 A100 of base quota (all of it), a member, and an empty partition after."""
+    from quotas.models import GpuModel, Membership, Pool, Project, Tenant
+    from scheduler.backends.inventory import inventory_sync
+    from tests import factories
+
+    pool = Pool.objects.create(name="slurm-a", display_name="Slurm A", backend="slurm",
+                               backend_settings={**slurm_cluster.settings(), "default_project": "train"})
+    result = inventory_sync(pool=pool)
+    assert not result.error and sorted(result.created) == ["n-a100-1", "n-a100-2", "n-h100-1", "n-h100-2"], result
+    alpha = Tenant.objects.create(slug="alpha", name="Alpha team")
+    project = Project.objects.create(tenant=alpha, slug="train", name="Training")
+    h100, a100 = GpuModel.objects.get(name="H100-80G"), GpuModel.objects.get(name="A100-40G")
+    factories.quota(alpha, pool, h100, 4)
+    factories.quota(alpha, pool, a100, 8)
+    world = type("SlurmWorld", (), {})()
+    world.pool, world.alpha, world.project, world.h100, world.a100 = pool, alpha, project, h100, a100
+    world.member = factories.member(alpha, "alpha-dev", Membership.Role.MEMBER)
+    world.cluster = slurm_cluster
+    world.jobs_dir = slurm_cluster.root / "jobs"
+    yield world
+    import subprocess
+
+    subprocess.run(["scancel", f"--partition={slurm_cluster.partition}"], env=slurm_cluster.env, timeout=10,
+                   capture_output=True, check=False)
+    for node in ("n-h100-1", "n-h100-2", "n-a100-1", "n-a100-2"):
+        subprocess.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"], env=slurm_cluster.env, timeout=10,
+                       capture_output=True, check=False)

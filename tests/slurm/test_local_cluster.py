@@ -1,0 +1,25 @@
+"""The private Slurm the other tests drive: four nodes of two GRES types, all idle, jobs really run."""
+import subprocess
+import time
+
+
+def test_it_offers_four_nodes_of_two_gpu_types(slurm_cluster):
+    out = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %G %t"], env=slurm_cluster.env, capture_output=True,
+                         text=True, timeout=10, check=True).stdout.split("\n")
+    rows = sorted(line.split() for line in out if line)
+    assert [r[:2] for r in rows] == [["n-a100-1", "gpu:a100:4"], ["n-a100-2", "gpu:a100:4"],
+                                     ["n-h100-1", "gpu:h100:2"], ["n-h100-2", "gpu:h100:2"]]
+    assert {r[2] for r in rows} <= {"idle", "mix", "alloc"}
+
+
+def test_a_batch_job_runs_on_the_node_it_asks_for(slurm_cluster, tmp_path):
+    marker = tmp_path / "ran"
+    job_id = subprocess.run(
+        ["sbatch", "--parsable", "--nodelist=n-h100-2", "--gres=gpu:h100:1", "-o", "/dev/null",
+         f"--wrap=echo $SLURMD_NODENAME > {marker}"],
+        env=slurm_cluster.env, capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    deadline = time.monotonic() + 20
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert job_id.isdigit()
+    assert marker.read_text().strip() == "n-h100-2"

@@ -1,0 +1,75 @@
+"""Controller down and restarts: while slurmctld does not answer, the dashboard and /healthz say so,
+admitted jobs keep their place with the error and retry; when it is back they start. A controller that
+lost its state makes the portal mark its runs lost and requeue them: nothing is lost or counted twice."""
+from datetime import timedelta
+
+from django.utils import timezone
+
+from audit.models import UsageRecord
+from scheduler.backends import backend_tick
+from scheduler.backends.models import BackendStatus
+from scheduler.cycle.services import scheduler_cycle_run
+from scheduler.models import Job
+from tests.slurm.helpers import status, submit, until
+
+
+def _tick_later(minutes: float):
+    return lambda: backend_tick(now=timezone.now() + timedelta(minutes=minutes))
+
+
+def test_controller_down_then_back(slurm_world, client):
+    cluster = slurm_world.cluster
+    slurm_world.pool.backend_settings = {**slurm_world.pool.backend_settings, "timeout_seconds": 8}
+    slurm_world.pool.save(update_fields=["backend_settings"])
+    running = submit(slurm_world, name="survivor", command="sleep 300")
+    scheduler_cycle_run(pool=slurm_world.pool)
+    backend_tick()
+    until(lambda: status(running) == Job.Status.RUNNING, step=backend_tick, what="running before the outage")
+
+    cluster.stop_controller()
+    try:
+        waiting = submit(slurm_world, name="during-outage", gpu_model="A100-40G", gpus=4)
+        scheduler_cycle_run(pool=slurm_world.pool)
+        backend_tick()
+        run = waiting.runs.get()
+        assert status(waiting) == Job.Status.ADMITTED and run.state == "starting" and run.external_id == ""
+        assert run.last_error.startswith("sbatch ") and run.next_retry_at is not None  # the first try submits at once
+        state = BackendStatus.objects.get(pool=slurm_world.pool)
+        assert not state.ok and state.down_since is not None
+        health = client.get("/healthz").json()
+        # No worker or beat runs in this test, so the report is "unavailable" already; a cluster down
+        # alone would make it "degraded". Either way the cluster is named.
+        assert health["status"] != "ok" and health["clusters_down"][0]["pool"] == "slurm-a"
+        assert status(running) == Job.Status.RUNNING  # nothing is closed because Slurm is silent
+    finally:
+        cluster.start_controller()
+        cluster.wait_idle()
+    until(lambda: status(waiting) == Job.Status.RUNNING, step=_tick_later(10), what="the admitted job starts")
+    assert BackendStatus.objects.get(pool=slurm_world.pool).ok
+    assert client.get("/healthz").json()["clusters_down"] == []
+    assert status(running) == Job.Status.RUNNING
+    assert UsageRecord.objects.filter(job_id=running.pk).count() == 1
+
+
+def test_a_controller_that_lost_its_state_makes_runs_lost_and_requeued_once(slurm_world):
+    cluster = slurm_world.cluster
+    job = submit(slurm_world, name="amnesia", command="sleep 300")
+    scheduler_cycle_run(pool=slurm_world.pool)
+    backend_tick()
+    until(lambda: status(job) == Job.Status.RUNNING, step=backend_tick, what="running")
+    cluster.stop_controller()
+    cluster.start_controller(clear=True)
+    cluster.wait_idle()
+    backend_tick()
+    first = job.runs.get(attempt=1)
+    assert (first.state, first.backend_reason) == ("lost", f"Slurm no longer knows job {first.external_id}")
+    assert status(job) == Job.Status.REQUEUED
+    closed = UsageRecord.objects.get(job_id=job.pk)
+    assert (closed.outcome, closed.error_type) == ("failed", "lost") and closed.ended_at is not None
+    backend_tick()  # a second pass changes nothing
+    assert UsageRecord.objects.filter(job_id=job.pk).count() == 1
+    scheduler_cycle_run(pool=slurm_world.pool)
+    backend_tick()
+    until(lambda: status(job) == Job.Status.RUNNING, step=backend_tick, what="running again as attempt 2")
+    assert job.runs.get(attempt=2).state == "running"
+    assert UsageRecord.objects.filter(job_id=job.pk, ended_at__isnull=True).count() == 1

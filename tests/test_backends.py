@@ -1,0 +1,139 @@
+"""Backend choice per pool and the Slurm backend's parsing, without a cluster: production refuses the
+simulated backend unless allowed, pool settings are validated with field messages, a failing backend
+call is recorded on its run with backoff and does not stop the tick, Slurm's output parses."""
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from scheduler.backends import base as B
+from scheduler.backends.registry import backend_for_pool, backend_settings_validate
+from scheduler.backends.slurm import parse
+from scheduler.backends.slurm.config import validate
+from scheduler.runs.services import retry_delay
+
+SLURM_OK = {"partition": "gpu", "gres_models": {"h100": "H100-80G"}}
+
+
+def test_production_refuses_the_simulated_backend_unless_allowed(world, settings):
+    settings.SCHEDULER_ALLOW_SIMULATED = False
+    with pytest.raises(B.BackendError) as info:
+        backend_for_pool(world.pool)
+    assert str(info.value).startswith("Pool gpu-a uses the simulated backend, which production refuses")
+    settings.SCHEDULER_ALLOW_SIMULATED = True
+    assert backend_for_pool(world.pool).name == "simulated"
+
+
+def test_a_refused_backend_leaves_admitted_jobs_admitted_and_says_so(world, settings):
+    from scheduler.backends import backend_tick
+    from scheduler.backends.models import BackendStatus
+    from tests.jobs import cycle, reload, submit
+
+    job = submit(gpus=8)
+    cycle(world)
+    settings.SCHEDULER_ALLOW_SIMULATED = False
+    assert backend_tick().started == 0
+    assert reload(job).status == "admitted"
+    assert not BackendStatus.objects.get(pool=world.pool).ok
+    settings.SCHEDULER_ALLOW_SIMULATED = True
+    assert backend_tick().started == 1
+    assert BackendStatus.objects.get(pool=world.pool).ok
+
+
+@pytest.mark.parametrize("values, field, message", [
+    ({"gres_models": {"h100": "H100-80G"}}, "partition", "the governed Slurm partition is required"),
+    ({"partition": "gpu"}, "gres_models", 'a map of GRES type to GPU model is required, e.g. {"h100": "H100-80G"}'),
+    ({**SLURM_OK, "timeout_seconds": 0}, "timeout_seconds", "a number of seconds between 0 and 600"),
+    ({**SLURM_OK, "qos_classes": {"high": "urgent"}}, "qos_classes", "workload classes are online_inference, "
+     "evaluation, training, batch_inference, experiment, validation"),
+    ({**SLURM_OK, "partiton": "typo"}, "settings", "unknown keys partiton"),
+])
+def test_slurm_settings_are_checked_field_by_field(values, field, message):
+    assert validate(values) == {field: message}
+    assert backend_settings_validate("slurm", values) == {"backend_settings": [f"{field}: {message}"]}
+
+
+def test_valid_settings_and_unknown_backends():
+    assert backend_settings_validate("slurm", SLURM_OK) == {}
+    assert backend_settings_validate("k8s", {}) == {
+        "backend": ["Unknown backend 'k8s': use one of simulated, slurm."]}
+
+
+def test_a_failing_start_is_recorded_on_its_run_and_the_other_jobs_start(world, monkeypatch):
+    from scheduler.backends import backend_tick
+    from scheduler.backends.simulated import SimulatedBackend
+    from tests.jobs import cycle, reload, submit
+
+    broken, fine = submit(gpus=8, name="broken"), submit(gpus=8, name="fine")
+    cycle(world)
+    original = SimulatedBackend.start
+
+    def start(self, request, *, now):
+        if request.job.name == "broken":
+            raise B.BackendError("sbatch failed: Requested node configuration is not available")
+        return original(self, request, now=now)
+
+    monkeypatch.setattr(SimulatedBackend, "start", start)
+    now = timezone.now()
+    assert backend_tick(now=now).started == 1
+    assert reload(fine).status == "running"
+    run = broken.runs.get()
+    assert (run.state, run.failures, run.last_error) == (
+        "starting", 1, "sbatch failed: Requested node configuration is not available")
+    assert run.next_retry_at == now + timedelta(seconds=5)
+    backend_tick(now=now + timedelta(seconds=1))  # not due yet: not retried
+    assert broken.runs.get().failures == 1
+    monkeypatch.setattr(SimulatedBackend, "start", original)
+    assert backend_tick(now=now + timedelta(seconds=6)).started == 1
+    run = broken.runs.get()
+    assert (run.state, run.failures, run.last_error) == ("running", 0, "")
+
+
+def test_retry_backoff_doubles_up_to_five_minutes():
+    assert [retry_delay(n).total_seconds() for n in (1, 2, 3, 7, 20)] == [5, 10, 20, 300, 300]
+
+
+@pytest.mark.parametrize("text, names", [
+    ("n-h100-1", ["n-h100-1"]),
+    ("n-a100-[1-2],n-h100-1", ["n-a100-1", "n-a100-2", "n-h100-1"]),
+    ("gpu[01-03,7]", ["gpu01", "gpu02", "gpu03", "gpu7"]),
+    ("", []),
+])
+def test_host_lists_expand(text, names):
+    assert parse.expand_hostlist(text) == names
+
+
+def test_wait_status_exit_codes_and_gres():
+    assert parse.exit_code(3 << 8) == 3
+    assert parse.exit_code(9) == 137  # killed by SIGKILL
+    assert parse.gres_gpus("gpu:h100:2(S:0)") == ("h100", 2)
+    assert parse.gres_gpus("gres:gpu:a100:1") == ("a100", 1)
+    assert parse.gres_gpus("") == ("", 0)
+
+
+@pytest.mark.parametrize("state, outcome", [
+    ("RUNNING", "running"), ("COMPLETED", "succeeded"), ("FAILED", "failed"), ("TIMEOUT", "failed"),
+    ("CANCELLED", "cancelled"), ("NODE_FAIL", "requeued"), ("PREEMPTED", "requeued"), ("PENDING", "pending"),
+])
+def test_slurm_states_map_to_run_outcomes(state, outcome):
+    report = parse.job_report({"job_id": 7, "job_state": state, "state_reason": "None", "exit_code": 0,
+                               "start_time": 1_800_000_000, "end_time": 1_800_000_060, "nodes": "n1"})
+    assert report.outcome == outcome
+    if state == "TIMEOUT":
+        assert report.reason == "TIMEOUT"
+
+
+def test_drain_down_and_maint_are_maintenance_with_a_reason():
+    assert parse.node_maintenance({"state": "idle", "state_flags": ["DRAIN"], "reason": "disk swap"}) == (True, "disk swap")
+    assert parse.node_maintenance({"state": "down", "state_flags": [], "reason": ""}) == (True, "DOWN")
+    assert parse.node_maintenance({"state": "mixed", "state_flags": [], "reason": ""}) == (False, "")
+
+
+def test_the_pool_admin_form_checks_the_backend_settings(world):
+    from scheduler.backends.admin import PoolForm
+
+    form = PoolForm(data={"name": "slurm-b", "display_name": "", "description": "", "backend": "slurm",
+                          "backend_settings": '{"partition": "gpu"}'})
+    assert not form.is_valid()
+    assert form.errors["backend_settings"] == [
+        'gres_models: a map of GRES type to GPU model is required, e.g. {"h100": "H100-80G"}']

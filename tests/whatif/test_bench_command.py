@@ -1,0 +1,17 @@
+"""`manage.py bench_whatif` prints one JSON line with the figures the closing note reports."""
+import json
+from io import StringIO
+
+from django.core.management import call_command
+
+
+def test_bench_whatif_prints_one_json_line_of_figures():
+    out = StringIO()
+    call_command("bench_whatif", "--jobs", "300", "--nodes", "4", "--days", "1", stdout=out)
+    lines = out.getvalue().strip().splitlines()
+    assert len(lines) == 1
+    figures = json.loads(lines[0])
+    assert figures["jobs"] == 300 and figures["nodes"] == 4
+    assert figures["wall_s"] >= figures["replay_s"] > 0 and figures["peak_rss_mb"] > 0
+    assert figures["cycles"] == figures["fast_admissions"] + figures["decide_calls"]
+    assert 0 < figures["utilisation"] <= 1 and 0 < figures["started"] <= 300

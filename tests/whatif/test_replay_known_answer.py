@@ -1,0 +1,44 @@
+"""A small trace whose replay was worked out by hand: borrowing, reclaim with grace, requeue, restart."""
+from scheduler.whatif.sim.replay import replay
+from tests.whatif.builders import at, job, trace
+
+# One node of 8 H100; a and b hold 4 each.
+#  t=0   J1 (a, 4 GPUs, runs 60 min) starts under a's base quota.
+#  t=1   J2 (a, 4) is over a's quota: it borrows b's idle 4 on a lease (120 min, protected 30 min).
+#  t=40  J3 (b, 4) needs b's quota back; the lease's protection ended at t=31, so J2 gets a reclaim
+#        notice with 10 minutes' grace.
+#  t=50  J2 is stopped (49 min × 4 GPUs lost, no checkpoints) and requeued; J3 starts on its nodes.
+#  t=60  J1 ends; J2 starts again under a's base quota and needs its full 60 minutes: ends at t=120.
+#  t=80  J3 ends.
+KNOWN = trace([job(1, "a", 4, 0, 60), job(2, "a", 4, 1, 60), job(3, "b", 4, 40, 30, max_runtime=60)])
+
+
+def test_the_replay_reproduces_the_hand_computed_answer():
+    outcome = replay(KNOWN)
+    assert outcome.admission_order == [1, 2, 3]
+    runs = [(r.job_id, r.start, r.end, r.lender, r.outcome) for r in outcome.runs]
+    assert runs == [
+        (1, at(0), at(60), None, "completed"),
+        (2, at(1), at(50), "b", "preempted"),
+        (3, at(50), at(80), None, "completed"),
+        (2, at(60), at(120), None, "completed"),
+    ]
+    j2 = outcome.jobs[2]
+    assert (j2.preemptions, round(j2.lost_gpu_hours, 4)) == (1, round(4 * 49 / 60, 4))
+    assert [outcome.jobs[i].first_start for i in (1, 2, 3)] == [at(0), at(1), at(50)]
+
+
+def test_the_same_trace_replays_the_same_way():
+    first, second = replay(KNOWN), replay(KNOWN)
+    assert [(r.job_id, r.start, r.end) for r in first.runs] == [(r.job_id, r.start, r.end) for r in second.runs]
+    assert first.cycles == second.cycles
+
+
+def test_checkpoints_limit_the_lost_work_and_the_rerun():
+    checkpointed = trace([job(1, "a", 4, 0, 60), job(2, "a", 4, 1, 60, checkpoint_interval_minutes=20),
+                          job(3, "b", 4, 40, 30, max_runtime=60)])
+    outcome = replay(checkpointed)
+    j2_runs = [r for r in outcome.runs if r.job_id == 2]
+    # Stopped after 49 minutes with checkpoints at 20 and 40: 9 minutes lost, 20 minutes left to run.
+    assert round(j2_runs[0].lost_gpu_hours, 4) == round(4 * 9 / 60, 4)
+    assert (j2_runs[1].start, j2_runs[1].end) == (at(60), at(80))

@@ -19,7 +19,7 @@ from audit.models import AuditEvent
 from portal.liveness.models import Heartbeat
 from quotas.models import Node
 from scheduler.cycle.services import LOCK_NAMESPACE
-from scheduler.cycle.tasks import evaluate_all_pools
+from tests.jobs import evaluate_every_pool
 from scheduler.models import HOLDING_STATUSES, Job, PoolCycle
 from tests import factories, processes
 from tests.jobs import beta, spec, submit
@@ -96,7 +96,7 @@ def test_publishing_to_a_down_broker_fails_fast_and_the_sweep_catches_up():
     print(f"30 submits with the broker down: {elapsed:.2f}s")
     assert elapsed < 15, result.stderr[-2000:]
     assert Job.objects.filter(status=Job.Status.SUBMITTED).count() == 30
-    evaluate_all_pools()  # what beat runs every few seconds once the broker is back
+    evaluate_every_pool()  # beat's sweep once the broker is back: one evaluation per pool, run here in place
     assert not Job.objects.filter(status=Job.Status.SUBMITTED).exists()
     assert world.pool.pk
 

@@ -1,46 +1,7 @@
 """Geometry for the report's server-rendered SVG bar charts; templates draw the rects and labels."""
-from dataclasses import dataclass
-
 from django.utils.translation import gettext as _
 
-WIDTH = 560
-LABEL_WIDTH = 150
-ROW_HEIGHT = 22
-BAR_HEIGHT = 14
-
-
-@dataclass(frozen=True)
-class Bar:
-    label: str
-    value: float
-    text: str
-    y: int
-    width: float
-    css: str
-
-
-@dataclass(frozen=True)
-class Chart:
-    title: str
-    bars: list[Bar]
-    height: int
-    label_width: int = LABEL_WIDTH
-    width: int = WIDTH
-
-    @property
-    def empty(self) -> bool:
-        return not self.bars
-
-
-def bar_chart(title: str, items: list[tuple[str, float, str]], *, unit: str = "") -> Chart:
-    """items: (label, value, css class); bars scale to the largest value."""
-    top = max((v or 0 for _, v, _ in items), default=0) or 1
-    span = WIDTH - LABEL_WIDTH - 80
-    bars = [Bar(label=label, value=value or 0, text=f"{(value or 0):,.1f}{unit}", y=i * ROW_HEIGHT + 4,
-                width=round(span * (value or 0) / top, 1), css=css)
-            for i, (label, value, css) in enumerate(items)]
-    return Chart(title=title, bars=bars, height=len(bars) * ROW_HEIGHT + 8)
-
+from quotas.charts import Chart, bar_chart
 
 def report_charts(report: dict) -> list[Chart]:
     by_model = [(m["gpu_model"], m["gpu_hours"], "bar-use") for m in report["gpu_models"]]

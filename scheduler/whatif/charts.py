@@ -1,45 +1,13 @@
 """Charts of a what-if result, drawn the way the usage report draws its own: server-side SVG geometry
-here, drawn by the report's template (audit/_chart.html). The scheduler may not import the reports
-(tests/architecture.py), so the small bar geometry is repeated here rather than shared.
+here (bars from quotas.charts, shared with the report), drawn by the report's template (audit/_chart.html).
 Bars of baseline against proposal per tenant, and utilisation over time as two lines."""
 from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
 
+from quotas.charts import Chart, bar_chart
+
 LINE_WIDTH, LINE_HEIGHT, PAD = 560, 160, 40
-BAR_WIDTH, LABEL_WIDTH, ROW_HEIGHT = 560, 150, 22
-
-
-@dataclass(frozen=True)
-class Bar:
-    label: str
-    value: float
-    text: str
-    y: int
-    width: float
-    css: str
-
-
-@dataclass(frozen=True)
-class Chart:
-    """The shape audit/_chart.html draws."""
-    title: str
-    bars: list[Bar]
-    height: int
-    label_width: int = LABEL_WIDTH
-    width: int = BAR_WIDTH
-
-    @property
-    def empty(self) -> bool:
-        return not self.bars
-
-
-def bar_chart(title: str, items: list[tuple[str, float, str]], *, unit: str = "") -> Chart:
-    top = max((v or 0 for _, v, _ in items), default=0) or 1
-    span = BAR_WIDTH - LABEL_WIDTH - 80
-    bars = [Bar(label=label, value=value or 0, text=f"{(value or 0):,.1f}{unit}", y=i * ROW_HEIGHT + 4,
-                width=round(span * (value or 0) / top, 1), css=css) for i, (label, value, css) in enumerate(items)]
-    return Chart(title=title, bars=bars, height=len(bars) * ROW_HEIGHT + 8)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from audit.usage.months import month_bounds, month_of, previous_month
 from portal.demo_jobs import demo_jobs_seed
 from quotas import services
 from quotas.access import AUDITOR, PLATFORM_ADMIN, QUOTA_APPROVER
+from quotas.leases import grants as lease_grants
 from quotas.leases import services as lease_services
 from quotas.leases.models import Lease
 from quotas.models import (
@@ -261,7 +262,7 @@ def load_demo_leases(admin) -> None:
     if Lease.objects.exists():
         return
     now = timezone.now()
-    returned = lease_services.lease_grant(borrower="speech", lender=None, pool="sh-infer", gpu_model="A100-40G",
+    returned = lease_grants.lease_grant(borrower="speech", lender=None, pool="sh-infer", gpu_model="A100-40G",
                                           gpus=8, priority_class="experiment", now=now - timedelta(hours=3),
                                           protected_until=now - timedelta(hours=3) + timedelta(minutes=30),
                                           expires_at=now - timedelta(hours=1))

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from audit.models import UsageRecord
 from audit.usage.services import usage_record_open
-from quotas.leases import selectors, services
+from quotas.leases import grants, selectors, services
 from quotas.leases.expiry import lease_expire_due
 from quotas.leases.models import Lease
 from tests import factories
@@ -68,7 +68,7 @@ def test_random_lease_histories_keep_the_invariants(world, root, steps, lend, re
                 _, borrower, lender, gpus, minutes, protected, priority_class = step
                 lender = None if lender == "unassigned" else {"alpha": "beta", "beta": "alpha"}[borrower]
                 try:
-                    services.lease_grant(borrower=borrower, lender=lender, pool=world.pool, gpu_model=world.h100,
+                    grants.lease_grant(borrower=borrower, lender=lender, pool=world.pool, gpu_model=world.h100,
                                          gpus=gpus, protected_until=now + timedelta(minutes=protected),
                                          expires_at=now + timedelta(minutes=minutes), priority_class=priority_class,
                                          now=now)

@@ -6,7 +6,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 
 from audit.models import AuditEvent
 from audit.usage.services import usage_record_open
-from quotas.leases import errors, selectors, services
+from quotas.leases import errors, grants, selectors, services
 from quotas.leases.models import Lease, PolicySwitch
 from scheduler.engine import types as engine
 from tests.lease_helpers import T0, grant
@@ -120,7 +120,8 @@ def test_reclaim_respects_the_protected_window_unless_production(world):
 def test_engine_reclaim_and_plan_are_one_call_each(world):
     plan = engine.LeasePlan(borrower="beta", lender="alpha", pool="gpu-a", gpu_model="H100-80G", gpus=3,
                             protected_until=T0 + timedelta(minutes=5), expires_at=T0 + timedelta(minutes=60))
-    lease = services.lease_grant_for_plan(plan=plan, priority_class="training", job_ids=[11], now=T0)
+    [lease] = grants.leases_grant(pool=world.pool, requests=grants.lease_requests_for_plans(
+        [(plan, "training", [11])]), now=T0)
     assert selectors.engine_leases("gpu-a") == (engine.Lease(
         id=lease.id, borrower="beta", lender="alpha", pool="gpu-a", gpu_model="H100-80G", gpus=3,
         protected_until=plan.protected_until, expires_at=plan.expires_at, state="active"),)
@@ -130,20 +131,26 @@ def test_engine_reclaim_and_plan_are_one_call_each(world):
     assert (lease.state, lease.reclaim_deadline) == ("reclaiming", T0 + timedelta(minutes=20))
 
 
-def test_a_cycle_looks_up_the_rows_of_its_leases_once(world):
+def test_many_grants_read_the_totals_once_and_check_each_against_the_ones_before(world, platform_admin):
+    """A cycle's leases open in one grant: the query count does not grow with the number of leases, and
+    the lender's limit counts the earlier grants of the same batch."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
+    services.lending_policy_set(actor=platform_admin, tenant=world.alpha, reason="cap", lending_limit_gpus=3)
     plan = engine.LeasePlan(borrower="beta", lender="alpha", pool="gpu-a", gpu_model="H100-80G", gpus=1,
                             protected_until=T0 + timedelta(minutes=5), expires_at=T0 + timedelta(minutes=60))
-    rows = {}
     counts = []
-    for job_id in (11, 12):
+    for jobs in ((11,), (12, 13, 14, 15)):
         with CaptureQueriesContext(connection) as queries:
-            services.lease_grant_for_plan(plan=plan, priority_class="training", job_ids=[job_id], now=T0, rows=rows)
+            results = grants.leases_grant(pool=world.pool, requests=grants.lease_requests_for_plans(
+                [(plan, "training", [job]) for job in jobs]), now=T0)
         counts.append(len(queries))
-    assert counts[1] == counts[0] - 4  # borrower, lender, pool and GPU model came from `rows`
-    assert {key[1] for key in rows} == {"beta", "alpha", "gpu-a", "H100-80G"}
+    assert counts[1] == counts[0]
+    # 1 lent before the batch, so 2 more fit under the limit of 3; the last two are refused in order.
+    assert [type(r).__name__ for r in results] == ["Lease", "Lease", "ValidationError", "ValidationError"]
+    assert results[2].code == "lending_limit"
+    assert selectors.lent_total(lender=world.alpha, pool=world.pool, gpu_model=world.h100) == 3
 
 
 def test_engine_policies_and_switches(world, platform_admin):

@@ -2,8 +2,9 @@
 (lending limit, reserved part, borrowing limit, production never on a lease), changes state by
 compare-and-swap and writes its audit event in the same transaction.
 
-The evaluation cycle calls ``lease_grant_for_plan`` for each engine ``LeasePlan`` it admits and
-``lease_reclaims_apply`` for each engine ``Reclaim``; the expiry worker lives in quotas.lease_expiry.
+Leases open through quotas.leases.grants (the cycle grants all its admissions' plans at once); the
+evaluation cycle calls ``lease_reclaims_apply`` for each engine ``Reclaim``; the expiry worker lives in
+quotas.lease_expiry.
 """
 from collections.abc import Iterable
 from datetime import datetime, timedelta
@@ -16,17 +17,14 @@ from audit.chain.services import audit_record
 from quotas.access import is_platform_admin
 from quotas.history import reason_errors, with_history
 from quotas.leases import errors, selectors
+from quotas.leases.grants import iso, lease_payload
 from quotas.leases.models import NEVER_BORROWS, Lease, LendingPolicy, PolicySwitch
-from quotas.models import GpuModel, Membership, Pool, Tenant
-from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, LeasePlan, Reclaim
+from quotas.models import Membership, Pool, Tenant
+from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, Reclaim
 
 LENDING_SIDE = ("lending_limit_gpus", "reserved_gpus")
 BORROWING_SIDE = ("borrowing_limit_gpus", "max_lease_minutes", "protected_minutes", "borrow_classes")
 _UNSET = object()
-
-
-def _iso(value):
-    return value.isoformat() if isinstance(value, datetime) else value
 
 
 # --- lending policy ------------------------------------------------------------------------------------
@@ -174,114 +172,12 @@ def _resolve(model, value, field: str):
     return value if isinstance(value, model) else model.objects.get(**{field: value})
 
 
-def _refuse(message: str, code: str):
-    raise ValidationError(message, code=code)
-
-
-def lease_grant(*, borrower: Tenant | str, lender: Tenant | str | None, pool: Pool | str,
-                gpu_model: GpuModel | str, gpus: int, protected_until: datetime, expires_at: datetime,
-                priority_class: str, job_ids: Iterable[int] = (), actor=None, now: datetime | None = None) -> Lease:
-    """Open a lease as an engine LeasePlan describes it (names or model instances both work).
-
-    Refuses (ValidationError with a code) when borrowing is paused, the class may not borrow (never
-    production), or the loan would break the lender's lending limit or reserved part, the unassigned
-    pool's size or the borrower's borrowing limit. The pool row is locked so two grants on one pool
-    check the totals one after the other.
-    """
-    now = now or timezone.now()
-    borrower = _resolve(Tenant, borrower, "slug")
-    lender = None if lender is None else _resolve(Tenant, lender, "slug")
-    pool = _resolve(Pool, pool, "name")
-    gpu_model = _resolve(GpuModel, gpu_model, "name")
-    gpus = int(gpus)
-    if priority_class == NEVER_BORROWS:
-        _refuse(errors.PRODUCTION_NEVER_BORROWS, "production")
-    if gpus <= 0:
-        _refuse(errors.LEASE_GPUS, "gpus")
-    if expires_at <= now:
-        _refuse(errors.LEASE_WINDOW, "window")
-    if lender is not None and lender.pk == borrower.pk:
-        _refuse(errors.SELF_LOAN, "self_loan")
-    with transaction.atomic():
-        Pool.objects.select_for_update().filter(pk=pool.pk).first()
-        if not selectors.borrowing_enabled(pool):
-            _refuse(errors.BORROWING_PAUSED, "borrowing_paused")
-        policy = selectors.lending_policy_for(tenant=borrower)
-        if priority_class not in policy.borrow_classes:
-            _refuse(errors.CLASS_MAY_NOT_BORROW.format(tenant=borrower.slug, priority_class=priority_class),
-                    "not_borrowable")
-        minutes = int((expires_at - now).total_seconds() // 60)
-        if minutes > policy.max_lease_minutes:
-            _refuse(errors.LEASE_TOO_LONG.format(minutes=minutes, tenant=borrower.slug,
-                                                 max_minutes=policy.max_lease_minutes), "too_long")
-        borrowed = selectors.borrowed_total(borrower=borrower, pool=pool, gpu_model=gpu_model) + gpus
-        if policy.borrowing_limit_gpus is not None and borrowed > policy.borrowing_limit_gpus:
-            _refuse(errors.BORROW_LIMIT.format(tenant=borrower.slug, total=borrowed, gpu_model=gpu_model.name,
-                                               pool=pool.name, limit=policy.borrowing_limit_gpus), "borrow_limit")
-        _check_lender(lender=lender, pool=pool, gpu_model=gpu_model, gpus=gpus)
-        lease = Lease.objects.create(
-            borrower=borrower, lender=lender, pool=pool, gpu_model=gpu_model, gpus=gpus,
-            priority_class=priority_class, job_ids=sorted({int(j) for j in job_ids}), started_at=now,
-            protected_until=min(max(protected_until, now), expires_at), expires_at=expires_at)
-        audit_record(event_type="lease.granted", target=lease, actor=actor, tenant=borrower, occurred_at=now,
-                     payload=_lease_payload(lease))
-    return lease
-
-
-def _check_lender(*, lender: Tenant | None, pool: Pool, gpu_model: GpuModel, gpus: int) -> None:
-    lent = selectors.lent_total(lender=lender, pool=pool, gpu_model=gpu_model) + gpus
-    names = {"total": lent, "gpu_model": gpu_model.name, "pool": pool.name}
-    if lender is None:
-        unassigned = selectors.unassigned_gpus(pool=pool, gpu_model=gpu_model)
-        if lent > unassigned:
-            _refuse(errors.UNASSIGNED_EXHAUSTED.format(unassigned=unassigned, **names), "unassigned_exhausted")
-        return
-    policy = selectors.lending_policy_for(tenant=lender)
-    if policy.lending_limit_gpus is not None and lent > policy.lending_limit_gpus:
-        _refuse(errors.LENDING_LIMIT.format(tenant=lender.slug, limit=policy.lending_limit_gpus, **names),
-                "lending_limit")
-    base = selectors.base_quota_gpus(tenant=lender, pool=pool, gpu_model=gpu_model)
-    if lent > base - policy.reserved_gpus:
-        _refuse(errors.LENDING_RESERVED.format(tenant=lender.slug, lendable=max(base - policy.reserved_gpus, 0),
-                                               base=base, reserved=policy.reserved_gpus, **names), "reserved")
-
-
-def lease_grant_for_plan(*, plan: LeasePlan, priority_class: str, job_ids: Iterable[int] = (),
-                         now: datetime | None = None, rows: dict | None = None) -> Lease:
-    """The cycle's one call per engine LeasePlan.
-
-    `rows` is the caller's cache of tenant, pool and GPU model rows by name, kept for one cycle: a
-    cycle granting many leases would otherwise look the same few rows up again for every lease.
-    """
-    rows = {} if rows is None else rows
-
-    def row(model, name, field):
-        key = (model, name)
-        if key not in rows:
-            rows[key] = _resolve(model, name, field)
-        return rows[key]
-
-    return lease_grant(borrower=row(Tenant, plan.borrower, "slug"),
-                       lender=None if plan.lender is None else row(Tenant, plan.lender, "slug"),
-                       pool=row(Pool, plan.pool, "name"), gpu_model=row(GpuModel, plan.gpu_model, "name"),
-                       gpus=plan.gpus, protected_until=plan.protected_until, expires_at=plan.expires_at,
-                       priority_class=priority_class, job_ids=job_ids, now=now)
-
-
 def lease_jobs_set(*, lease: Lease, job_ids: Iterable[int]) -> Lease:
     """Record which jobs run on a lease (the cycle calls it as jobs start and finish)."""
     ids = sorted({int(j) for j in job_ids})
     Lease.objects.filter(pk=lease.pk).exclude(job_ids=ids).update(job_ids=ids)
     lease.job_ids = ids
     return lease
-
-
-def _lease_payload(lease: Lease, **extra) -> dict:
-    return {"lease": lease.pk, "borrower": lease.borrower.slug,
-            "lender": lease.lender.slug if lease.lender_id else None, "pool": lease.pool.name,
-            "gpu_model": lease.gpu_model.name, "gpus": lease.gpus, "priority_class": lease.priority_class,
-            "job_ids": list(lease.job_ids), "state": lease.state, "started_at": _iso(lease.started_at),
-            "protected_until": _iso(lease.protected_until), "expires_at": _iso(lease.expires_at), **extra}
 
 
 def _lease_end(*, lease_id: int, state: str, actor, now: datetime, reason: str, event: str,
@@ -294,7 +190,7 @@ def _lease_end(*, lease_id: int, state: str, actor, now: datetime, reason: str, 
             return None
         lease = Lease.objects.select_related("borrower", "lender", "pool", "gpu_model").get(pk=lease_id)
         audit_record(event_type=event, target=lease, actor=actor, tenant=lease.borrower, occurred_at=now,
-                     payload=_lease_payload(lease, reason=reason))
+                     payload=lease_payload(lease, reason=reason))
     return lease
 
 
@@ -338,7 +234,7 @@ def lease_renew(*, lease: Lease, actor=None, now: datetime | None = None) -> Lea
         current.expires_at, current.renewals, current.expiry_warned_at = until, current.renewals + 1, None
         current.save(update_fields=["expires_at", "renewals", "expiry_warned_at"])
         audit_record(event_type="lease.renewed", target=current, actor=actor, tenant=current.borrower,
-                     occurred_at=now, payload=_lease_payload(current, old_expires_at=_iso(old)))
+                     occurred_at=now, payload=lease_payload(current, old_expires_at=iso(old)))
     return current
 
 
@@ -361,8 +257,8 @@ def lease_reclaim_start(*, lease: Lease, lender_job_id: int | None, grace_until:
         current.reclaim_lender_job_id = lender_job_id
         current.save(update_fields=["state", "reclaim_deadline", "reclaim_lender_job_id"])
         audit_record(event_type="lease.reclaim_started", target=current, actor=actor, tenant=current.borrower,
-                     occurred_at=now, payload=_lease_payload(current, lender_job_id=lender_job_id,
-                                                             grace_until=_iso(current.reclaim_deadline)))
+                     occurred_at=now, payload=lease_payload(current, lender_job_id=lender_job_id,
+                                                             grace_until=iso(current.reclaim_deadline)))
     return current
 
 

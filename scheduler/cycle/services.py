@@ -22,13 +22,13 @@ from django.db import connection, transaction
 from django.db.models import F
 
 from audit.chain.services import audit_record_bulk
-from quotas.leases.services import lease_grant_for_plan
+from quotas.leases.grants import lease_requests_for_plans, leases_grant
 from quotas.models import Pool
 from scheduler.cycle.order import order_payload
 from scheduler.cycle.snapshot import build_snapshot
 from scheduler.cycle.waits import WaitDigests, stored_wait
 from scheduler.engine import decide
-from scheduler.jobs.bulk import update_jobs
+from scheduler.jobs.bulk import update_rows
 from scheduler.jobs.faults import job_fault_record
 from scheduler.models import PENDING_STATUSES, Job, PoolCycle
 from scheduler.preemption.services import preemptions_plan
@@ -80,7 +80,7 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
         still_pending = {row[0]: row[1:] for row in Job.objects.select_for_update().filter(
             pk__in=wanted, status__in=PENDING_STATUSES).values_list("pk", "queued_at", "name")} if wanted else {}
         admitted_rows, events = [], []
-        lease_rows = {(Pool, pool.name): pool}  # tenants and GPU models join as leases name them
+        placed = []  # (admission, job, tenant id, name, queued_at, expected end) of the still-pending
         for admission in decisions.admissions:
             if admission.job_id not in still_pending:
                 continue  # cancelled since the snapshot: its placement simply stays free
@@ -92,29 +92,29 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
                 # A poisoned row (written before the edge limits existed) is recorded and skipped.
                 job_fault_record(job_id=job.id, tenant_id=stored.tenant_id, stage="cycle", error=error, now=now)
                 continue
-            lease = None
-            if admission.lease is not None:
-                try:
-                    with transaction.atomic():
-                        lease = lease_grant_for_plan(plan=admission.lease, priority_class=job.priority_class,
-                                                     job_ids=[job.id], now=now, rows=lease_rows)
-                except ValidationError as refused:
-                    # The services re-check every limit against the database; the engine's view was
-                    # older. The job stays pending and the next cycle decides again.
-                    events.append(_audit("job.lease_refused", job.id, stored.tenant_id, now, {
-                        "name": name, "reason": "; ".join(refused.messages)}))
-                    continue
-            admitted_rows.append(Job(
-                pk=job.id, status=Job.Status.ADMITTED, admitted_at=now, queued_at=queued_at or now,
-                placements=list(admission.placements), wait=None, wait_code="", wait_digest="",
-                expected_end=expected_end,
-                lease_id=lease.pk if lease else None))
-            events.append(_audit("job.admitted", job.id, stored.tenant_id, now, {
+            placed.append((admission, job, stored.tenant_id, name, queued_at, expected_end))
+        # Admissions on borrowed capacity open their leases first, all in one grant: the services
+        # re-check every limit against the database (the engine's view was older), and a refused job
+        # stays pending for the next cycle to decide again.
+        borrowing = [(a.lease, job.priority_class, [job.id]) for a, job, *_ in placed if a.lease is not None]
+        granted = iter(leases_grant(pool=pool, requests=lease_requests_for_plans(borrowing), now=now)
+                       if borrowing else ())
+        for admission, job, tenant_id, name, queued_at, expected_end in placed:
+            lease = next(granted) if admission.lease is not None else None
+            if isinstance(lease, ValidationError):
+                events.append(_audit("job.lease_refused", job.id, tenant_id, now, {
+                    "name": name, "reason": "; ".join(lease.messages)}))
+                continue
+            admitted_rows.append({
+                "pk": job.id, "status": Job.Status.ADMITTED, "admitted_at": now, "queued_at": queued_at or now,
+                "placements": list(admission.placements), "wait": None, "wait_code": "", "wait_digest": "",
+                "expected_end": expected_end, "lease_id": lease.pk if lease else None})
+            events.append(_audit("job.admitted", job.id, tenant_id, now, {
                 "name": name, "project": job.project, "pool": pool.name, "gpu_model": job.gpu_model,
                 "gpus": job.gpus, "replicas": job.replicas, "priority_class": job.priority_class,
                 "placements": list(admission.placements), "under": "lease" if lease else "base_quota",
                 "lease_id": lease.pk if lease else None}))
-        update_jobs(Job, admitted_rows, ["status", "admitted_at", "queued_at", "placements", "wait", "wait_code",
+        update_rows(Job, admitted_rows, ["status", "admitted_at", "queued_at", "placements", "wait", "wait_code",
                                          "wait_digest", "expected_end", "lease_id"],
                     only_statuses=PENDING_STATUSES)
         # 5. planned stops
@@ -128,21 +128,19 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
             digest = digests.of(wait)
             if stored.status != Job.Status.QUEUED or stored.wait_digest != digest or stored.wait_code != wait.code:
                 changed.append((wait, stored, digest))
-        rows = dict((row[0], row[1:]) for row in Job.objects.filter(pk__in=[w.job_id for w, _, _ in changed])
-                    .values_list("pk", "queued_at", "name")) if changed else {}
         wait_rows = []
         for wait, stored, digest in changed:
-            queued_at, name = rows.get(wait.job_id, (None, ""))
-            wait_rows.append(Job(pk=wait.job_id, status=Job.Status.QUEUED, queued_at=queued_at or now,
-                                 wait=stored_wait(wait), wait_code=wait.code, wait_digest=digest))
+            wait_rows.append({"pk": wait.job_id, "status": Job.Status.QUEUED, "queued_at": now,
+                              "wait": stored_wait(wait), "wait_code": wait.code, "wait_digest": digest})
             old_code = stored.wait_code or None
             if old_code != wait.code:
                 events.append(_audit("job.waiting", wait.job_id, stored.tenant_id, now, {
-                    "name": name, "code": wait.code, "previous_code": old_code,
+                    "name": stored.name, "code": wait.code, "previous_code": old_code,
                     "position_in_pool": wait.position_in_pool}))
-        # The status filter keeps a job cancelled since the snapshot cancelled.
-        update_jobs(Job, wait_rows, ["status", "queued_at", "wait", "wait_code", "wait_digest"],
-                    only_statuses=PENDING_STATUSES)
+        # The status filter keeps a job cancelled since the snapshot cancelled; a queue time, once set,
+        # stays the first.
+        update_rows(Job, wait_rows, ["status", "queued_at", "wait", "wait_code", "wait_digest"],
+                    only_statuses=PENDING_STATUSES, keep_existing=("queued_at",))
         audit_record_bulk(events)
         # 7. bookkeeping, and the pool's order when it changed
         order, order_digest = order_payload(decisions.waits)
@@ -157,6 +155,6 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
             figures.update(order=order, order_digest=order_digest, order_at=now)
         PoolCycle.objects.filter(pk=cycle.pk).update(**figures, runs=F("runs") + (0 if created else 1))
     return CycleResult(pool=pool.name, ran=True, admitted=len(admitted_rows), waiting=len(decisions.waits),
-                       leases=sum(1 for row in admitted_rows if row.lease_id), stops_planned=len(stops),
+                       leases=sum(1 for row in admitted_rows if row["lease_id"]), stops_planned=len(stops),
                        changed=len(wait_rows), rows_written=len(admitted_rows) + len(wait_rows) + order_written,
                        ms=(time.perf_counter() - started) * 1000.0)

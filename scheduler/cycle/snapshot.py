@@ -38,6 +38,7 @@ class StoredPending:
     wait_code: str
     wait_digest: str
     tenant_id: int
+    name: str  # for the audit events of changed waits
 
 
 @dataclass(frozen=True)
@@ -142,11 +143,11 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
         env_ready=False, wait_code=reasons.ENV_NOT_READY).order_by("id").values_list(
         "id", "tenant_id", "project_id", "gpu_model_id", "gpus", "replicas", "workload_class",
         "priority_class", "submitted_at", "env_ready", "env_detail", "max_runtime_minutes", "status", "wait_code",
-        "wait_digest")
+        "wait_digest", "name")
     rows = list(rows)
     tenants, projects, models = _names({row[1] for row in rows}, {row[2] for row in rows})
     for (i, tenant_id, project_id, model_id, gpus, replicas, workload, priority, submitted_at, env_ready, env_detail,
-         max_runtime, status, wait_code, wait_digest) in rows:
+         max_runtime, status, wait_code, wait_digest, name) in rows:
         if not _within_limits(gpus, replicas, max_runtime):
             job_fault_record(job_id=i, tenant_id=tenant_id, stage="cycle",
                              error=ValueError(OUT_OF_LIMITS.format(gpus=gpus, replicas=replicas,
@@ -157,7 +158,7 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
             gpus=gpus, replicas=replicas,
             workload_class=workload, priority_class=priority, submitted_at=submitted_at, env_ready=env_ready,
             env_detail=env_detail or "image, dependencies or permissions not ready", max_runtime_minutes=max_runtime))
-        stored[i] = StoredPending(status, wait_code, wait_digest, tenant_id)
+        stored[i] = StoredPending(status, wait_code, wait_digest, tenant_id, name)
     snapshot = Snapshot(
         now=now, nodes=nodes, quotas=quotas, running=tuple(running), pending=tuple(pending),
         usage=fair_share_usage(pool=pool, now=now, half_life=half_life),

@@ -7,16 +7,16 @@ from django.test import Client
 from django.urls import reverse
 from openpyxl import load_workbook
 
+from audit.chain.sealing import audit_seal
 from audit.chain.selectors import BAD_SINCE
 from audit.chain.services import audit_record
-from audit.chain.sealing import audit_seal
 from audit.models import ReportDelivery
 from audit.reports.access import AUDIT_ROLE_REQUIRED, PLATFORM_REPORT_ROLE_REQUIRED
 from audit.reports.emails import report_email_send, report_emails_send_month
 from portal.celery import app
 from quotas.models import Membership
-from tests import audit_fixture as fx
 from tests import factories
+from tests import live_month as lm
 
 pytestmark = pytest.mark.django_db
 
@@ -62,7 +62,7 @@ def test_audit_events_without_a_tenant_filter(request, api, platform_event, role
 
 def test_audit_events_filter_by_type_and_since(api, auditor, world):
     audit_record(event_type="job.submitted", object_type="job", object_id=7, tenant=world.alpha,
-                 occurred_at=fx.at(1, 5))
+                 occurred_at=lm.at(1, 5))
     audit_record(event_type="job.started", object_type="job", object_id=7, tenant=world.alpha)
     body = api(auditor).get("/api/v1/audit/events/?type=job.").json()
     assert [e["event_type"] for e in body["results"]] == ["job.started", "job.submitted"]
@@ -130,8 +130,8 @@ def test_report_api_rejects_a_bad_month_and_a_foreign_project(api, member):
     assert api(member).get("/api/v1/reports/usage/?tenant=alpha&project=exp").status_code == 404
 
 
-def test_csv_and_xlsx_exports_open_and_hold_the_numbers(db, api):
-    month = fx.build()
+def test_csv_and_xlsx_exports_open_and_hold_the_numbers(db, api, settings):
+    month = lm.build(settings)
     user = factories.member(month.alpha, "alpha-reader")
     client = api(user)
     response = client.get("/api/v1/reports/usage/?tenant=alpha&month=2026-03&format=csv")
@@ -139,25 +139,25 @@ def test_csv_and_xlsx_exports_open_and_hold_the_numbers(db, api):
     assert 'filename="usage-alpha-2026-03.csv"' in response["Content-Disposition"]
     rows = list(csv.reader(io.StringIO(response.content.decode("utf-8-sig"))))
     assert rows[0] == ["section", "metric", "value"]
-    assert ["totals", "gpu_hours", "83.0"] in rows
-    assert ["quota", "idle_base_gpu_hours", "3877.0"] in rows
+    assert ["totals", "gpu_hours", "123.0"] in rows
+    assert ["quota", "idle_base_gpu_hours", "3817.0"] in rows
     header = rows.index(["gpu_model", "chargeback_weight", "gpu_hours", "borrowed_gpu_hours", "chargeback_units"])
-    assert rows[header + 2] == ["H100-80G", "3.0", "79.0", "20.0", "237.0"]
+    assert rows[header + 2] == ["H100-80G", "3.0", "119.0", "0.0", "357.0"]
 
     response = client.get("/api/v1/reports/usage/?tenant=alpha&month=2026-03&format=xlsx")
     assert response.status_code == 200 and 'usage-alpha-2026-03.xlsx' in response["Content-Disposition"]
     book = load_workbook(io.BytesIO(response.content))
     assert book.sheetnames == ["Summary", "GPU models", "Base quota", "Breakdown", "Wait times", "Wait reasons"]
     summary = {(r[0], r[1]): r[2] for r in book["Summary"].iter_rows(min_row=2, values_only=True)}
-    assert summary[("totals", "chargeback_units")] == 243.0
-    assert summary[("outcomes", "failure_rate")] == 0.25
+    assert summary[("totals", "chargeback_units")] == 363.0
+    assert summary[("outcomes", "failure_rate")] == 0.2
     waits = list(book["Wait times"].iter_rows(values_only=True))
     assert waits == [("priority_class", "runs", "p50_seconds", "p95_seconds"), ("experiment", 1, 3600, 3600),
-                     ("training", 3, 600, 7200)]
+                     ("training", 5, 120, 600)]
 
 
-def test_report_page_renders_charts_and_partial(db):
-    month = fx.build()
+def test_report_page_renders_charts_and_partial(db, settings):
+    month = lm.build(settings)
     lead = factories.member(month.alpha, "alpha-lead", Membership.Role.TENANT_ADMIN)
     client = page(lead)
     response = client.get(reverse("reports") + "?tenant=alpha&month=2026-03")
@@ -172,19 +172,19 @@ def test_report_page_renders_charts_and_partial(db):
 
 # --- monthly email -----------------------------------------------------------------------------------
 
-def test_monthly_email_goes_to_tenant_admins_once(db, mailoutbox):
-    month = fx.build()
+def test_monthly_email_goes_to_tenant_admins_once(db, mailoutbox, settings):
+    month = lm.build(settings)
     factories.member(month.alpha, "alpha-lead", Membership.Role.TENANT_ADMIN)
     factories.member(month.alpha, "alpha-dev")
-    assert report_emails_send_month(month=fx.MONTH) == 2  # alpha and beta (beta has no admin: nobody mailed)
+    assert report_emails_send_month(month=lm.MONTH) == 3  # alpha, beta, gamma (only alpha has an admin to mail)
     assert len(mailoutbox) == 1
     message = mailoutbox[0]
     assert message.to == ["alpha-lead@example.com"]
     assert message.subject == "GPU usage report 2026-03 — Alpha team"
-    assert "GPU-hours: 83.0" in message.body
+    assert "GPU-hours: 123.0" in message.body
     assert [a[0] for a in message.attachments] == ["usage-alpha-2026-03.csv", "usage-alpha-2026-03.xlsx"]
-    assert report_emails_send_month(month=fx.MONTH) == 0
-    assert report_email_send(tenant=month.alpha, month=fx.MONTH) is False
+    assert report_emails_send_month(month=lm.MONTH) == 0
+    assert report_email_send(tenant=month.alpha, month=lm.MONTH) is False
     assert len(mailoutbox) == 1
     assert ReportDelivery.objects.get(tenant=month.alpha).recipients == 1
 

@@ -16,7 +16,7 @@ from audit.chain.services import (
 from audit.models import AuditEvent
 from audit.reports.exports import report_csv, report_xlsx
 from audit.reports.selectors import usage_report
-from tests import audit_fixture as fx
+from tests import live_month as lm
 
 pytestmark = pytest.mark.django_db
 
@@ -61,10 +61,10 @@ def _assert_clean_keys(keys):
     assert not {k for k in keys for word in FORBIDDEN_WORDS if word in k.split("_")}
 
 
-def test_reports_exports_and_recorded_payloads_hold_no_sensitive_fields(db, api):
-    month = fx.build()
+def test_reports_exports_and_recorded_payloads_hold_no_sensitive_fields(db, api, settings):
+    month = lm.build(settings)
     for scope in ({}, {"tenant": month.alpha}, {"project": month.train}):
-        report = usage_report(month=fx.MONTH, now=fx.NOW, **scope)
+        report = usage_report(month=lm.MONTH, now=lm.NOW, **scope)
         _assert_clean_keys(_keys(report))
         text = report_csv(report).decode("utf-8-sig").lower()
         assert not any(f"{word}," in text or f",{word}" in text for word in FORBIDDEN_WORDS)

@@ -89,6 +89,8 @@ class GpuModel(models.Model):
 
     class Meta:
         ordering = ["name"]
+        verbose_name = _("GPU model")
+        verbose_name_plural = _("GPU models")
         constraints = [models.CheckConstraint(condition=Q(memory_gb__gt=0), name="gpu_model_memory_positive")]
 
     def __str__(self) -> str:

@@ -80,6 +80,8 @@ class PolicySwitch(models.Model):
 
     class Meta:
         ordering = ["key", "pool_id"]
+        verbose_name = _("policy switch")
+        verbose_name_plural = _("policy switches")
         constraints = [
             models.UniqueConstraint(fields=["key"], condition=Q(pool__isnull=True), name="policy_switch_one_default"),
             models.UniqueConstraint(fields=["key", "pool"], name="policy_switch_one_per_pool"),

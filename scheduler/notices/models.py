@@ -96,6 +96,8 @@ class NoticeDelivery(models.Model):
 
     class Meta:
         ordering = ["-at", "-id"]
+        verbose_name = _("notice delivery")
+        verbose_name_plural = _("notice deliveries")
         indexes = [models.Index(fields=["notice", "status"])]
 
     def __str__(self) -> str:

@@ -13,7 +13,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext_lazy as _
 
 from quotas.leases.models import Lease
-from quotas.models import Tenant
+from quotas.models import Pool, Tenant
 from scheduler.cycle.order import Position
 from scheduler.engine import reasons
 from scheduler.jobs.positions import pool_orders, positions_of
@@ -195,4 +195,6 @@ def tenant_queue(*, tenant: Tenant, chosen: QueueFilter | None = None, now: date
         "notices": [queue_row(j, now=now, position=positions.get(j.pk)) for j in noticed],
         "chosen": chosen,
         "now": now,
+        # The pools the team has a base quota in: each links to its whole queue.
+        "pools": list(Pool.objects.filter(quotas__tenant=tenant).distinct().order_by("name").only("name")),
     }

@@ -1,18 +1,20 @@
-"""Team pages for jobs: the live queue of a tenant (with a submit form and cancel buttons) and one job's
-whole wait explanation. HTMX requests get the partial of the same template."""
+"""Pages for jobs: the live queue of a tenant (with a submit form and cancel buttons), the whole pool's
+queue, and one job's whole wait explanation. HTMX requests get the partial of the same template."""
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import condition, require_POST
 
 from quotas.access import tenant_for_user
 from quotas.errors import ConflictError
+from quotas.models import Pool
 from scheduler.jobs import queue, selectors, services
 from scheduler.jobs.forms import JobSubmitForm, QueueFilterForm
 from scheduler.jobs.page_version import queue_etag
+from scheduler.jobs.pool_page import pool_queue_page
 from scheduler.jobs.timeline import job_timeline
 from scheduler.models import FINAL_STATUSES, Preemption
 from scheduler.preemption import services as preemptions
@@ -157,3 +159,12 @@ def job_cancel(request, job_id: int):
     if request.htmx:
         return render(request, "scheduler/queue.html#queue-live", _queue_context(access, request))
     return redirect("tenant-queue", access.tenant.slug)
+
+
+@login_required
+def pool_queue(request, name: str):
+    """The whole pool's waiting jobs in queue order; other tenants' jobs anonymised as in the API."""
+    pool = get_object_or_404(Pool, name=name)
+    context = pool_queue_page(pool=pool, user=request.user, page=request.GET.get("page"))
+    template = "scheduler/pool_queue.html#pool-live" if request.htmx else "scheduler/pool_queue.html"
+    return render(request, template, context)

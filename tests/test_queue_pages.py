@@ -61,6 +61,14 @@ def test_submit_form_creates_a_job_and_shows_field_errors(member, world):
     response = client_for(member).post(url, {**data, "gpus": "64"})
     assert response.status_code == 400
     assert "gpus" in response.context["form"].errors
+    # The refused form is open above the queue with what went wrong in view, not below 50 rows.
+    html = response.content.decode()
+    assert '<details class="card submit-panel" id="submit-job" open>' in html
+    assert html.index('id="submit-errors"') < html.index('id="queue-live"')
+    folded = client_for(member).get(url).content.decode()
+    assert '<details class="card submit-panel" id="submit-job">' in folded
+    assert '<details class="card submit-panel" id="submit-job" open>' in client_for(member).get(
+        url + "?name=again&gpus=2").content.decode()  # a prefilled resubmit link opens it
 
 
 @pytest.mark.django_db
@@ -92,6 +100,16 @@ def test_cancel_button_cancels_and_returns_the_partial(member, outsider, world):
     response = client_for(member).post(reverse("job-cancel", args=[job.pk]), HTTP_HX_REQUEST="true")
     assert response.status_code == 200 and response.content.decode().lstrip().startswith('<div id="queue-live"')
     assert reload(job).status == Job.Status.CANCELLED
+    assert f"Job #{job.pk} cancelled." in response.content.decode()  # said in place, not on a later page
+
+
+@pytest.mark.django_db
+def test_cancel_from_a_filtered_page_keeps_the_filter(member, world):
+    job, other = submit(name="keep"), submit(name="other", project="train")
+    url = reverse("job-cancel", args=[job.pk]) + "?q-project=train&q-sort=submitted"
+    body = client_for(member).post(url, HTTP_HX_REQUEST="true").content.decode()
+    assert 'hx-get="/tenants/alpha/queue/?q-project=train&amp;q-sort=submitted"' in body
+    assert f'hx-post="/jobs/{other.pk}/cancel/?q-project=train&amp;q-sort=submitted"' in body
 
 
 @pytest.mark.django_db

@@ -89,7 +89,10 @@ def _queue_page(request, access):
             form = JobSubmitForm(initial=initial, tenant=access.tenant)
     elif request.method == "POST":
         raise PermissionDenied(services.errors.NOT_ALLOWED_TO_SUBMIT.format(tenant=access.tenant.slug))
-    return render(request, "scheduler/queue.html", _queue_context(access, request, form), status=status)
+    context = _queue_context(access, request, form)
+    # The submit panel sits folded above the queue; it opens on errors and on a prefilled resubmit.
+    context["form_open"] = form is not None and (form.is_bound or bool(form.initial))
+    return render(request, "scheduler/queue.html", context, status=status)
 
 
 def _add_errors(form, exc: ValidationError) -> None:

@@ -21,6 +21,7 @@ def test_job_moves_from_waiting_to_running_live_then_language_and_report(world, 
     page = login(member)
     page.click("nav >> text=Queue: Alpha team")
     page.wait_for_url(f"{live_server.url}/tenants/alpha/queue/")
+    page.click("#submit-job summary")  # the submit panel sits folded above the queue
     page.fill("#id_name", "ui-finetune")
     page.select_option("#id_project", "train")
     page.select_option("#id_pool", "gpu-a")
@@ -52,3 +53,27 @@ def test_job_moves_from_waiting_to_running_live_then_language_and_report(world, 
     page.goto(f"{live_server.url}/reports/")
     expect(page.locator("h1")).to_be_visible()
     assert page.locator("html").get_attribute("lang") == "zh-hans"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_refresh_keeps_opened_blockers_and_a_cancel_says_so_in_place(world, member, login, live_server):
+    borrowing_off(world)
+    submit(name="holds-all", gpus=8, replicas=2)
+    waiting = submit(name="over-quota", gpus=8)
+    cycle(world)
+    backend_tick()
+    page = login(member)
+    page.goto(f"{live_server.url}/tenants/alpha/queue/")
+    details = page.locator(f"#job-{waiting.pk} details")
+    details.locator("summary").click()
+    expect(details).to_have_attribute("open", "")
+
+    submit(name="another", gpus=8)  # the queue changes, so the next poll swaps the region
+    cycle(world)
+    expect(page.locator("#queue-live")).to_contain_text("another", timeout=10_000)
+    expect(page.locator(f"#job-{waiting.pk} details")).to_have_attribute("open", "")
+
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.locator(f"#job-{waiting.pk} button", has_text="Cancel").click()
+    expect(page.locator("#queue-live .messages")).to_contain_text(f"Job #{waiting.pk} cancelled.", timeout=10_000)
+    expect(page.locator(f"#job-{waiting.pk}")).to_have_attribute("data-status", "cancelled")  # under finished

@@ -189,7 +189,8 @@ class UsageRollupLock(models.Model):
 
 
 class ReportDelivery(models.Model):
-    """One row per tenant and month once its report email went out: the beat task's idempotency."""
+    """One row per tenant and month once its report email went to the notice outbox (``sent_at``): the
+    beat task's idempotency. Whether each admin's copy arrived is on the notices."""
 
     tenant = models.ForeignKey("quotas.Tenant", on_delete=models.PROTECT, related_name="+")
     month = models.DateField()

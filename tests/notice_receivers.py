@@ -30,9 +30,17 @@ class SmtpReceiver:
     async def handle_DATA(self, server, session, envelope):
         parsed = message_from_bytes(envelope.original_content, policy=policy.default)
         with self.lock:
-            self.messages.append({"to": list(envelope.rcpt_tos), "subject": str(parsed["subject"]),
-                                  "body": parsed.get_body(("plain",)).get_content()})
+            self.messages.append({"to": list(envelope.rcpt_tos), "subject": str(parsed["subject"]).strip(),
+                                  "body": parsed.get_body(("plain",)).get_content(),
+                                  "attachments": [(part.get_filename(), part.get_content_type(), part.get_content())
+                                                  for part in parsed.iter_attachments()]})
         return "250 Message accepted for delivery"
+
+    def take(self) -> list[dict]:
+        """The messages received so far, sorted by recipient and subject, and forget them."""
+        with self.lock:
+            taken, self.messages = self.messages, []
+        return sorted(taken, key=lambda m: (m["to"], m["subject"]))
 
 
 @pytest.fixture
@@ -46,6 +54,16 @@ def smtp_server(settings):
         yield receiver
     finally:
         controller.stop()
+
+
+@contextmanager
+def eager_tasks():
+    """Run Celery tasks in this process when they are enqueued: the real task, without a worker."""
+    celery_app.conf.task_always_eager = True
+    try:
+        yield
+    finally:
+        celery_app.conf.task_always_eager = False
 
 
 class WebhookReceiver:

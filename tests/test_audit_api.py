@@ -1,22 +1,31 @@
-"""Who sees audit evidence and reports, through the API and the pages; exports open; emails go once."""
+"""Who sees audit evidence and reports, through the API and the pages; exports open; emails go once, through the notice outbox."""
 import csv
 import io
+from datetime import timedelta
 
 import pytest
+import time_machine
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 from openpyxl import load_workbook
 
 from audit.chain.sealing import audit_seal
 from audit.chain.selectors import BAD_SINCE
 from audit.chain.services import audit_record
-from audit.models import ReportDelivery
+from audit.models import AuditEvent, ReportDelivery
 from audit.reports.access import AUDIT_ROLE_REQUIRED, PLATFORM_REPORT_ROLE_REQUIRED
 from audit.reports.emails import report_email_send, report_emails_send_month
+from audit.reports.tasks import monthly_report_emails
 from portal.celery import app
 from quotas.models import Membership
+from scheduler.notices import attachments as notice_attachments
+from scheduler.notices.models import Notice
+from scheduler.notices.services import notice_deliver, notice_sweep_due
+from scheduler.notices.tasks import sweep_notices
 from tests import factories
 from tests import live_month as lm
+from tests.notice_receivers import smtp_server  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
@@ -172,21 +181,61 @@ def test_report_page_renders_charts_and_partial(db, settings):
 
 # --- monthly email -----------------------------------------------------------------------------------
 
-def test_monthly_email_goes_to_tenant_admins_once(db, mailoutbox, settings):
+def test_monthly_email_goes_to_tenant_admins_once_through_the_outbox(db, smtp_server, django_capture_on_commit_callbacks, settings):
     month = lm.build(settings)
     factories.member(month.alpha, "alpha-lead", Membership.Role.TENANT_ADMIN)
+    factories.member(month.alpha, "alpha-ops", Membership.Role.TENANT_ADMIN)
     factories.member(month.alpha, "alpha-dev")
-    assert report_emails_send_month(month=lm.MONTH) == 3  # alpha, beta, gamma (only alpha has an admin to mail)
-    assert len(mailoutbox) == 1
-    message = mailoutbox[0]
-    assert message.to == ["alpha-lead@example.com"]
-    assert message.subject == "GPU usage report 2026-03 — Alpha team"
-    assert "GPU-hours: 123.0" in message.body
-    assert [a[0] for a in message.attachments] == ["usage-alpha-2026-03.csv", "usage-alpha-2026-03.xlsx"]
+    sweep_notices.apply()  # the month's own stop notices go out first
+    smtp_server.take()
+    with time_machine.travel("2026-04-01T06:00:00+08:00"), django_capture_on_commit_callbacks() as callbacks:
+        assert monthly_report_emails.apply().get() == 3  # alpha, beta, gamma (only alpha has admins to mail)
+    reports = Notice.objects.filter(kind=Notice.Kind.MONTHLY_REPORT)  # the month itself sent stop notices
+    notices = list(reports.order_by("id"))
+    assert [(n.kind, n.tenant, n.recipients, n.to_channels, n.state) for n in notices] == [
+        ("monthly_report", month.alpha, ["alpha-lead@example.com"], False, "pending"),
+        ("monthly_report", month.alpha, ["alpha-ops@example.com"], False, "pending")]
+    assert notices[0].facts == {"report": {"tenant": "alpha", "month": "2026-03"}}  # the files are rebuilt
+    assert smtp_server.messages == [] and len(callbacks) == 2
+
+    sweep_notices.apply()  # the beat sweep (or the delivery task the commit enqueued) sends them
+    messages = smtp_server.take()
+    assert [m["to"] for m in messages] == [["alpha-lead@example.com"], ["alpha-ops@example.com"]]
+    message = messages[0]
+    assert message["subject"] == "GPU usage report 2026-03 — Alpha team"
+    assert "GPU-hours: 123.0" in message["body"]
+    assert [(name, kind) for name, kind, _ in message["attachments"]] == [
+        ("usage-alpha-2026-03.csv", "text/csv"),
+        ("usage-alpha-2026-03.xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")]
+    csv_text = message["attachments"][0][2]
+    csv_text = csv_text.decode() if isinstance(csv_text, bytes) else csv_text
+    assert "123.0" in csv_text
+    assert load_workbook(io.BytesIO(message["attachments"][1][2])).sheetnames[0] == "Summary"
+    assert set(reports.values_list("state", flat=True)) == {Notice.State.DELIVERED}
+    assert AuditEvent.objects.filter(event_type="notice.delivered", payload__kind="monthly_report").count() == 2
+
     assert report_emails_send_month(month=lm.MONTH) == 0
     assert report_email_send(tenant=month.alpha, month=lm.MONTH) is False
-    assert len(mailoutbox) == 1
-    assert ReportDelivery.objects.get(tenant=month.alpha).recipients == 1
+    assert reports.count() == 2
+    assert ReportDelivery.objects.get(tenant=month.alpha).recipients == 2
+
+
+def test_a_report_mail_whose_files_cannot_be_built_is_retried(db, smtp_server, monkeypatch, settings):
+    month = lm.build(settings)
+    factories.member(month.alpha, "alpha-lead", Membership.Role.TENANT_ADMIN)
+    sweep_notices.apply()  # the month's own stop notices go out first
+    smtp_server.take()
+    report_email_send(tenant=month.alpha, month=lm.MONTH)
+    notice = Notice.objects.get(kind=Notice.Kind.MONTHLY_REPORT)
+    monkeypatch.setattr(notice_attachments, "_builders", {})  # as if the reports app were not loaded
+    t0 = timezone.now()
+    notice = notice_deliver(notice_id=notice.id, now=t0)
+    assert notice.state == Notice.State.RETRYING and "No attachment builder" in notice.last_error
+    assert smtp_server.messages == []  # never the body without its files
+    monkeypatch.undo()
+    assert notice_sweep_due(now=t0 + timedelta(minutes=1)) == [notice.id]
+    [message] = smtp_server.messages
+    assert len(message["attachments"]) == 2
 
 
 def test_beat_schedule_has_the_monthly_email():

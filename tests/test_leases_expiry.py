@@ -1,5 +1,4 @@
 """The expiry worker: warn once before expiry, then reclaim, renew or end each lease at expiry."""
-import socket
 from datetime import timedelta
 
 import pytest
@@ -11,8 +10,11 @@ from quotas.leases import services
 from quotas.leases.expiry import lease_expire_due
 from quotas.leases.models import Lease
 from quotas.models import Membership
+from scheduler.notices.models import Notice
+from scheduler.notices.services import BACKOFF_BASE, notice_channel_create, notice_sweep_due
 from tests import factories
 from tests.lease_helpers import T0, grant
+from tests.notice_receivers import SmtpReceiver, free_port, smtp_server, webhook_server  # noqa: F401
 
 
 @pytest.fixture
@@ -31,12 +33,22 @@ def test_the_borrower_is_warned_once_before_expiry(world, beta_admin, mailoutbox
     assert lease_expire_due(now=minutes(45)) == {"warned": 1}
     for tick in (45.5, 50, 59):
         assert lease_expire_due(now=minutes(tick)) == {}
+    # The warning is an outbox notice, committed with the claim; nothing is sent until it is delivered.
+    notice = Notice.objects.get()
+    assert (notice.kind, notice.tenant, notice.recipients, notice.state) == (
+        "lease_expiring", world.beta, ["beta-lead@example.com"], "pending")
+    assert notice.facts["lease"] == lease.id and notice.facts["job_ids"] == [5]
+    assert mailoutbox == []
+
+    assert notice_sweep_due(now=minutes(46)) == [notice.id]
     assert len(mailoutbox) == 1
     message = mailoutbox[0]
     assert message.to == ["beta-lead@example.com"]
     assert message.subject == "[GPU portal] Lease #%d: 4× H100-80G on gpu-a expires at 2027-03-01 10:00" % lease.id
     assert "Checkpoint the jobs" in message.body and "#5" in message.body and "renewed until" in message.body
-    assert AuditEvent.objects.filter(event_type="lease.expiry_warned").count() == 1
+    warned = AuditEvent.objects.get(event_type="lease.expiry_warned")
+    assert warned.payload["notices"] == [notice.id]
+    assert AuditEvent.objects.get(event_type="notice.delivered").payload["kind"] == "lease_expiring"
 
 
 def test_a_renewed_lease_is_warned_again_before_its_new_expiry(world, beta_admin, mailoutbox):
@@ -44,43 +56,65 @@ def test_a_renewed_lease_is_warned_again_before_its_new_expiry(world, beta_admin
     lease_expire_due(now=minutes(50))
     assert lease_expire_due(now=minutes(60)) == {"renewed": 1}
     lease_expire_due(now=minutes(110))
+    assert len(notice_sweep_due(now=minutes(111))) == 2
     assert len(mailoutbox) == 2
 
 
-def test_the_warning_goes_through_a_real_smtp_server(world, beta_admin, settings):
-    received = []
+def test_each_admin_gets_their_own_warning_and_the_tenant_channel_one_more(world, beta_admin, smtp_server,
+                                                                          webhook_server):
+    factories.member(world.beta, "beta-ops", Membership.Role.TENANT_ADMIN)
+    notice_channel_create(actor=None, tenant=world.beta, kind="webhook", target=webhook_server.url("/beta"))
+    lease = grant(world, world.beta, world.alpha, 1, minutes=20)
+    assert lease_expire_due(now=minutes(10)) == {"warned": 1}
+    assert sorted((n.recipients, n.to_channels) for n in Notice.objects.all()) == [
+        ([], True), (["beta-lead@example.com"], False), (["beta-ops@example.com"], False)]
+    assert smtp_server.messages == [] and webhook_server.requests == []
 
-    class Handler:
-        async def handle_DATA(self, server, session, envelope):
-            received.append((envelope.rcpt_tos, envelope.content.decode()))
-            return "250 OK"
+    assert len(notice_sweep_due(now=minutes(11))) == 3
+    assert [m["to"] for m in smtp_server.take()] == [["beta-lead@example.com"], ["beta-ops@example.com"]]
+    [hook] = webhook_server.requests
+    assert hook["path"] == "/beta" and f"Lease #{lease.id}" in hook["json"]["title"]
+    assert set(Notice.objects.values_list("state", flat=True)) == {Notice.State.DELIVERED}
 
-    with socket.socket() as probe:  # a free port for the local SMTP server
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    controller = Controller(Handler(), hostname="127.0.0.1", port=port)
+
+def test_the_warning_goes_through_a_real_smtp_server(world, beta_admin, smtp_server):
+    grant(world, world.beta, world.alpha, 1, minutes=20)
+    assert lease_expire_due(now=minutes(10)) == {"warned": 1}
+    assert lease_expire_due(now=minutes(11)) == {}
+    notice_sweep_due(now=minutes(11))
+    [message] = smtp_server.messages
+    assert message["to"] == ["beta-lead@example.com"] and "expires at 2027-03-01 09:20" in message["subject"]
+
+
+def test_an_undelivered_warning_waits_with_backoff_and_a_later_sweep_delivers_it(world, beta_admin, settings):
+    port = free_port()  # nothing listens here yet
+    settings.MAILERS = {"default": {"BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+                                    "OPTIONS": {"host": "127.0.0.1", "port": port, "timeout": 2}}}
+    lease = grant(world, world.beta, world.alpha, 1, minutes=20)
+    assert lease_expire_due(now=minutes(10)) == {"warned": 1}
+    assert notice_sweep_due(now=minutes(10)) != []
+    notice = Notice.objects.get()
+    assert notice.state == Notice.State.RETRYING and notice.attempts == 1
+    assert notice.next_attempt_at == minutes(10) + BACKOFF_BASE and "ConnectionRefusedError" in notice.last_error
+    # The warning stays claimed: the next tick does not write a second one, the outbox retries this one.
+    lease.refresh_from_db()
+    assert lease.expiry_warned_at == minutes(10)
+    assert lease_expire_due(now=minutes(11)) == {} and Notice.objects.count() == 1
+    assert notice_sweep_due(now=minutes(10) + BACKOFF_BASE - timedelta(seconds=1)) == []
+
+    receiver = SmtpReceiver(port=port)
+    controller = Controller(receiver, hostname="127.0.0.1", port=port)
     controller.start()
     try:
-        settings.MAILERS = {"default": {"BACKEND": "django.core.mail.backends.smtp.EmailBackend",
-                                        "OPTIONS": {"host": "127.0.0.1", "port": port,
-                                                    "timeout": 5}}}
-        grant(world, world.beta, world.alpha, 1, minutes=20)
-        assert lease_expire_due(now=minutes(10)) == {"warned": 1}
-        assert lease_expire_due(now=minutes(11)) == {}
+        assert notice_sweep_due(now=minutes(11)) == [notice.id]
     finally:
         controller.stop()
-    assert len(received) == 1
-    rcpt, content = received[0]
-    assert rcpt == ["beta-lead@example.com"] and "expires at 2027-03-01 09:20" in content
-
-
-def test_an_undelivered_warning_is_retried_next_tick(world, beta_admin, settings):
-    settings.MAILERS = {"default": {"BACKEND": "django.core.mail.backends.smtp.EmailBackend",
-                                    "OPTIONS": {"host": "127.0.0.1", "port": 9, "timeout": 2}}}
-    lease = grant(world, world.beta, world.alpha, 1, minutes=20)
-    assert lease_expire_due(now=minutes(10)) == {"warning_failed": 1}
-    lease.refresh_from_db()
-    assert lease.expiry_warned_at is None
+    notice.refresh_from_db()
+    assert notice.state == Notice.State.DELIVERED and notice.attempts == 2
+    assert [m["to"] for m in receiver.messages] == [["beta-lead@example.com"]]
+    assert list(AuditEvent.objects.filter(event_type__startswith="notice.").order_by("id")
+                .values_list("event_type", flat=True)) == ["notice.enqueued", "notice.retry_scheduled",
+                                                           "notice.delivered"]
 
 
 def test_at_expiry_it_renews_when_no_lender_needs_the_capacity(world):

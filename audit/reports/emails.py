@@ -1,9 +1,9 @@
-"""Monthly report emails to tenant admins (services). One ReportDelivery row per tenant and month
-makes sending idempotent: a rerun of the beat task, or a retry, sends nothing twice once recorded."""
+"""Monthly report emails to tenant admins (services), through the notice outbox: one notice per admin,
+delivered and retried like any notice. One ReportDelivery row per tenant and month makes enqueueing
+idempotent: a rerun of the beat task, or a retry, enqueues nothing twice once recorded. The CSV and XLSX
+files are not stored: the notice names the tenant and month and delivery builds them again."""
 from datetime import date
 
-from django.conf import settings
-from django.core.mail import EmailMessage
 from django.db import transaction
 from django.utils import timezone
 
@@ -11,7 +11,11 @@ from audit.chain.services import audit_record
 from audit.models import ReportDelivery
 from audit.reports import exports
 from audit.reports.selectors import usage_report
+from audit.usage.months import parse_month
 from quotas.models import Membership, Tenant
+from scheduler.notices import outbox
+from scheduler.notices.attachments import Attachment
+from scheduler.notices.models import Notice
 
 SUBJECT = "GPU usage report {month} — {tenant}"
 BODY = """Usage report of {tenant} for {month}.
@@ -39,9 +43,17 @@ def report_email_body(report: dict, tenant: Tenant) -> str:
                        lost=report["preemptions"]["gpu_hours_lost"])
 
 
+def report_attachments(*, notice: Notice) -> list[Attachment]:
+    """The report files of a monthly report notice, rebuilt from its tenant and month at delivery."""
+    report = usage_report(month=parse_month(notice.facts["report"]["month"]), tenant=notice.tenant)
+    return [Attachment(exports.filename(report, "csv"), exports.report_csv(report), "text/csv"),
+            Attachment(exports.filename(report, "xlsx"), exports.report_xlsx(report),
+                       "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")]
+
+
 def report_email_send(*, tenant: Tenant, month: date) -> bool:
-    """Email the tenant admins their month's report once; False when it was already sent.
-    The delivery row is locked while sending, so two workers never both send it."""
+    """Put the tenant admins' report mail for the month in the outbox once; False when it already was.
+    The delivery row is locked meanwhile, so two workers never both enqueue it."""
     with transaction.atomic():
         delivery, _ = ReportDelivery.objects.get_or_create(tenant=tenant, month=month)
         delivery = ReportDelivery.objects.select_for_update().get(pk=delivery.pk)
@@ -49,19 +61,18 @@ def report_email_send(*, tenant: Tenant, month: date) -> bool:
             return False
         recipients = sorted(set(Membership.objects.filter(tenant=tenant, role=Membership.Role.TENANT_ADMIN)
                                 .exclude(user__email="").values_list("user__email", flat=True)))
+        notices = []
         if recipients:
             report = usage_report(month=month, tenant=tenant)
-            message = EmailMessage(subject=SUBJECT.format(month=f"{month:%Y-%m}", tenant=tenant.name),
-                                   body=report_email_body(report, tenant), from_email=settings.DEFAULT_FROM_EMAIL,
-                                   to=recipients)
-            message.attach(exports.filename(report, "csv"), exports.report_csv(report), "text/csv")
-            message.attach(exports.filename(report, "xlsx"), exports.report_xlsx(report),
-                           "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
-            message.send()
+            notices = outbox.enqueue(kind=Notice.Kind.MONTHLY_REPORT, tenant=tenant, recipients=recipients,
+                                     subject=SUBJECT.format(month=f"{month:%Y-%m}", tenant=tenant.name),
+                                     body=report_email_body(report, tenant),
+                                     facts={"report": {"tenant": tenant.slug, "month": f"{month:%Y-%m}"}})
         delivery.sent_at, delivery.recipients = timezone.now(), len(recipients)
         delivery.save(update_fields=["sent_at", "recipients"])
         audit_record(event_type="report.emailed", target=delivery, tenant=tenant,
-                     payload={"month": f"{month:%Y-%m}", "recipients": len(recipients)})
+                     payload={"month": f"{month:%Y-%m}", "recipients": len(recipients),
+                              "notices": [n.pk for n in notices]})
     return True
 
 

@@ -74,18 +74,14 @@ def _warn_due(now: datetime, counts: Counter) -> None:
                 continue  # another worker warned it
             lease = Lease.objects.select_related("borrower", "lender", "pool", "gpu_model").get(pk=lease_id)
             renew_until = services.lease_renewal_until(lease) if selectors.borrowing_enabled(lease.pool_id) else None
+            # The warning commits with the claim, into the notice outbox, which delivers and retries it.
+            notices = lease_notices.lease_expiry_warning_enqueue(lease=lease, renew_until=renew_until,
+                                                                 grace_minutes=reclaim_grace_minutes())
             audit_record(event_type="lease.expiry_warned", target=lease, tenant=lease.borrower, occurred_at=now,
                          payload={"lease": lease.pk, "expires_at": lease.expires_at.isoformat(),
-                                  "recipients": len(lease_notices.borrower_admin_emails(lease))})
-        # Sent after the claim commits: a crash between the two loses one warning rather than sending two.
-        try:
-            lease_notices.lease_expiry_warning_send(lease=lease, renew_until=renew_until,
-                                                    grace_minutes=reclaim_grace_minutes())
-            counts["warned"] += 1
-        except OSError:
-            log.exception("lease %s: expiry warning not delivered; the next tick retries", lease_id)
-            Lease.objects.filter(pk=lease_id, expiry_warned_at=now).update(expiry_warned_at=None)
-            counts["warning_failed"] += 1
+                                  "recipients": len(lease_notices.borrower_admin_emails(lease)),
+                                  "notices": [n.pk for n in notices]})
+        counts["warned"] += 1
 
 
 def _hold(lease: Lease, now: datetime, why: str) -> None:

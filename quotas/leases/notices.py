@@ -1,11 +1,11 @@
-"""Email notice of a coming lease expiry, to the borrower tenant's admins. Holds numbers, times and
-job ids only — never job names, commands or payloads."""
+"""Notice of a coming lease expiry, to the borrower tenant's admins and its notice channels, through
+the notice outbox. Holds numbers, times and job ids only — never job names, commands or payloads."""
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.mail import EmailMessage
 from django.urls import reverse
 from django.utils.timezone import localtime
 
+from quotas import outbox
 from quotas.leases.models import Lease
 from quotas.models import Membership
 
@@ -40,10 +40,13 @@ def _body(lease: Lease, *, renew_until, grace_minutes: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def lease_expiry_warning_send(*, lease: Lease, renew_until, grace_minutes: int) -> int:
-    """Send the warning, one message per admin so tenants never see each other's addresses."""
-    recipients = borrower_admin_emails(lease)
+def lease_expiry_warning_enqueue(*, lease: Lease, renew_until, grace_minutes: int) -> list:
+    """Write the warning to the outbox in the caller's transaction: one notice per admin, so tenants never
+    see each other's addresses, and one on the borrower's channels (the jobs that may stop are theirs)."""
     subject = SUBJECT.format(id=lease.pk, gpus=lease.gpus, gpu_model=lease.gpu_model.name, pool=lease.pool.name,
                              expires_at=f"{localtime(lease.expires_at):%Y-%m-%d %H:%M}")
-    body = _body(lease, renew_until=renew_until, grace_minutes=grace_minutes)
-    return sum(EmailMessage(subject=subject, body=body, to=[address]).send() for address in recipients)
+    facts = {"lease": lease.pk, "expires_at": lease.expires_at.isoformat(),
+             "renew_until": renew_until.isoformat() if renew_until else None, "job_ids": list(lease.job_ids)}
+    return outbox.enqueue(kind=outbox.LEASE_EXPIRING, tenant=lease.borrower, recipients=borrower_admin_emails(lease),
+                          subject=subject, body=_body(lease, renew_until=renew_until, grace_minutes=grace_minutes),
+                          facts=facts, to_tenant_channels=True)

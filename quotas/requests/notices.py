@@ -1,15 +1,22 @@
 """Email notices of the quota change workflow: who hears about which step, and what the message says.
-Called from a Celery task after commit, never inside a service's transaction."""
+Written to the notice outbox inside the step's transaction; a worker delivers them after commit."""
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.mail import EmailMessage
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 
+from quotas import outbox
 from quotas.access import QUOTA_APPROVER
 from quotas.models import Membership, QuotaRequest
 
 EVENTS = ("awaiting", "endorsed", "approved", "rejected", "applied", "reverted", "expired", "ending")
+# The outbox kind of each event: waiting for someone, decided, or the quota itself changing.
+NOTICE_KINDS = {
+    "awaiting": outbox.QUOTA_REQUEST_AWAITING,
+    "endorsed": outbox.QUOTA_REQUEST_DECIDED, "approved": outbox.QUOTA_REQUEST_DECIDED,
+    "rejected": outbox.QUOTA_REQUEST_DECIDED, "expired": outbox.QUOTA_REQUEST_DECIDED,
+    "applied": outbox.QUOTA_CHANGE, "reverted": outbox.QUOTA_CHANGE, "ending": outbox.QUOTA_CHANGE,
+}
 
 SUBJECTS = {
     "awaiting_endorsement": "[GPU portal] Quota request #{id} from {tenant} waits for your endorsement",
@@ -39,7 +46,7 @@ def _recipients(qr: QuotaRequest, event: str) -> tuple[str, list[str]]:
         if awaiting == "approver":
             approvers = User.objects.filter(groups__name=QUOTA_APPROVER, is_active=True).exclude(pk=qr.requested_by_id)
             return "awaiting_approval", _emails(approvers)
-        return "", []  # already decided by the time the notice ran
+        return "", []  # decided in the same step: nobody waits to act
     if event == "ending":
         admins = User.objects.filter(memberships__tenant=qr.tenant, memberships__role=Membership.Role.TENANT_ADMIN,
                                      is_active=True)
@@ -72,18 +79,22 @@ def _body(qr: QuotaRequest, kind: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def quota_request_notice_send(*, request_id: int, event: str) -> int:
-    """Send the notice of ``event`` for one request; returns the number of messages sent."""
+def quota_request_notice_enqueue(*, request_id: int, event: str) -> list:
+    """Write the notices of ``event`` for one request to the outbox, one per recipient (approvers of
+    other teams never see each other's addresses). Call it inside the step's transaction."""
     if event not in EVENTS:
         raise ValueError(f"Unknown quota request notice {event!r}")
     qr = QuotaRequest.objects.select_related("tenant", "pool", "gpu_model", "requested_by").filter(pk=request_id).first()
     if qr is None:
-        return 0
+        return []
     kind, recipients = _recipients(qr, event)
     if not recipients:
-        return 0
+        return []
     subject = SUBJECTS[kind].format(id=qr.pk, tenant=qr.tenant.name, pool=qr.pool.name, gpu_model=qr.gpu_model.name,
                                     gpus=qr.gpus, ends_at=_local(qr.ends_at))
-    body = _body(qr, kind)
-    # One message per recipient: approvers of other teams never see each other's addresses.
-    return sum(EmailMessage(subject=subject, body=body, to=[address]).send() for address in recipients)
+    # Written during the actor's request now, not in a worker: the mail keeps the portal's language, not
+    # the one the actor's page is in (the kind and state labels are translated choices).
+    with translation.override(settings.LANGUAGE_CODE):
+        body = _body(qr, kind)
+    return outbox.enqueue(kind=NOTICE_KINDS[event], tenant=qr.tenant, recipients=recipients, subject=subject,
+                          body=body, facts={"quota_request": qr.pk, "event": event, "step": kind})

@@ -3,12 +3,11 @@ revert temporary grants, expire stale requests.
 
 Every state move is a compare-and-swap ``UPDATE … WHERE state IN (…)``: of two actors racing on one request
 exactly one changes the row, the other gets ``ConflictError``. Each move writes a timeline row and an audit
-event in the same transaction; notices are enqueued to run after commit.
+event in the same transaction; its notices go to the outbox in that transaction and out after commit.
 """
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
-from celery import current_app
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
@@ -29,7 +28,7 @@ from quotas.models import (
     Tenant,
     WorkloadClass,
 )
-from quotas.requests import selectors
+from quotas.requests import notices, selectors
 from quotas.services import quota_end, quota_set
 
 State = QuotaRequest.State
@@ -63,7 +62,6 @@ WRONG_STATE = _("Request #{id} is {state}; it cannot be {action} now.")
 COMMENT_REQUIRED = _("Say why: the requester reads this comment.")
 
 APPLY_RETRY_AFTER = timedelta(minutes=15)
-NOTIFY_TASK = "quotas.tasks.quota_request_notify"
 
 
 def _stale_after() -> timedelta:
@@ -71,8 +69,9 @@ def _stale_after() -> timedelta:
 
 
 def _notify(request_id: int, event: str) -> None:
-    # Enqueued by name after commit (the task module builds on this one, not the reverse).
-    transaction.on_commit(lambda: current_app.signature(NOTIFY_TASK, args=(request_id, event)).delay())
+    # Into the notice outbox in the step's transaction: a rolled-back step mails nobody, and the
+    # outbox delivers after commit with its retries and audit.
+    notices.quota_request_notice_enqueue(request_id=request_id, event=event)
 
 
 def _payload(qr: QuotaRequest, **extra) -> dict:

@@ -2,19 +2,19 @@
 
 Their names are the ones they had before quota requests became a package, so queued messages still
 find them."""
-import smtplib
-
 from celery import shared_task
+from django.db import transaction
 
 from quotas.requests import notices as request_notices
 from quotas.requests import services as request_services
-from quotas.requests.services import NOTIFY_TASK
 
 
-@shared_task(name=NOTIFY_TASK, autoretry_for=(smtplib.SMTPException, OSError), retry_backoff=30,
-             retry_jitter=True, max_retries=6)
+@shared_task(name="quotas.tasks.quota_request_notify")
 def quota_request_notify(request_id: int, event: str) -> int:
-    return request_notices.quota_request_notice_send(request_id=request_id, event=event)
+    # Only for messages queued before quota request mail moved to the notice outbox: they become
+    # outbox notices now. Nothing enqueues this task any more.
+    with transaction.atomic():
+        return len(request_notices.quota_request_notice_enqueue(request_id=request_id, event=event))
 
 
 @shared_task(name="quotas.tasks.quota_requests_apply_due")

@@ -77,8 +77,8 @@ class NoticeAdmin(admin.ModelAdmin):
     list_filter = ["state", "kind", "tenant"]
     search_fields = ["subject", "tenant__slug", "job_id", "dedupe_key"]
     date_hierarchy = "created_at"
-    readonly_fields = ["kind", "tenant", "job_id", "dedupe_key", "recipients", "subject", "body", "facts",
-                       "created_at", "state", "attempts", "next_attempt_at", "claim_token", "last_error",
+    readonly_fields = ["kind", "tenant", "job_id", "dedupe_key", "recipients", "to_channels", "subject", "body",
+                       "facts", "created_at", "state", "attempts", "next_attempt_at", "claim_token", "last_error",
                        "delivered_at"]
     inlines = [NoticeDeliveryInline]
 

@@ -4,6 +4,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from quotas import outbox
+
 
 class NoticeChannel(models.Model):
     """Where a tenant wants its notices: an email address list or one IM webhook (an apprise URL)."""
@@ -42,13 +44,19 @@ class Notice(models.Model):
         PREEMPTION = "preemption", _("Preemption")
         RECLAIM = "reclaim", _("Reclaim of lent quota")
         LEASE_EXPIRY = "lease_expiry", _("Lease expiry")
+        LEASE_EXPIRING = outbox.LEASE_EXPIRING, _("Lease expiry warning")
+        QUOTA_REQUEST_AWAITING = outbox.QUOTA_REQUEST_AWAITING, _("Quota request awaiting a decision")
+        QUOTA_REQUEST_DECIDED = outbox.QUOTA_REQUEST_DECIDED, _("Quota request decided")
+        QUOTA_CHANGE = outbox.QUOTA_CHANGE, _("Quota change in effect or ending")
+        MONTHLY_REPORT = "monthly_report", _("Monthly usage report")
+
     class State(models.TextChoices):
         PENDING = "pending", _("Pending")
         SENDING = "sending", _("Sending")
         RETRYING = "retrying", _("Waiting to retry")
         DELIVERED = "delivered", _("Delivered")
         FAILED = "failed", _("Failed")
-    kind = models.CharField(max_length=20, choices=Kind)
+    kind = models.CharField(max_length=30, choices=Kind)
     tenant = models.ForeignKey("quotas.Tenant", on_delete=models.PROTECT, related_name="notices")
     # The job the notice is about, as a plain id: the notice outlives the job row and this app must
     # not depend on the jobs app's migrations.
@@ -56,6 +64,9 @@ class Notice(models.Model):
     # Idempotency: a caller that retries its own decision passes the same key and gets the same row.
     dedupe_key = models.CharField(max_length=100, blank=True)
     recipients = models.JSONField(default=list, help_text="Email addresses, snapshot at enqueue time.")
+    # Personal mail (one row per address: a quota request to its approver, a report to one admin)
+    # stays off the tenant's channels; a preemption notice goes to them too.
+    to_channels = models.BooleanField(default=True, help_text="Also send on the tenant's enabled channels.")
     subject = models.CharField(max_length=200)
     body = models.TextField()
     facts = models.JSONField(default=dict)

@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy as _
 
 from audit.chain.services import audit_record
 from quotas.models import Tenant
-from scheduler.notices import channels
+from scheduler.notices import attachments, channels
 from scheduler.notices.content import assert_no_forbidden_keys
 from scheduler.notices.models import Notice, NoticeChannel, NoticeDelivery
 
@@ -88,9 +88,10 @@ def _dispatch(notice_id: int) -> None:
 
 
 def notice_enqueue(*, kind: str, tenant: Tenant, recipients: list[str], facts: dict, subject: str, body: str,
-                   job_id: int | None = None, dedupe_key: str = "", actor=None) -> Notice:
+                   job_id: int | None = None, dedupe_key: str = "", actor=None, to_channels: bool = True) -> Notice:
     """Write the outbox row in the caller's transaction and schedule its delivery after commit.
-    With a ``dedupe_key`` already used, return that notice unchanged."""
+    With a ``dedupe_key`` already used, return that notice unchanged. ``to_channels=False`` sends to
+    the recipients only, not on the tenant's channels."""
     assert_no_forbidden_keys(facts)
     if kind not in Notice.Kind.values:
         raise ValidationError({"kind": [UNKNOWN_KIND.format(value=kind)]})
@@ -102,14 +103,15 @@ def notice_enqueue(*, kind: str, tenant: Tenant, recipients: list[str], facts: d
             with transaction.atomic():
                 notice = Notice.objects.create(
                     kind=kind, tenant=tenant, job_id=job_id, dedupe_key=dedupe_key, recipients=addresses,
-                    subject=subject[:200], body=body, facts=facts, next_attempt_at=timezone.now())
+                    to_channels=to_channels, subject=subject[:200], body=body, facts=facts,
+                    next_attempt_at=timezone.now())
         except IntegrityError:
             if not dedupe_key:
                 raise
             return Notice.objects.get(dedupe_key=dedupe_key)
         audit_record(event_type="notice.enqueued", target=notice, actor=actor, tenant=tenant, payload={
             "kind": kind, "job_id": job_id, "recipients": len(addresses),
-            "channel_kinds": sorted({c.kind for c in _enabled_channels(tenant.id)}),
+            "channel_kinds": sorted({c.kind for c in _enabled_channels(tenant.id)}) if to_channels else [],
         })
         transaction.on_commit(lambda: _dispatch(notice.id))
     return notice
@@ -125,19 +127,26 @@ def _claim(*, notice_id: int, now: datetime) -> uuid.UUID | None:
     return token if claimed == 1 else None
 
 
+def _email(notice: Notice, to: list[str]) -> channels.SendResult:
+    try:
+        files = attachments.for_notice(notice)
+    except Exception as error:  # a file that cannot be rebuilt now fails this attempt, and is retried
+        logger.exception("notice %s: attachments not built", notice.id)
+        return channels.SendResult(ok=False, detail=f"attachments: {type(error).__name__}: {error}"[:channels.DETAIL_LIMIT])
+    return channels.send_email(to=to, subject=notice.subject, body=notice.body, attachments=files)
+
+
 def _send(notice: Notice) -> list[tuple[NoticeChannel | None, str, channels.SendResult]]:
     """Send on every target that has not yet accepted this notice; a retry does not repeat successes."""
     done = set(notice.deliveries.filter(status=NoticeDelivery.Status.DELIVERED).values_list("channel_kind", "channel_id"))
     results = []
     if notice.recipients and (NoticeChannel.Kind.EMAIL, None) not in done:
-        results.append((None, NoticeChannel.Kind.EMAIL,
-                        channels.send_email(to=notice.recipients, subject=notice.subject, body=notice.body)))
-    for channel in _enabled_channels(notice.tenant_id):
+        results.append((None, NoticeChannel.Kind.EMAIL, _email(notice, notice.recipients)))
+    for channel in _enabled_channels(notice.tenant_id) if notice.to_channels else []:
         if (channel.kind, channel.id) in done:
             continue
         if channel.kind == NoticeChannel.Kind.EMAIL:
-            result = channels.send_email(to=channels.email_addresses(channel.target), subject=notice.subject,
-                                         body=notice.body)
+            result = _email(notice, channels.email_addresses(channel.target))
         else:
             result = channels.send_im(url=channel.target, title=notice.subject, body=notice.body)
         results.append((channel, channel.kind, result))

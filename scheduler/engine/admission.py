@@ -44,6 +44,10 @@ _OFFER_OTHER_MODEL = frozenset(
 )
 
 
+# Room on nodes: last in precedence, judged at the end of the cycle (`_rooms_at_cycle_end`).
+_ROOM = frozenset({R.POOL_FULL, R.FRAGMENTED})
+_STOP_PLANNED = frozenset({R.RECLAIMING, R.PREEMPTING})
+
 _UNSEEN = object()
 
 
@@ -245,7 +249,8 @@ def _preempt(cycle: CycleState) -> None:
 
 
 def _describe(cycle: CycleState) -> list[Wait]:
-    """Phase 6: every waiting job's positions, GPUs ahead, ETA and next actions."""
+    """Phase 6: every waiting job's positions, GPUs ahead, ETA and next actions, and its room on
+    nodes as the pool stands after this cycle's admissions (`_rooms_at_cycle_end`)."""
     for releases in (*cycle.pool_releases.values(), *cycle.quota_releases.values()):
         releases.freeze()
     used = cycle.used
@@ -262,7 +267,11 @@ def _describe(cycle: CycleState) -> list[Wait]:
         blockers = entry.blockers
         if blockers is None:  # admitted on a lease in phase 4
             continue
-        job, tenant_q, lane, node_blocked = entry.job, entry.tenant_q, entry.lane, entry.node_blocked
+        job, tenant_q, lane = entry.job, entry.tenant_q, entry.lane
+        if entry.shape_ok:
+            blockers = _rooms_at_cycle_end(blockers, job, lane.index)
+            entry.node_blocked = entry.node_blocked or blockers[-1].code in _ROOM
+        node_blocked = entry.node_blocked
         tkey = (job.tenant, job.pool)
         pos_tenant = in_tenant[tkey] = in_tenant.get(tkey, 0) + 1
         pos_pool = in_pool[job.pool] = in_pool.get(job.pool, 0) + 1
@@ -303,6 +312,24 @@ def _describe(cycle: CycleState) -> list[Wait]:
             new_wait((job.id, code, blockers, actions, pos_tenant, pos_pool, gpus_ahead, eta))
         )
     return waits
+
+
+def _rooms_at_cycle_end(blockers: tuple[Blocker, ...], job: PendingJob, index: ModelIndex) -> tuple[Blocker, ...]:
+    """A waiting job's room on nodes as the pool stands after this cycle's admissions: the state its
+    owner sees and the next cycle starts from. Judged at the job's turn instead, the figures would
+    move on the next cycle (a smaller job admitted behind it took GPUs it was told were free) and
+    every such wait would be rewritten although nothing happened. Free GPUs only shrink within a
+    cycle, so a job that fits now fitted at its turn and has no room blocker to change. A job that
+    waits on a planned stop alone (reclaim, preemption) waits on that, not on room."""
+    g, replicas = job.gpus, job.replicas
+    if index.can_place(g, replicas) or (len(blockers) == 1 and blockers[0].code in _STOP_PLANNED):
+        return blockers
+    head = blockers[:-1] if blockers[-1].code in _ROOM else blockers
+    need = g * replicas
+    room = (R.fragmented(job.pool, job.gpu_model, g, replicas, index.total_free, index.max_free)
+            if index.total_free >= need else R.pool_full(job.pool, job.gpu_model, need, index.total_free,
+                                                           index.capacity))
+    return (*head, room)
 
 
 def _with_borrow_blocker(blockers: tuple[Blocker, ...], blocker: Blocker) -> tuple[Blocker, ...]:

@@ -106,7 +106,8 @@ CASES = {
         snap=snapshot(nodes=nodes(8, 8), quotas=[quota("llm", 8), quota("cv", 8)],
                       running=LLM_FULL, pending=[pending(1, "llm", 8), pending(2, "llm", 4)],
                       policies={"cv": policy("cv", reserved_gpus=4)}),
-        lenders={2: "cv"}, waits={1: [R.QUOTA_EXCEEDED, R.QUOTA_EXCEEDED]},
+        # After job 2's lease, 4 GPUs are left: job 1 (8) is told so in this cycle, not the next.
+        lenders={2: "cv"}, waits={1: [R.QUOTA_EXCEEDED, R.QUOTA_EXCEEDED, R.POOL_FULL]},
     ),
     "a lender's own waiting demand is not lent": dict(
         # cv's 8-GPU job fits its quota but not the nodes (node 2 half used by ops); cv's idle

@@ -1,0 +1,60 @@
+"""A cycle after which nothing happens is followed by one that says the same: the waits a cycle
+describes are those of the pool as it stands after its admissions, which is where the next cycle
+starts. Otherwise the live cycle would rewrite every such wait once more for nothing."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+from hypothesis import HealthCheck, assume, given, settings
+
+from scheduler.engine import decide
+from scheduler.engine import reasons as R
+from scheduler.engine.types import RunningJob
+from tests.engine.builders import NOW, nodes, pending, quota, running, snapshot, wait_of
+from tests.engine.test_properties import snapshots
+
+ROOM = {R.POOL_FULL, R.FRAGMENTED}
+
+
+def _next_cycle(snap, decisions):
+    """The snapshot the next cycle reads when nothing happened: this cycle's admissions run."""
+    jobs = {j.id: j for j in snap.pending}
+    started = tuple(
+        RunningJob(id=j.id, tenant=j.tenant, project=j.project, pool=j.pool, gpu_model=j.gpu_model, gpus=j.gpus,
+                   replicas=j.replicas, priority_class=j.priority_class, placements=a.placements, started_at=NOW,
+                   expected_end=NOW + timedelta(minutes=j.max_runtime_minutes), workload_class=j.workload_class)
+        for a in decisions.admissions for j in [jobs[a.job_id]])
+    admitted = {a.job_id for a in decisions.admissions}
+    return replace(snap, running=snap.running + started,
+                   pending=tuple(j for j in snap.pending if j.id not in admitted))
+
+
+def _room(wait):
+    return [(b.code, dict(b.details)) for b in wait.blockers if b.code in ROOM]
+
+
+def test_a_job_passed_by_a_smaller_one_is_told_the_pool_is_full_at_once():
+    # Job 1 (8 GPUs) is over quota; job 2 (4 GPUs, another tenant) is admitted behind it and
+    # leaves 4 free: job 1 hears "pool full" in this cycle, as it would in the next.
+    snap = snapshot(nodes=nodes(8), quotas=[quota("a", 4), quota("b", 8)],
+                    pending=[pending(1, "a", 8, submitted_ago=20), pending(2, "b", 4, submitted_ago=10)])
+    first = decide(snap)
+    assert [a.job_id for a in first.admissions] == [2]
+    assert [b.code for b in wait_of(first, 1).blockers][-1] == R.POOL_FULL
+    second = decide(_next_cycle(snap, first))
+    assert _room(wait_of(first, 1)) == _room(wait_of(second, 1))
+    assert wait_of(first, 1).code == wait_of(second, 1).code == R.QUOTA_EXCEEDED
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(snapshots())
+def test_room_on_nodes_does_not_change_on_a_cycle_where_nothing_happened(snap):
+    first = decide(snap)
+    assume(all(a.lease is None for a in first.admissions) and not first.preemptions and not first.reclaims)
+    second = decide(_next_cycle(snap, first))
+    assert not second.admissions  # settled: the first cycle admitted all it could
+    before = {w.job_id: _room(w) for w in first.waits}
+    after = {w.job_id: _room(w) for w in second.waits}
+    assert before == after

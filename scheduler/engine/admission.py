@@ -47,6 +47,7 @@ _OFFER_OTHER_MODEL = frozenset(
 # Room on nodes: last in precedence, judged at the end of the cycle (`_rooms_at_cycle_end`).
 _ROOM = frozenset({R.POOL_FULL, R.FRAGMENTED})
 _STOP_PLANNED = frozenset({R.RECLAIMING, R.PREEMPTING})
+_QUOTA_KINDS = frozenset({"quota_exceeded", "project_quota_exceeded"})
 
 _UNSEEN = object()
 
@@ -250,7 +251,8 @@ def _preempt(cycle: CycleState) -> None:
 
 def _describe(cycle: CycleState) -> list[Wait]:
     """Phase 6: every waiting job's positions, GPUs ahead, ETA and next actions, and its room on
-    nodes as the pool stands after this cycle's admissions (`_rooms_at_cycle_end`)."""
+    nodes and quota figures as the pool stands after this cycle's admissions (`_rooms_at_cycle_end`,
+    `_quota_at_cycle_end`)."""
     for releases in (*cycle.pool_releases.values(), *cycle.quota_releases.values()):
         releases.freeze()
     used = cycle.used
@@ -268,6 +270,8 @@ def _describe(cycle: CycleState) -> list[Wait]:
         if blockers is None:  # admitted on a lease in phase 4
             continue
         job, tenant_q, lane = entry.job, entry.tenant_q, entry.lane
+        if not entry.quota_ok and tenant_q is not None:
+            blockers = _quota_at_cycle_end(blockers, job, tenant_q, entry.project_q, used)
         if entry.shape_ok:
             blockers = _rooms_at_cycle_end(blockers, job, lane.index)
             entry.node_blocked = entry.node_blocked or blockers[-1].code in _ROOM
@@ -312,6 +316,24 @@ def _describe(cycle: CycleState) -> list[Wait]:
             new_wait((job.id, code, blockers, actions, pos_tenant, pos_pool, gpus_ahead, eta))
         )
     return waits
+
+
+def _quota_at_cycle_end(blockers: tuple[Blocker, ...], job: PendingJob, tenant_q: Quota, project_q: Quota | None,
+                        used: dict[int, int]) -> tuple[Blocker, ...]:
+    """An over-quota job's quota figures after this cycle's admissions, for the reason rooms are
+    (`_rooms_at_cycle_end`): a smaller job of the same tenant admitted behind it used quota it was
+    told was free. Use only grows within a cycle, so the job is still over quota."""
+    out = list(blockers)
+    need = job.gpus * job.replicas
+    for k, blocker in enumerate(blockers):
+        if blocker.code != R.QUOTA_EXCEEDED or blocker.kind not in _QUOTA_KINDS:
+            continue
+        project = blocker.kind == "project_quota_exceeded"
+        q = project_q if project else tenant_q
+        if q is not None and used.get(q.id, 0) != blocker.details["used"]:
+            out[k] = R.quota_exceeded(job.tenant, job.pool, job.gpu_model, need, q.gpus, used.get(q.id, 0),
+                                      project=job.project if project else "")
+    return tuple(out)
 
 
 def _rooms_at_cycle_end(blockers: tuple[Blocker, ...], job: PendingJob, index: ModelIndex) -> tuple[Blocker, ...]:

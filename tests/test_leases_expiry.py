@@ -144,7 +144,8 @@ def test_at_expiry_it_reclaims_when_the_lender_uses_its_quota_again(world, setti
     assert lease_expire_due(now=minutes(70)) == {"reclaim_finished": 1}
     lease.refresh_from_db()
     assert (lease.state, lease.end_reason) == ("returned", "Reclaimed by the lender after the grace period")
-    types = list(AuditEvent.objects.filter(object_id=str(lease.id)).order_by("id").values_list("event_type", flat=True))
+    types = list(AuditEvent.objects.filter(object_type="quotas.lease", object_id=str(lease.id)).order_by("id")
+                 .values_list("event_type", flat=True))
     assert types == ["lease.granted", "lease.reclaim_started", "lease.reclaimed"]
 
 

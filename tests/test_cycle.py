@@ -3,6 +3,7 @@ ENV_NOT_READY left alone until the environment changes, fair-share usage, the si
 from datetime import timedelta
 
 import pytest
+import time_machine
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -15,6 +16,7 @@ from scheduler.engine import reasons
 from scheduler.jobs.services import job_cancel, job_environment_update, job_submit_bulk
 from scheduler.models import Job, PoolCycle
 from tests.jobs import beta, borrowing_off, cycle, reload, rendered_wait, spec, submit
+from tests.running import beat, running
 
 
 @pytest.fixture(autouse=True)
@@ -74,14 +76,14 @@ def _count_snapshot_queries(world) -> int:
 
 
 def test_snapshot_takes_a_constant_number_of_queries(world):
-    submit()
-    small = _count_snapshot_queries(world)
-    job_submit_bulk(actor=None, specs=[spec(name=f"s{i}", gpus=1 + i % 8) for i in range(200)]
-                    + [beta(name=f"b{i}") for i in range(50)])
-    cycle(world)
-    backend_tick()
-    UsageRecord.objects.update(started_at=timezone.now() - timedelta(hours=3))
-    large = _count_snapshot_queries(world)
+    with time_machine.travel(timezone.now() - timedelta(hours=3), tick=False):
+        submit()
+        small = _count_snapshot_queries(world)
+        job_submit_bulk(actor=None, specs=[spec(name=f"s{i}", gpus=1 + i % 8) for i in range(200)]
+                        + [beta(name=f"b{i}") for i in range(50)])
+        cycle(world)
+        backend_tick()
+    large = _count_snapshot_queries(world)  # three hours on, with the runs' usage records behind them
     assert small == large == 13  # the switches in force on the pool are one query; names of the pending jobs' tenants, projects and models three
 
 
@@ -112,11 +114,15 @@ def test_decayed_gpu_hours_halves_per_half_life():
 
 def test_fair_share_usage_comes_from_usage_records(world, settings):
     settings.SCHEDULER_FAIR_SHARE_HALF_LIFE_HOURS = 24
+    settings.SIMULATED_TIME_SCALE, settings.SIMULATED_FAILURE_RATE = 1, 0.0
     now = timezone.now()
-    UsageRecord.objects.create(job_id=1, job_name="x", tenant=world.beta, project=world.beta_project,
-                               pool=world.pool, gpu_model=world.h100, workload_class="training",
-                               priority_class="training", gpus=8, started_at=now - timedelta(hours=26),
-                               ended_at=now - timedelta(hours=24), outcome="succeeded")
+    # beta's 8-GPU job starts at the beat 26 h ago; its 2-hour limit has run out by the beat 24 h ago, which
+    # records the end. Nothing else runs (borrowing is off and alpha submits nothing).
+    [job] = running(world, beta(gpus=8, max_runtime_minutes=120),
+                    at=now - timedelta(hours=26))
+    beat(world, now - timedelta(hours=24))
+    assert UsageRecord.objects.filter(job_id=job.pk).values_list("started_at", "ended_at", "outcome").get() == (
+        now - timedelta(hours=26), now - timedelta(hours=24), "succeeded")
     usage = build_snapshot(pool=world.pool, now=now).snapshot.usage
     # 16 GPU-hours that ended one half-life ago weigh a bit under half (they started 2 h earlier still).
     assert usage == {"beta": pytest.approx(8 * 0.9717, rel=0.001)}

@@ -5,7 +5,6 @@ import pytest
 from aiosmtpd.controller import Controller
 
 from audit.models import AuditEvent
-from audit.usage.services import usage_record_open
 from quotas.leases import services
 from quotas.leases.expiry import lease_expire_due
 from quotas.leases.models import Lease
@@ -15,6 +14,7 @@ from scheduler.notices.services import BACKOFF_BASE, notice_channel_create, noti
 from tests import factories
 from tests.lease_helpers import T0, grant
 from tests.notice_receivers import SmtpReceiver, free_port, smtp_server, webhook_server  # noqa: F401
+from tests.running import running
 
 
 @pytest.fixture
@@ -135,10 +135,8 @@ def test_at_expiry_it_ends_the_lease_at_its_maximum_length(world, platform_admin
 def test_at_expiry_it_reclaims_when_the_lender_uses_its_quota_again(world, settings):
     settings.LEASE_RECLAIM_GRACE_MINUTES = 10
     lease = grant(world, world.beta, world.alpha, 6, minutes=60)
-    # alpha now runs 12 GPUs itself: 12 used + 6 lent > 16 base.
-    usage_record_open(job_id=40, job_name="j", tenant_id=world.alpha.id, project_id=world.alpha_project.id,
-                      pool_id=world.pool.id, gpu_model_id=world.h100.id, workload_class="training",
-                      priority_class="training", gpus=12, started_at=minutes(30))
+    # From minute 30 alpha runs 12 GPUs itself (a 6×2 gang on its base quota): 12 used + 6 lent > 16 base.
+    running(world, {"gpus": 6, "replicas": 2, "max_runtime_minutes": 600}, at=minutes(30))
     assert lease_expire_due(now=minutes(60)) == {"reclaimed": 1}
     lease.refresh_from_db()
     assert (lease.state, lease.reclaim_deadline) == ("reclaiming", minutes(70))
@@ -146,7 +144,8 @@ def test_at_expiry_it_reclaims_when_the_lender_uses_its_quota_again(world, setti
     assert lease_expire_due(now=minutes(70)) == {"reclaim_finished": 1}
     lease.refresh_from_db()
     assert (lease.state, lease.end_reason) == ("returned", "Reclaimed by the lender after the grace period")
-    types = list(AuditEvent.objects.filter(object_id=str(lease.id)).order_by("id").values_list("event_type", flat=True))
+    types = list(AuditEvent.objects.filter(object_type="quotas.lease", object_id=str(lease.id)).order_by("id")
+                 .values_list("event_type", flat=True))
     assert types == ["lease.granted", "lease.reclaim_started", "lease.reclaimed"]
 
 

@@ -3,17 +3,19 @@ limit holds, production never borrows, and no lease stays active more than one w
 from datetime import timedelta
 
 import pytest
+import time_machine
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from audit.models import UsageRecord
-from audit.usage.services import usage_record_open
 from quotas.leases import grants, selectors, services
 from quotas.leases.expiry import lease_expire_due
 from quotas.leases.models import Lease
+from scheduler.backends import backend_tick
+from scheduler.cycle.services import scheduler_cycle_run
 from tests import factories
+from tests.jobs import submit
 from tests.lease_helpers import T0
 
 PERIOD = timedelta(seconds=30)
@@ -23,7 +25,7 @@ grant_op = st.tuples(st.just("grant"), st.sampled_from(["alpha", "beta"]), st.sa
                      st.integers(1, 6), st.integers(2, 45), st.integers(0, 20), st.sampled_from(CLASSES))
 return_op = st.tuples(st.just("return"), st.integers(0, 30))
 reclaim_op = st.tuples(st.just("reclaim"), st.integers(0, 30), st.integers(0, 20))
-use_op = st.tuples(st.just("use"), st.sampled_from(["alpha", "beta"]), st.integers(1, 12))  # lender demand
+use_op = st.tuples(st.just("use"), st.sampled_from(["alpha", "beta"]), st.integers(1, 12))  # lender demand: real jobs
 tick_op = st.tuples(st.just("tick"), st.integers(1, 100))
 # Every history opens with a few grants so the worker has leases to settle.
 ops = st.builds(lambda first, rest: first + rest, st.lists(grant_op, min_size=2, max_size=5),
@@ -33,6 +35,22 @@ ops = st.builds(lambda first, rest: first + rest, st.lists(grant_op, min_size=2,
 @pytest.fixture
 def root(world):
     return factories.user("root", is_superuser=True)
+
+
+def use(world, slug: str, gpus: int, now) -> None:
+    """Lender demand as the running system makes it: the tenant submits training jobs for `gpus` H100 (one per
+    8-GPU node), and beat's cycle and backend tick run at `now`. What the cycle admits on base quota is the
+    tenant's usage; what it admits on a lease is one more grant under the same limits; what does not fit waits
+    (and is evaluated again at the next `use`). A 40-hour limit keeps every run going (a simulated run takes at
+    least 30 % of it, 12 h, longer than any history here), so an example replays the same whatever ids its jobs get."""
+    with time_machine.travel(now, tick=False):
+        jobs = [submit(tenant=slug, project="train" if slug == "alpha" else "exp", name="demand", gpus=part,
+                       max_runtime_minutes=2400) for part in ([8, gpus - 8] if gpus > 8 else [gpus])]
+        scheduler_cycle_run(pool=world.pool)
+        backend_tick()
+    for job in jobs:
+        job.refresh_from_db()
+        event(f"use: {job.status}{' on a lease' if job.lease_id else ''}")
 
 
 def check_invariants(world, now, limits):
@@ -77,12 +95,7 @@ def test_random_lease_histories_keep_the_invariants(world, root, steps, lend, re
                     event(f"refused: {exc.code}")
                     assert priority_class != "production" or exc.code == "production"
             elif kind == "use":
-                tenant = world.alpha if step[1] == "alpha" else world.beta
-                project = world.alpha_project if step[1] == "alpha" else world.beta_project
-                usage_record_open(job_id=1000 + UsageRecord.objects.count(), job_name="j",
-                                  tenant_id=tenant.id, project_id=project.id, pool_id=world.pool.id,
-                                  gpu_model_id=world.h100.id, workload_class="training", priority_class="training",
-                                  gpus=step[2], started_at=now)
+                use(world, step[1], step[2], now)
             elif kind in ("return", "reclaim"):
                 leases = list(Lease.objects.order_by("id"))
                 if leases:

@@ -5,11 +5,11 @@ import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 
 from audit.models import AuditEvent
-from audit.usage.services import usage_record_open
 from quotas.leases import errors, grants, selectors, services
 from quotas.leases.models import Lease, PolicySwitch
 from scheduler.engine import types as engine
 from tests.lease_helpers import T0, grant
+from tests.running import running
 
 
 def refusal(excinfo) -> str:
@@ -214,9 +214,7 @@ def test_pausing_borrowing_with_return_now_returns_every_open_lease(world, platf
 def test_the_panel_counts_base_used_lent_borrowed_and_lendable(world, platform_admin):
     services.lending_policy_set(actor=platform_admin, tenant=world.alpha, reason="x", reserved_gpus=2,
                                 lending_limit_gpus=10)
-    usage_record_open(job_id=1, job_name="j", tenant_id=world.alpha.id, project_id=world.alpha_project.id,
-                      pool_id=world.pool.id, gpu_model_id=world.h100.id, workload_class="training",
-                      priority_class="training", gpus=6, started_at=T0)
+    running(world, {"gpus": 6, "max_runtime_minutes": 600})  # alpha runs 6 H100 under its base quota
     grant(world, world.beta, world.alpha, 3)
     [row] = selectors.tenant_panel(tenant=world.alpha)
     assert (row.base_quota, row.used, row.lent, row.borrowed, row.lendable_now) == (16, 6, 3, 0, 5)

@@ -7,11 +7,13 @@ import time_machine
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.utils import timezone
 
-from audit.models import AuditEvent, UsageRecord
+from audit.models import AuditEvent
 from quotas import selectors as quota_selectors
 from quotas.errors import ConflictError
 from quotas.models import Quota, QuotaRequest
 from quotas.requests import selectors, services
+from scheduler.models import Job
+from tests.running import beat, running
 
 State = QuotaRequest.State
 
@@ -116,14 +118,15 @@ def test_approval_rechecks_capacity_at_approval_time(world, tenant_admin, quota_
     assert qr.state == State.APPLIED
 
 
-def test_impact_preview_numbers_and_the_decrease_below_usage_note(world, member):
-    UsageRecord.objects.create(job_id=1, job_name="pretrain", tenant=world.alpha, project=world.alpha_project,
-                               pool=world.pool, gpu_model=world.h100, workload_class="training",
-                               priority_class="training", gpus=12, started_at=timezone.now())
-    UsageRecord.objects.create(job_id=2, job_name="old", tenant=world.alpha, project=world.alpha_project,
-                               pool=world.pool, gpu_model=world.h100, workload_class="training",
-                               priority_class="training", gpus=8, started_at=timezone.now() - timedelta(hours=2),
-                               ended_at=timezone.now() - timedelta(hours=1), outcome="succeeded")
+def test_impact_preview_numbers_and_the_decrease_below_usage_note(world, member, settings):
+    settings.SIMULATED_FAILURE_RATE = 0.0
+    now = timezone.now()
+    # An 8-GPU run from two hours ago to one hour ago: its 60-minute limit has run out by the beat at -1 h.
+    [old] = running(world, {"name": "old", "gpus": 8}, at=now - timedelta(hours=2))
+    beat(world, now - timedelta(hours=1))
+    old.refresh_from_db()
+    assert old.status == Job.Status.SUCCEEDED
+    running(world, {"name": "pretrain", "gpus": 6, "replicas": 2, "max_runtime_minutes": 600}, at=now)
     usage = selectors.current_usage_gpus(tenant=world.alpha, pool=world.pool, gpu_model=world.h100)
     assert usage == 12
     impact = selectors.quota_request_impact(tenant=world.alpha, pool=world.pool, gpu_model=world.h100,

@@ -1,7 +1,7 @@
 """Reads over leases, lending policies and rollout switches: the loan ledger, a tenant's borrowing
 panel, the lent/borrowed totals the services check, and the engine's view of all three."""
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from django.db.models import Q, QuerySet, Sum
@@ -87,22 +87,33 @@ def engine_switches(pool=None) -> engine.PolicySwitches:
                                  reclaim_mode=str(values[PolicySwitch.Key.RECLAIM_MODE]))
 
 
+POLICY_FIELDS = ("lending_limit_gpus", "reserved_gpus", "borrowing_limit_gpus", "max_lease_minutes",
+                 "protected_minutes", "borrow_classes")
+
+
 def _engine_policy(policy: LendingPolicy, slug: str) -> engine.TenantPolicy:
+    return _policy_of(slug, **{name: getattr(policy, name) for name in POLICY_FIELDS})
+
+
+def _policy_of(slug: str, *, lending_limit_gpus, reserved_gpus, borrowing_limit_gpus, max_lease_minutes,
+               protected_minutes, borrow_classes) -> engine.TenantPolicy:
     # The engine reads an empty class set as "all classes"; here empty means "none may borrow", which
     # the engine expresses as a zero borrowing limit.
-    borrowing_limit = policy.borrowing_limit_gpus if policy.borrow_classes else 0
     return engine.TenantPolicy(
-        tenant=slug, lending_limit_gpus=policy.lending_limit_gpus, reserved_gpus=policy.reserved_gpus,
-        borrowing_limit_gpus=borrowing_limit, max_lease_minutes=policy.max_lease_minutes,
-        protected_minutes=policy.protected_minutes, borrow_classes=frozenset(policy.borrow_classes))
+        tenant=slug, lending_limit_gpus=lending_limit_gpus, reserved_gpus=reserved_gpus,
+        borrowing_limit_gpus=borrowing_limit_gpus if borrow_classes else 0, max_lease_minutes=max_lease_minutes,
+        protected_minutes=protected_minutes, borrow_classes=frozenset(borrow_classes))
 
 
 def engine_policies() -> dict[str, engine.TenantPolicy]:
     """Every tenant's policy for the engine Snapshot; tenants without a row get the model defaults
-    (so the engine and the services agree on what "no policy" means)."""
-    rows = {p.tenant_id: p for p in LendingPolicy.objects.all()}
-    return {t.slug: _engine_policy(rows.get(t.id) or LendingPolicy(tenant=t), t.slug)
-            for t in Tenant.objects.only("id", "slug")}
+    (so the engine and the services agree on what "no policy" means). Read as plain values: a model
+    instance per tenant costs a cycle ~0.1 s at a few hundred tenants (its init signals)."""
+    rows = {tenant_id: dict(zip(POLICY_FIELDS, values))
+            for tenant_id, *values in LendingPolicy.objects.values_list("tenant_id", *POLICY_FIELDS)}
+    default = _engine_policy(LendingPolicy(), "")
+    return {slug: _policy_of(slug, **rows[tenant_id]) if tenant_id in rows else replace(default, tenant=slug)
+            for tenant_id, slug in Tenant.objects.values_list("id", "slug")}
 
 
 def engine_leases(pool: Pool | str | None = None) -> tuple[engine.Lease, ...]:

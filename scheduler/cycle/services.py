@@ -26,7 +26,7 @@ from quotas.leases.grants import lease_requests_for_plans, leases_grant
 from quotas.models import Pool
 from scheduler.cycle.order import order_payload
 from scheduler.cycle.snapshot import build_snapshot
-from scheduler.cycle.waits import WaitDigests, stored_wait
+from scheduler.cycle.waits import WaitDigests
 from scheduler.engine import decide
 from scheduler.jobs.bulk import update_rows
 from scheduler.jobs.faults import job_fault_record
@@ -131,7 +131,7 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
         wait_rows = []
         for wait, stored, digest in changed:
             wait_rows.append({"pk": wait.job_id, "status": Job.Status.QUEUED, "queued_at": now,
-                              "wait": stored_wait(wait), "wait_code": wait.code, "wait_digest": digest})
+                              "wait": digests.stored(wait, digest), "wait_code": wait.code, "wait_digest": digest})
             old_code = stored.wait_code or None
             if old_code != wait.code:
                 events.append(_audit("job.waiting", wait.job_id, stored.tenant_id, now, {

@@ -27,6 +27,14 @@ class WaitDigests:
     def __init__(self) -> None:
         self._parts: dict[int, str] = {}
         self._digests: dict[tuple, str] = {}
+        self._stored: dict[str, dict] = {}
+
+    def stored(self, wait: Wait, digest: str) -> dict:
+        """`stored_wait` of a wait with this digest, built once per cycle for all the jobs that share it."""
+        data = self._stored.get(digest)
+        if data is None:
+            data = self._stored[digest] = stored_wait(wait)
+        return data
 
     def _part(self, item: Blocker | NextAction) -> str:
         key = id(item)

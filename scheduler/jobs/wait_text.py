@@ -7,10 +7,11 @@ a known kind (rows written before kinds existed) keeps its stored English text, 
 said is lost. Position, GPUs ahead and ETA come from the pool's order of the last cycle
 (scheduler.jobs.positions) and join the wait here.
 """
-from django.utils import formats, timezone
+
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext, pgettext
 
+from quotas import times
 from quotas.models import WorkloadClass
 from scheduler.engine.texts import LABELS, MESSAGES, NOT_REPORTED
 
@@ -19,7 +20,7 @@ def _moment(value: str) -> str:
     moment = parse_datetime(value) if value else None
     if moment is None:
         return value
-    return formats.date_format(timezone.localtime(moment), "Y-m-d H:i")
+    return times.local_text(moment)
 
 
 def _readable(details: dict) -> dict:

@@ -13,7 +13,7 @@ from django.utils.translation import gettext, pgettext
 
 from quotas import times
 from quotas.models import WorkloadClass
-from scheduler.engine.texts import LABELS, MESSAGES, NOT_REPORTED
+from scheduler.engine.texts import CODE_TITLES, LABELS, MESSAGES, NOT_REPORTED
 
 
 def _moment(value: str) -> str:
@@ -57,6 +57,11 @@ def _joined(messages: list[str], stored: dict) -> str:
     if not messages:
         return stored.get("message", "")
     return pgettext("separator between wait reasons", "; ").join(messages)
+
+
+def code_title(code: str) -> str:
+    """A wait code's short name in the reader's language (the code itself if it has none)."""
+    return gettext(CODE_TITLES[code]) if code in CODE_TITLES else code
 
 
 def wait_message(stored: dict) -> str:

@@ -295,6 +295,7 @@ def quota_request_withdraw(*, actor, request: QuotaRequest, comment: str = "") -
 
 
 def _reason(qr: QuotaRequest, verb: str) -> str:
+    # quotas.selectors.REQUEST_REASON reads the request id back to mark a temporary grant in the history.
     return f"Quota request #{qr.pk} {verb}: {qr.justification}"[:500]
 
 

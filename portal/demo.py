@@ -171,6 +171,9 @@ def load_demo_usage(*, seed: int = 2026) -> int:
 
     rows, waits, job_id = [], [], DEMO_USAGE_JOB_BASE
     classes = list(DEMO_PRIORITY)
+    # History is over before the demo starts: every interval ends by then, so none is counted as held
+    # now (the quota panel's "used" reads open intervals; only real demo jobs keep one open).
+    history_ends = now - timedelta(minutes=10)
     for quota in Quota.objects.filter(project__isnull=True).select_related("tenant"):
         projects = list(Project.objects.filter(tenant=quota.tenant))
         usage_level = rng.uniform(0.35, 0.85)  # share of the quota the team keeps busy
@@ -179,7 +182,7 @@ def load_demo_usage(*, seed: int = 2026) -> int:
             gpus = rng.choice([g for g in (1, 2, 4, 8) if g <= quota.gpus] or [1])
             hours = rng.uniform(1, 12)
             cls = rng.choice(quota.workload_classes or classes)
-            end = moment + timedelta(hours=hours)
+            end = min(moment + timedelta(hours=hours), history_ends)
             on_lease = rng.random() < 0.12 and cls != "online_inference"
             outcome = rng.choices(["succeeded", "failed", "cancelled", "preempted"], [85, 7, 5, 3 + 10 * on_lease])[0]
             wait = int(rng.expovariate(1 / (300 if cls == "online_inference" else 1500)))
@@ -188,8 +191,8 @@ def load_demo_usage(*, seed: int = 2026) -> int:
                 job_id=job_id, job_name=f"{cls}-{job_id - DEMO_USAGE_JOB_BASE}", tenant=quota.tenant,
                 project=rng.choice(projects), pool_id=quota.pool_id, gpu_model_id=quota.gpu_model_id,
                 workload_class=cls, priority_class=DEMO_PRIORITY[cls], gpus=gpus, submitted_at=moment - timedelta(
-                    seconds=wait), started_at=moment, ended_at=end if end < now else None,
-                outcome=outcome if end < now else "running", on_lease=on_lease, lease_id=job_id if on_lease else None,
+                    seconds=wait), started_at=moment, ended_at=end,
+                outcome=outcome, on_lease=on_lease, lease_id=job_id if on_lease else None,
                 error_type="OOMKilled" if outcome == "failed" else ""))
             if wait > 600:
                 waits.append({"event_type": "job.waiting", "object_type": "job", "object_id": job_id,

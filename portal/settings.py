@@ -99,6 +99,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "portal.context_processors.navigation",
             ],
+            # One time format everywhere: {{ value|when }} (quotas/times.py) in every template, no load.
+            "builtins": ["quotas.templatetags.when"],
         },
     }
 ]

@@ -1,12 +1,13 @@
 """Reads over pools, nodes and base quotas: capacity per GPU model, a tenant's entitlements, history."""
+import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from django.db.models import Count, Q, Sum
 from django.utils.translation import gettext_lazy as _
 
-from quotas.models import Node, Quota, Tenant
+from quotas.models import GpuModel, Node, Pool, Quota, QuotaRequest, Tenant
 
 
 @dataclass
@@ -98,6 +99,12 @@ class HistoryEntry:
     change: str  # created / changed / deleted
     values: dict
     changed_fields: tuple[str, ...]
+    pool: str = ""
+    gpu_model: str = ""
+    # The temporary grant this version applied or took back: its request id and end.
+    grant_request_id: int | None = None
+    grant_ends_at: datetime | None = None
+    grant_ended: bool = False
 
     @property
     def change_label(self) -> str:
@@ -131,14 +138,42 @@ def _grouped_history(records) -> list[HistoryEntry]:
     return sorted(entries, key=lambda e: e.at, reverse=True)
 
 
+# How quota_request services word the change they make (quotas/requests/services.py `_reason`).
+REQUEST_REASON = re.compile(r"^Quota request #(\d+) (applied|ended)\b")
+
+
 def quota_history(*, tenant: Tenant | None = None, quota: Quota | None = None) -> list[HistoryEntry]:
-    """Every version of a quota (or of all a tenant's quotas), newest first, with who, when and why."""
+    """Every version of a quota (or of all a tenant's quotas), newest first, with who, when and why, its
+    pool and GPU model, and for a temporary grant the moment it ends."""
     records = Quota.history.all()
     if quota is not None:
         records = records.filter(id=quota.id)
     elif tenant is not None:
         records = records.filter(tenant_id=tenant.id)
-    return _grouped_history(records)
+    entries = _grouped_history(records)
+    pools = dict(Pool.objects.values_list("id", "name"))
+    models = dict(GpuModel.objects.values_list("id", "name"))
+    steps = [REQUEST_REASON.match(e.reason) for e in entries]
+    grants = dict(QuotaRequest.objects.filter(
+        kind=QuotaRequest.Kind.TEMPORARY, pk__in={int(m.group(1)) for m in steps if m}
+    ).values_list("pk", "ends_at"))
+    named = []
+    for entry, step in zip(entries, steps, strict=True):
+        grant_id = int(step.group(1)) if step and int(step.group(1)) in grants else None
+        named.append(replace(entry, pool=pools.get(entry.values.get("pool_id"), ""),
+                             gpu_model=models.get(entry.values.get("gpu_model_id"), ""),
+                             grant_request_id=grant_id, grant_ends_at=grants.get(grant_id),
+                             grant_ended=bool(grant_id and step.group(2) == "ended")))
+    return named
+
+
+def temporary_grants(*, quotas: list[Quota]) -> dict[int, list[QuotaRequest]]:
+    """The temporary grants in force on each quota (applied, not yet taken back), soonest end first."""
+    grants = defaultdict(list)
+    for qr in QuotaRequest.objects.filter(quota__in=quotas, kind=QuotaRequest.Kind.TEMPORARY,
+                                          state=QuotaRequest.State.APPLIED).order_by("ends_at", "pk"):
+        grants[qr.quota_id].append(qr)
+    return grants
 
 
 def node_history(*, node: Node) -> list[HistoryEntry]:

@@ -40,10 +40,14 @@ def pool_list(request):
 @login_required
 def tenant_quota(request, slug: str):
     access = tenant_for_user(request.user, slug)
+    quotas = selectors.tenant_quotas(tenant=access.tenant)
+    grants = selectors.temporary_grants(quotas=quotas)
+    for quota in quotas:
+        quota.temporary_grants = grants.get(quota.pk, [])
     context = {
         "access": access,
         "tenant": access.tenant,
-        "quotas": selectors.tenant_quotas(tenant=access.tenant),
+        "quotas": quotas,
         "history": selectors.quota_history(tenant=access.tenant)[:30],
         **tenant_panel_context(access),
         **fair_share_context(access.tenant),

@@ -44,7 +44,7 @@ def test_the_borrower_is_warned_once_before_expiry(world, beta_admin, mailoutbox
     assert len(mailoutbox) == 1
     message = mailoutbox[0]
     assert message.to == ["beta-lead@example.com"]
-    assert message.subject == "[GPU portal] Lease #%d: 4× H100-80G on gpu-a expires at 2027-03-01 10:00" % lease.id
+    assert message.subject == "[GPU portal] Lease #%d: 4× H100-80G on gpu-a expires at 2027-03-01 10:00 CST" % lease.id
     assert "Checkpoint the jobs" in message.body and "#5" in message.body and "renewed until" in message.body
     warned = AuditEvent.objects.get(event_type="lease.expiry_warned")
     assert warned.payload["notices"] == [notice.id]

@@ -60,7 +60,8 @@ def test_the_dashboard_says_when_a_pools_evaluation_stalled(client, world, platf
     with time_machine.travel(later):
         page = client.get("/platform/").content.decode()
     since = timezone.localtime(PoolCycle.objects.get(pool=world.pool).last_started_at)
-    assert f"Evaluation of {world.pool.name} stalled since {since:%Y-%m-%d %H:%M:%S}" in page
+    assert f"Evaluation of {world.pool.name} stalled since <time datetime=\"{since.isoformat(timespec='seconds')}\"" in page
+    assert f">{since:%Y-%m-%d %H:%M:%S %Z}</time>" in page
     client.cookies["django_language"] = "zh-hans"
     with time_machine.travel(later):
         assert "评估" in client.get("/platform/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()

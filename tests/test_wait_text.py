@@ -66,7 +66,7 @@ def test_deadlines_read_in_local_time_and_unreported_details_in_words():
     maintenance = reasons.maintenance("gpu-a", "H100-80G", 2, until).to_dict()
     env = reasons.env_not_ready("").to_dict()
     with translation.override("zh-hans"):
-        assert blocker_message(maintenance).endswith("直到 2026-12-03 10:30")  # Asia/Shanghai
+        assert blocker_message(maintenance).endswith("直到 2026-12-03 10:30 CST")  # Asia/Shanghai, with its zone
         assert blocker_message(env) == "运行环境未就绪：未上报；修复之前不会重试该任务"
     no_quota = reasons.no_quota("alpha", "gpu-a", "H100-80G", "online_inference", 4).to_dict()
     with translation.override("zh-hans"):

@@ -3,9 +3,8 @@ the notice outbox. Holds numbers, times and job ids only — never job names, co
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.urls import reverse
-from django.utils.timezone import localtime
 
-from quotas import outbox
+from quotas import outbox, times
 from quotas.leases.models import Lease
 from quotas.models import Membership
 
@@ -19,7 +18,7 @@ def borrower_admin_emails(lease: Lease) -> list[str]:
 
 
 def _at(value) -> str:
-    return f"{localtime(value):%Y-%m-%d %H:%M %Z}"
+    return times.local_text(value)
 
 
 def _body(lease: Lease, *, renew_until, grace_minutes: int) -> str:
@@ -44,9 +43,9 @@ def lease_expiry_warning_enqueue(*, lease: Lease, renew_until, grace_minutes: in
     """Write the warning to the outbox in the caller's transaction: one notice per admin, so tenants never
     see each other's addresses, and one on the borrower's channels (the jobs that may stop are theirs)."""
     subject = SUBJECT.format(id=lease.pk, gpus=lease.gpus, gpu_model=lease.gpu_model.name, pool=lease.pool.name,
-                             expires_at=f"{localtime(lease.expires_at):%Y-%m-%d %H:%M}")
-    facts = {"lease": lease.pk, "expires_at": lease.expires_at.isoformat(),
-             "renew_until": renew_until.isoformat() if renew_until else None, "job_ids": list(lease.job_ids)}
+                             expires_at=times.local_text(lease.expires_at))
+    facts = {"lease": lease.pk, "expires_at": times.iso_local(lease.expires_at),
+             "renew_until": times.iso_local(renew_until), "job_ids": list(lease.job_ids)}
     return outbox.enqueue(kind=outbox.LEASE_EXPIRING, tenant=lease.borrower, recipients=borrower_admin_emails(lease),
                           subject=subject, body=_body(lease, renew_until=renew_until, grace_minutes=grace_minutes),
                           facts=facts, to_tenant_channels=True)

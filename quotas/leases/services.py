@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.chain.services import audit_record
+from quotas import times
 from quotas.access import is_platform_admin
 from quotas.history import reason_errors, with_history
 from quotas.leases import errors, selectors
@@ -251,7 +252,7 @@ def lease_reclaim_start(*, lease: Lease, lender_job_id: int | None, grace_until:
             return current
         if now < current.protected_until and not lender_is_production:
             raise ValidationError(errors.LEASE_PROTECTED.format(
-                id=current.pk, until=f"{timezone.localtime(current.protected_until):%Y-%m-%d %H:%M %Z}"),
+                id=current.pk, until=times.local_text(current.protected_until)),
                                   code="protected")
         current.state, current.reclaim_deadline = Lease.State.RECLAIMING, max(grace_until, now)
         current.reclaim_lender_job_id = lender_job_id

@@ -76,6 +76,11 @@ class QuotaRequest(models.Model):
         return self.gpus - self.gpus_at_request
 
     @property
+    def granted_gpus(self) -> int:
+        """What an applied request added on top of the quota it found (what a temporary grant takes back)."""
+        return self.gpus - (self.applied_from_gpus if self.applied_from_gpus is not None else self.gpus_at_request)
+
+    @property
     def awaiting(self) -> str | None:
         """Who acts next: ``tenant_admin``, ``approver``, ``requester`` (a draft) or None."""
         if self.state == self.State.DRAFT:

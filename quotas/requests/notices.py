@@ -3,9 +3,9 @@ Written to the notice outbox inside the step's transaction; a worker delivers th
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.urls import reverse
-from django.utils import timezone, translation
+from django.utils import translation
 
-from quotas import outbox
+from quotas import outbox, times
 from quotas.access import QUOTA_APPROVER
 from quotas.models import Membership, QuotaRequest
 
@@ -55,7 +55,7 @@ def _recipients(qr: QuotaRequest, event: str) -> tuple[str, list[str]]:
 
 
 def _local(value) -> str:
-    return f"{timezone.localtime(value):%Y-%m-%d %H:%M %Z}" if value else ""
+    return times.local_text(value)
 
 
 def _body(qr: QuotaRequest, kind: str) -> str:

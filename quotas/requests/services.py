@@ -295,7 +295,18 @@ def quota_request_withdraw(*, actor, request: QuotaRequest, comment: str = "") -
 
 
 def _reason(qr: QuotaRequest, verb: str) -> str:
+    # quotas.selectors.REQUEST_REASON reads the request id back to mark a temporary grant in the history.
     return f"Quota request #{qr.pk} {verb}: {qr.justification}"[:500]
+
+
+# A request changes the GPU count only; everything else of the quota it lands on stays as it is.
+KEPT_ON_APPLY = ("gpu_memory_gb", "cpu_cores", "memory_gb", "storage_gb", "effective_to", "over_quota_rule",
+                 "downgrade_to")
+
+
+def _unchanged_by_request(quota) -> dict:
+    """quota_set sets the whole vector; hand it back what the request does not change."""
+    return {field: getattr(quota, field) for field in KEPT_ON_APPLY} if quota is not None else {}
 
 
 def _apply_one(request_id: int, *, now: datetime | None = None) -> bool:
@@ -313,7 +324,8 @@ def _apply_one(request_id: int, *, now: datetime | None = None) -> bool:
             _check_capacity(qr, acknowledged=qr.acknowledge_oversubscription, field="gpus")
             quota = quota_set(actor=None, tenant=qr.tenant, pool=qr.pool, gpu_model=qr.gpu_model, gpus=qr.gpus,
                               workload_classes=qr.workload_classes, reason=_reason(qr, "applied"),
-                              acknowledge_oversubscription=True, source={"quota_request": qr.pk})
+                              acknowledge_oversubscription=True, source={"quota_request": qr.pk},
+                              **_unchanged_by_request(existing))
             QuotaRequest.objects.filter(pk=qr.pk).update(quota=quota)
             _notify(qr.pk, "applied")
     except ValidationError as exc:
@@ -345,7 +357,7 @@ def _revert_one(request_id: int, *, now: datetime) -> bool:
                 quota_set(actor=None, tenant=qr.tenant, pool=qr.pool, gpu_model=qr.gpu_model,
                           gpus=max(quota.gpus - granted, 0), workload_classes=qr.workload_classes,
                           reason=_reason(qr, "ended"), acknowledge_oversubscription=True,
-                          source={"quota_request": qr.pk, "reverted": True})
+                          source={"quota_request": qr.pk, "reverted": True}, **_unchanged_by_request(quota))
         _notify(qr.pk, "reverted")
     return True
 

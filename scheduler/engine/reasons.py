@@ -269,6 +269,11 @@ def _resize(gpus: int, kind: str = "resize") -> NextAction:
 
 
 @lru_cache(_CACHE)
+def _split(replicas: int, gpus: int) -> NextAction:
+    return _new_action("resize", "split", replicas=replicas, gpus=gpus)
+
+
+@lru_cache(_CACHE)
 def _quota_actions(
     tenant: str, pool: str, gpu_model: str, missing: int, free: int
 ) -> tuple[NextAction, ...]:
@@ -299,6 +304,9 @@ def _actions_for(code: str, d: Mapping[str, int | str]) -> tuple[NextAction, ...
     if code == RESOURCE_MISMATCH:
         if d["largest"] and d["gpus"] > d["largest"]:
             return (_resize(d["largest"]),)
+        if d["slots"] and d["replicas"] > d["slots"]:
+            # Bigger than the whole pool can hold at once: split it into jobs that fit.
+            return (_split(d["slots"], d["gpus"]),)
         return ()
     if code == MAINTENANCE:
         return (_wait_until(d["until"]),) if d["until"] else _ONLY_WAIT
@@ -332,7 +340,10 @@ def next_actions(
                 if action.code not in codes:
                     codes.add(action.code)
                     actions += (action,)
-    if alternative is not None and first.code != ENV_NOT_READY:
+    if first.code == ENV_NOT_READY:
+        # Nothing runs before the environment is fixed: waiting cannot help, whatever else blocks.
+        return tuple(a for a in actions if a.code != "wait")
+    if alternative is not None:
         actions += (alternative,)
     return actions
 

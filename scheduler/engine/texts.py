@@ -57,11 +57,12 @@ MESSAGES: dict[str, str] = {
         "{requested} GPUs"
     ),
     "no_idle_capacity": gettext_noop(
-        "Nothing to borrow on {pool}/{gpu_model}: {needed} GPUs needed, {idle} idle"
+        "Cannot borrow on {pool}/{gpu_model}: a lease covers the whole job ({needed} GPUs) or"
+        " nothing, and only {idle} are lendable now"
     ),
     "no_idle_lender": gettext_noop(
-        "Nothing to borrow on {pool}/{gpu_model}: {needed} GPUs needed, at most {idle} "
-        "lendable by a single lender"
+        "Cannot borrow on {pool}/{gpu_model}: a lease covers the whole job ({needed} GPUs) from"
+        " one lender, and no lender has more than {idle} lendable now"
     ),
     "borrowing_paused": gettext_noop("Borrowing is paused by the platform"),
     "not_borrowable": gettext_noop("{priority_class} jobs may not borrow capacity"),
@@ -123,7 +124,12 @@ MESSAGES: dict[str, str] = {
 }
 
 LABELS: dict[str, str] = {
-    "fix_environment": gettext_noop("Fix the environment ({detail}) and resubmit"),
+    "fix_environment": gettext_noop(
+        "Fix the environment ({detail}), then report it fixed on the job page"
+    ),
+    "split": gettext_noop(
+        "Split it into jobs of at most {replicas} replicas of {gpus} GPUs: more never fit at once"
+    ),
     "request_quota": gettext_noop(
         "Request {gpus} more GPUs of {gpu_model} quota on {pool} for {tenant}"
     ),

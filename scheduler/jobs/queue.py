@@ -17,7 +17,7 @@ from quotas.models import Pool, Tenant
 from scheduler.cycle.order import Position
 from scheduler.engine import reasons
 from scheduler.jobs.positions import pool_orders, positions_of
-from scheduler.jobs.wait_text import localized_wait
+from scheduler.jobs.wait_text import code_title, localized_wait
 from scheduler.models import FINAL_STATUSES, HOLDING_STATUSES, PENDING_STATUSES, Job
 
 RECENT_FINISHED = 20
@@ -31,6 +31,13 @@ HINT_RESIZE = _("Cancel this job and submit it again with the smaller size (the 
 HINT_FIX_ENVIRONMENT = _("Fix the image, dependencies or permissions; the job is evaluated again once its "
                          "environment is reported ready.")
 HINT_OTHER_MODEL = _("The form below is prefilled with that GPU model.")
+HINT_SPLIT = _("Cancel this job and submit it again as smaller jobs (the form below is prefilled with one).")
+# What a blocked job says instead of an ETA: waiting in line alone never starts it.
+ETA_ENV = _("Not until its environment is reported fixed")
+ETA_NEVER = _("Never as submitted: no set of nodes in the pool can hold it")
+ETA_QUOTA = _("Not until its quota is raised or it can borrow")
+QUOTA_CODES = (reasons.QUOTA_EXCEEDED, reasons.BORROW_LIMIT_REACHED, reasons.BORROWING_PAUSED,
+               reasons.NOT_BORROWABLE)
 
 
 @dataclass
@@ -50,6 +57,7 @@ class QueueRow:
     eta_latest: datetime | None = None
     lease: Lease | None = None
     lease_minutes_left: int | None = None
+    eta_blocked: str = ""
 
     @property
     def is_pending(self) -> bool:
@@ -92,6 +100,9 @@ def wait_actions(job: Job, wait: dict) -> list[Action]:
                      "gpus": missing + (base or 0)}
             href = f"{reverse('quota-request-new', args=[job.tenant.slug])}?{urlencode(query)}"
             actions.append(Action(code, label, href=href))
+        elif code == "resize" and action.get("kind") == "split":
+            overrides = {"gpus": int(params.get("gpus", job.gpus)), "replicas": int(params.get("replicas", 1))}
+            actions.append(Action(code, label, href=_resubmit_href(job.tenant, job, **overrides), hint=HINT_SPLIT))
         elif code == "resize":
             gpus = int(params.get("gpus", job.gpus))
             # "resize_total" speaks of the total GPUs: offer one replica of that size.
@@ -103,10 +114,22 @@ def wait_actions(job: Job, wait: dict) -> list[Action]:
                                   gpu_model=params.get("gpu_model", job.gpu_model.name))
             actions.append(Action(code, label, href=href, hint=HINT_OTHER_MODEL))
         elif code == "fix_environment":
-            actions.append(Action(code, label, hint=HINT_FIX_ENVIRONMENT))
+            href = f"{reverse('job-detail', args=[job.pk])}#environment"
+            actions.append(Action(code, label, href=href, hint=HINT_FIX_ENVIRONMENT))
         else:
             actions.append(Action(code, label))
     return actions
+
+
+def blocked_eta(code: str | None, earliest: datetime | None):
+    """The text shown instead of an ETA for a job that cannot start until something changes, or None."""
+    if code == reasons.ENV_NOT_READY:
+        return ETA_ENV
+    if code == reasons.RESOURCE_MISMATCH:
+        return ETA_NEVER
+    if code in QUOTA_CODES and earliest is None:
+        return ETA_QUOTA
+    return None
 
 
 def queue_row(job: Job, *, lease: Lease | None = None, now: datetime | None = None,
@@ -115,10 +138,15 @@ def queue_row(job: Job, *, lease: Lease | None = None, now: datetime | None = No
     wait = localized_wait(job.wait, position) if job.status in PENDING_STATUSES else None
     row = QueueRow(job=job, wait=wait)
     if wait:
+        # Pages show each code's name in words; the code stays in the title for those who know it.
+        wait["title"] = code_title(wait.get("code", ""))
+        for blocker in wait["blockers"]:
+            blocker["title"] = code_title(blocker.get("code", ""))
         row.actions = wait_actions(job, wait)
         eta = wait.get("eta") or {}
         row.eta_earliest = parse_datetime(eta["earliest"]) if eta.get("earliest") else None
         row.eta_latest = parse_datetime(eta["latest"]) if eta.get("latest") else None
+        row.eta_blocked = str(blocked_eta(wait.get("code"), row.eta_earliest) or "")
     if lease is not None:
         row.lease = lease
         row.lease_minutes_left = max(int((lease.expires_at - now).total_seconds() // 60), 0)

@@ -9,7 +9,9 @@ from django.db.models import Q
 from django.utils.translation import gettext as _
 
 from audit.models import AuditEvent
+from quotas import times
 from quotas.models import Node
+from scheduler.jobs.wait_text import code_title
 from scheduler.models import Job, Preemption
 
 
@@ -30,7 +32,7 @@ def _text(event_type: str, p: dict) -> str:
         return _("Submitted")
     if event_type == "job.waiting":
         return _("Waiting: %(code)s (position %(position)s in the pool)") % {
-            "code": p.get("code", "?"), "position": p.get("position_in_pool", "?")}
+            "code": code_title(p.get("code", "?")), "position": p.get("position_in_pool", "?")}
     if event_type == "job.admitted":
         if p.get("under") == "lease":
             return _("Admitted on lease #%(lease)s") % {"lease": p.get("lease_id")}
@@ -52,9 +54,9 @@ def _text(event_type: str, p: dict) -> str:
     if event_type == "preemption.planned":
         if p.get("needs_approval"):
             return _("Stop planned, waiting for an approver")
-        return _("Stop notice sent: grace until %(until)s") % {"until": p.get("grace_until", "")[:16].replace("T", " ")}
+        return _("Stop notice sent: grace until %(until)s") % {"until": times.local_text(p.get("grace_until", ""))}
     if event_type == "preemption.approved":
-        return _("Stop approved: grace until %(until)s") % {"until": p.get("grace_until", "")[:16].replace("T", " ")}
+        return _("Stop approved: grace until %(until)s") % {"until": times.local_text(p.get("grace_until", ""))}
     if event_type == "preemption.rejected":
         return _("Stop rejected by an approver")
     if event_type == "preemption.released_early":

@@ -7,19 +7,20 @@ a known kind (rows written before kinds existed) keeps its stored English text, 
 said is lost. Position, GPUs ahead and ETA come from the pool's order of the last cycle
 (scheduler.jobs.positions) and join the wait here.
 """
-from django.utils import formats, timezone
+
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext, pgettext
 
+from quotas import times
 from quotas.models import WorkloadClass
-from scheduler.engine.texts import LABELS, MESSAGES, NOT_REPORTED
+from scheduler.engine.texts import CODE_TITLES, LABELS, MESSAGES, NOT_REPORTED
 
 
 def _moment(value: str) -> str:
     moment = parse_datetime(value) if value else None
     if moment is None:
         return value
-    return formats.date_format(timezone.localtime(moment), "Y-m-d H:i")
+    return times.local_text(moment)
 
 
 def _readable(details: dict) -> dict:
@@ -56,6 +57,11 @@ def _joined(messages: list[str], stored: dict) -> str:
     if not messages:
         return stored.get("message", "")
     return pgettext("separator between wait reasons", "; ").join(messages)
+
+
+def code_title(code: str) -> str:
+    """A wait code's short name in the reader's language (the code itself if it has none)."""
+    return gettext(CODE_TITLES[code]) if code in CODE_TITLES else code
 
 
 def wait_message(stored: dict) -> str:

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.utils import timezone
+from quotas import times
 
 # Keys that must never appear in a notice's facts, at any depth (DESIGN.md section 10).
 FORBIDDEN_KEYS = frozenset({
@@ -72,11 +72,11 @@ class NoticeContent:
 def _when(value: datetime | None) -> str:
     if value is None:
         return "none reported / 未上报"
-    return timezone.localtime(value).strftime("%Y-%m-%d %H:%M %Z")
+    return times.local_text(value)
 
 
 def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
+    return times.iso_local(value)
 
 
 def _facts(kind, *, job_id, job_name, project, pool, gpu_model, gpus, replicas, reason, reason_code, tenant_field,

@@ -10,6 +10,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
+from quotas import times
 from quotas.access import can_read_all_tenants
 from quotas.redirects import safe_next
 from scheduler.models import Preemption
@@ -63,7 +64,7 @@ def preemption_approve(request, preemption_id: int):
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
-        until = timezone.localtime(p.grace_until).strftime("%H:%M")
+        until = times.local_text(p.grace_until)
         messages.success(request, APPROVED.format(id=p.pk, until=until))
     return redirect(safe_next(request, reverse("preemptions")))
 

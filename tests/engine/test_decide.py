@@ -124,7 +124,7 @@ def test_quota_message_has_the_numbers():
     d = decide(CASES["quota exceeded"]["snap"])
     assert wait_of(d, 1).message == (
         "Quota exceeded for llm on gpu-a/H100-80G: requested 8 GPUs, 4 free of base quota 16 "
-        "(12 in use); Nothing to borrow on gpu-a/H100-80G: 8 GPUs needed, 0 idle; "
+        "(12 in use); Cannot borrow on gpu-a/H100-80G: a lease covers the whole job (8 GPUs) or nothing, and only 0 are lendable now; "
         "gpu-a/H100-80G is full: requested 8 GPUs, 4 free of 24"
     )
     actions = {a.code: dict(a.params) for a in wait_of(d, 1).next_actions}
@@ -137,7 +137,7 @@ def test_project_quota_message():
     d = decide(CASES["project sub-quota binds inside the tenant quota"]["snap"])
     assert wait_of(d, 1).message == (
         "Project quota exceeded for llm/p on gpu-a/H100-80G: requested 8 GPUs, 4 free of "
-        "project quota 4 (0 in use); Nothing to borrow on gpu-a/H100-80G: 8 GPUs needed, 0 idle"
+        "project quota 4 (0 in use); Cannot borrow on gpu-a/H100-80G: a lease covers the whole job (8 GPUs) or nothing, and only 0 are lendable now"
     )
 
 

@@ -175,11 +175,11 @@ def test_borrowing_reasons_have_the_numbers():
     )
     idle = decide(CASES["nothing idle to borrow"]["snap"])
     assert wait_of(idle, 1).blockers[1].message == (
-        "Nothing to borrow on gpu-a/H100-80G: 8 GPUs needed, 4 idle"
+        "Cannot borrow on gpu-a/H100-80G: a lease covers the whole job (8 GPUs) or nothing, and only 4 are lendable now"
     )
     split = decide(CASES["idle split over lenders: one lender per lease"]["snap"])
     assert wait_of(split, 1).blockers[1].message == (
-        "Nothing to borrow on gpu-a/H100-80G: 8 GPUs needed, at most 4 lendable by a single lender"
+        "Cannot borrow on gpu-a/H100-80G: a lease covers the whole job (8 GPUs) from one lender, and no lender has more than 4 lendable now"
     )
 
 

@@ -4,6 +4,7 @@ import io
 
 import pytest
 import time_machine
+from django.conf import settings as django_settings
 from django.contrib.auth.models import Group
 from django.test import Client
 from django.urls import reverse
@@ -14,7 +15,7 @@ from audit.reports.access import MAIL_PREVIEW_ROLE_REQUIRED, MAIL_RESEND_ROLE_RE
 from audit.reports.emails import report_email_send
 from audit.reports.tasks import monthly_report_emails
 from quotas.access import PLATFORM_ADMIN
-from quotas.models import Membership, Tenant
+from quotas.models import REPORT_LANGUAGES, Membership, Tenant
 from scheduler.notices.models import Notice
 from scheduler.notices.tasks import sweep_notices
 from tests import factories
@@ -45,6 +46,10 @@ def month(settings, smtp_server):
     return built
 
 
+def test_a_tenant_may_choose_every_language_of_the_portal():
+    assert [code for code, _ in REPORT_LANGUAGES] == [code for code, _ in django_settings.LANGUAGES]
+
+
 def set_language_in_admin(admin, tenant: Tenant, language: str) -> None:
     """What a platform admin does: the tenant's change form in the admin, memberships untouched."""
     response = page(admin).post(reverse("admin:quotas_tenant_change", args=[tenant.pk]), {
@@ -61,7 +66,9 @@ def test_a_zh_hans_tenant_gets_its_report_mail_and_files_in_chinese(month, smtp_
     assert month.alpha.language == "zh-hans"
     assert Membership.objects.filter(tenant=month.alpha).count() == 2  # the form left the members alone
     tenant_page = page(admin).get(reverse("tenant-quota", args=["alpha"])).content.decode()
-    assert '<span class="tag" id="tenant-language">简体中文</span>' in tenant_page
+    assert '<span class="tag" id="tenant-language">Simplified Chinese</span>' in tenant_page
+    tenant_page = page(admin).get(reverse("tenant-quota", args=["alpha"]), HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert '<span class="tag" id="tenant-language">简体中文</span>' in tenant_page.content.decode()
 
     with time_machine.travel("2026-04-01T06:00:00+08:00"):
         monthly_report_emails.apply()

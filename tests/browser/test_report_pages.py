@@ -23,8 +23,8 @@ def _context(browser, live_server, user, *, width: int, language: str):
     context = browser.new_context(viewport={"width": width, "height": 900}, accept_downloads=True)
     host = live_server.url.split("//")[1].split(":")[0]
     context.add_cookies([
-        {"name": django_settings.SESSION_COOKIE_NAME, "value": client.cookies[django_settings.SESSION_COOKIE_NAME].value,
-         "domain": host, "path": "/"},
+        {"name": django_settings.SESSION_COOKIE_NAME, "domain": host, "path": "/",
+         "value": client.cookies[django_settings.SESSION_COOKIE_NAME].value},
         {"name": django_settings.LANGUAGE_COOKIE_NAME, "value": language, "domain": host, "path": "/"}])
     page = context.new_page()
     errors = []

@@ -127,18 +127,25 @@ def report_download(request, fmt: str):
     return response
 
 
-def _mail_month(request, source):
-    try:
-        return parse_month(source.get("month") or "")
-    except ValueError:
+def _mail_month(source):
+    """The month asked for (last month when none); ValueError with the text users see for a bad one."""
+    if not source.get("month"):
         return previous_month(month_of(timezone.now()))
+    return parse_month(source["month"])
+
+
+def _bad_request(exc: ValueError):
+    return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
 
 
 @login_required
 def report_mail_preview(request, slug: str):
     """The month's report mail of a tenant exactly as it goes out, and the notices already sent."""
     tenant = report_mail_tenant_for_user(request.user, slug)
-    month = _mail_month(request, request.GET)
+    try:
+        month = _mail_month(request.GET)
+    except ValueError as exc:
+        return _bad_request(exc)
     mail = emails.report_email_render(tenant=tenant, month=month)
     context = {"tenant": tenant, "month": f"{month:%Y-%m}", "months": _recent_months(), "mail": mail,
                "notices": emails.report_notices(tenant=tenant, month=month)[:50],
@@ -151,7 +158,10 @@ def report_mail_preview(request, slug: str):
 @require_POST
 def report_mail_resend(request, slug: str):
     tenant = report_mail_tenant_for_user(request.user, slug, resend=True)
-    month = _mail_month(request, request.POST)
+    try:
+        month = _mail_month(request.POST)
+    except ValueError as exc:
+        return _bad_request(exc)
     try:
         notices = emails.report_email_resend(actor=request.user, tenant=tenant, month=month)
     except ValidationError as exc:

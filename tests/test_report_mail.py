@@ -154,7 +154,11 @@ def test_only_platform_admins_resend(auditor, tenant_admin, outsider, world):
     assert response.status_code == 403 and str(MAIL_RESEND_ROLE_REQUIRED) in response.content.decode()
     assert page(tenant_admin).post(url, {"month": "2026-03"}).status_code == 403
     assert page(outsider).post(url, {"month": "2026-03"}).status_code == 404
-    assert page(platform_admin_user()).get(url).status_code == 405
+    admin = page(platform_admin_user())
+    assert admin.get(url).status_code == 405
+    response = admin.post(url, {"month": "March"})  # never a silent resend of another month
+    assert response.status_code == 400 and response.content.decode() == "Month must look like YYYY-MM."
+    assert admin.get(reverse("report-mail", args=["alpha"]) + "?month=1999-12").status_code == 400
     assert not Notice.objects.filter(kind=Notice.Kind.MONTHLY_REPORT).exists()
 
 

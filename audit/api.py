@@ -23,14 +23,21 @@ class _FileRenderer(BaseRenderer):
 
     def render(self, data, accepted_media_type=None, renderer_context=None):
         if isinstance(data, dict) and "scope" in data:
-            return type(self).convert(data)
+            return self.convert_report(data, (renderer_context or {}).get("request"))
         return str(data).encode()
+
+    def convert_report(self, report: dict, request) -> bytes:
+        return type(self).convert(report)
 
 
 class CSVRenderer(_FileRenderer):
     media_type = "text/csv"
     format = "csv"
     convert = staticmethod(exports.report_csv)
+
+    def convert_report(self, report: dict, request) -> bytes:
+        table = request.query_params.get("table") if request is not None else None
+        return exports.report_csv(report, table or exports.DEFAULT_CSV_TABLE)
 
 
 class XLSXRenderer(_FileRenderer):
@@ -61,18 +68,25 @@ class UsageReportView(APIView):
     @extend_schema(summary="Monthly usage report of a tenant, a project or the platform",
                    parameters=[OpenApiParameter("tenant", str), OpenApiParameter("project", str),
                                OpenApiParameter("month", str, description="YYYY-MM; default last month"),
-                               OpenApiParameter("format", str, enum=["json", "csv", "xlsx"])],
+                               OpenApiParameter("format", str, enum=["json", "csv", "xlsx"]),
+                               OpenApiParameter("table", str, enum=list(exports.TABLE_NAMES),
+                                                description="CSV only: which table (one per file); "
+                                                            "default chargeback")],
                    responses={(200, "application/json"): OpenApiTypes.OBJECT,
                               (200, "text/csv"): OpenApiTypes.STR,
                               (200, XLSXRenderer.media_type): OpenApiTypes.BINARY})
     def get(self, request):
         params = request.query_params
         scope = report_scope_for_user(request.user, params.get("tenant"), params.get("project"))
+        table = params.get("table") or exports.DEFAULT_CSV_TABLE
+        if table not in exports.TABLE_NAMES:
+            raise ValidationError({"table": [str(exports.UNKNOWN_TABLE).format(tables=", ".join(exports.TABLE_NAMES))]})
         report = usage_report(month=report_month(params.get("month")), tenant=scope.tenant, project=scope.project)
         response = Response(report)
         extension = request.accepted_renderer.format
         if extension in ("csv", "xlsx"):
-            response["Content-Disposition"] = f'attachment; filename="{exports.filename(report, extension)}"'
+            name = exports.filename(report, extension, table if extension == "csv" else None)
+            response["Content-Disposition"] = f'attachment; filename="{name}"'
         return response
 
 

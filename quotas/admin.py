@@ -16,7 +16,8 @@ class MembershipInline(admin.TabularInline):
 
 @admin.register(Tenant)
 class TenantAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "created_at"]
+    list_display = ["slug", "name", "language", "created_at"]
+    list_filter = ["language"]
     search_fields = ["slug", "name"]
     inlines = [MembershipInline]
 

@@ -17,10 +17,19 @@ class WorkloadClass(models.TextChoices):
 slug_validator = RegexValidator(r"^[a-z0-9][a-z0-9-]*$", "Use lowercase letters, digits and hyphens.")
 
 
+# The portal's languages (settings.LANGUAGES), named in the reader's language on pages and in the admin.
+REPORT_LANGUAGES = [("en", _("English")), ("zh-hans", _("Simplified Chinese"))]
+
+
 class Tenant(models.Model):
     slug = models.SlugField(max_length=50, unique=True, validators=[slug_validator])
     name = models.CharField(max_length=100)
     description = models.TextField(blank=True)
+    # The team's language for what is written to the team rather than shown to one reader: the monthly
+    # report mail and its files. Readers' pages follow their own browser or language switch.
+    language = models.CharField(_("report language"), max_length=10, choices=REPORT_LANGUAGES,
+                                default=settings.LANGUAGE_CODE,
+                                help_text=_("Language of the monthly report mail and its attached files."))
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -145,24 +145,30 @@ def test_csv_and_xlsx_exports_open_and_hold_the_numbers(db, api, settings):
     client = api(user)
     response = client.get("/api/v1/reports/usage/?tenant=alpha&month=2026-03&format=csv")
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
-    assert 'filename="usage-alpha-2026-03.csv"' in response["Content-Disposition"]
+    assert 'filename="usage-alpha-2026-03-chargeback.csv"' in response["Content-Disposition"]
     rows = list(csv.reader(io.StringIO(response.content.decode("utf-8-sig"))))
-    assert rows[0] == ["section", "metric", "value"]
-    assert ["totals", "gpu_hours", "123.0"] in rows
-    assert ["quota", "idle_base_gpu_hours", "3817.0"] in rows
-    header = rows.index(["gpu_model", "chargeback_weight", "gpu_hours", "borrowed_gpu_hours", "chargeback_units"])
-    assert rows[header + 2] == ["H100-80G", "3.0", "119.0", "0.0", "357.0"]
+    assert rows == [["Month", "Tenant", "Project", "GPU model", "GPU-hours", "Weight", "Chargeback units"],
+                    ["2026-03", "alpha", "eval", "H100-80G", "20.0", "3.0", "60.0"],
+                    ["2026-03", "alpha", "train", "A100-40G", "4.0", "1.5", "6.0"],
+                    ["2026-03", "alpha", "train", "H100-80G", "99.0", "3.0", "297.0"]]
+    summary = client.get("/api/v1/reports/usage/?tenant=alpha&month=2026-03&format=csv&table=summary")
+    rows = list(csv.reader(io.StringIO(summary.content.decode("utf-8-sig"))))
+    assert rows[0] == ["Metric", "Value", "Unit"] and ["GPU-hours", "123.0", "GPU-hours"] in rows
+    assert ["Idle base GPU-hours", "3817.0", "GPU-hours"] in rows
+    bad = client.get("/api/v1/reports/usage/?tenant=alpha&month=2026-03&format=csv&table=nope")
+    assert bad.status_code == 400 and bad.json() == {"table": [
+        "No such table: choose one of summary, chargeback, trend, gpu_models, quota, waits, wait_reasons."]}
 
     response = client.get("/api/v1/reports/usage/?tenant=alpha&month=2026-03&format=xlsx")
     assert response.status_code == 200 and 'usage-alpha-2026-03.xlsx' in response["Content-Disposition"]
     book = load_workbook(io.BytesIO(response.content))
-    assert book.sheetnames == ["Summary", "GPU models", "Base quota", "Breakdown", "Wait times", "Wait reasons"]
-    summary = {(r[0], r[1]): r[2] for r in book["Summary"].iter_rows(min_row=2, values_only=True)}
-    assert summary[("totals", "chargeback_units")] == 363.0
-    assert summary[("outcomes", "failure_rate")] == 0.2
+    assert book.sheetnames == ["Summary", "Chargeback", "Monthly trend", "GPU models", "Base quota", "Wait times",
+                               "Wait reasons"]
+    summary = {r[0]: r[1] for r in book["Summary"].iter_rows(min_row=2, values_only=True)}
+    assert summary["Chargeback units"] == 363.0 and summary["Failure rate"] == 0.2
     waits = list(book["Wait times"].iter_rows(values_only=True))
-    assert waits == [("priority_class", "runs", "p50_seconds", "p95_seconds"), ("experiment", 1, 3600, 3600),
-                     ("training", 5, 120, 600)]
+    assert waits == [("Priority class", "Runs", "Wait p50 (minutes)", "Wait p95 (minutes)"),
+                     ("experiment", 1, 60.0, 60.0), ("training", 5, 2.0, 10.0)]
 
 
 def test_report_page_renders_charts_and_partial(db, settings):
@@ -195,7 +201,8 @@ def test_monthly_email_goes_to_tenant_admins_once_through_the_outbox(db, smtp_se
     assert [(n.kind, n.tenant, n.recipients, n.to_channels, n.state) for n in notices] == [
         ("monthly_report", month.alpha, ["alpha-lead@example.com"], False, "pending"),
         ("monthly_report", month.alpha, ["alpha-ops@example.com"], False, "pending")]
-    assert notices[0].facts == {"report": {"tenant": "alpha", "month": "2026-03"}}  # the files are rebuilt
+    # The files are rebuilt at delivery, in the language the mail was written in.
+    assert notices[0].facts == {"report": {"tenant": "alpha", "month": "2026-03", "language": "en"}}
     assert smtp_server.messages == [] and len(callbacks) == 2
 
     sweep_notices.apply()  # the beat sweep (or the delivery task the commit enqueued) sends them
@@ -203,13 +210,13 @@ def test_monthly_email_goes_to_tenant_admins_once_through_the_outbox(db, smtp_se
     assert [m["to"] for m in messages] == [["alpha-lead@example.com"], ["alpha-ops@example.com"]]
     message = messages[0]
     assert message["subject"] == "GPU usage report 2026-03 — Alpha team"
-    assert "GPU-hours: 123.0" in message["body"]
+    assert "GPU time: 123.0 GPU-hours · chargeback: 363.0 units" in message["body"]
     assert [(name, kind) for name, kind, _ in message["attachments"]] == [
-        ("usage-alpha-2026-03.csv", "text/csv"),
+        ("usage-alpha-2026-03-chargeback.csv", "text/csv"),
         ("usage-alpha-2026-03.xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")]
     csv_text = message["attachments"][0][2]
     csv_text = csv_text.decode() if isinstance(csv_text, bytes) else csv_text
-    assert "123.0" in csv_text
+    assert "297.0" in csv_text  # alpha/train's H100 chargeback
     assert load_workbook(io.BytesIO(message["attachments"][1][2])).sheetnames[0] == "Summary"
     assert set(reports.values_list("state", flat=True)) == {Notice.State.DELIVERED}
     assert AuditEvent.objects.filter(event_type="notice.delivered", payload__kind="monthly_report").count() == 2

@@ -41,8 +41,23 @@ def test_tenant_report_matches_the_hand_computed_month(month):
         {"gpu_model": "H100-80G", "chargeback_weight": 3.0, "gpu_hours": 119.0, "borrowed_gpu_hours": 0.0,
          "chargeback_units": 357.0},
     ]
-    assert r["groups"] == {"by": "project", "rows": [{"project": "train", "gpu_hours": 103.0},
-                                                      {"project": "eval", "gpu_hours": 20.0}]}
+    assert r["groups"] == {"by": "project", "rows": [
+        {"project": "train", "gpu_hours": 103.0, "chargeback_units": 303.0},
+        {"project": "eval", "gpu_hours": 20.0, "chargeback_units": 60.0}]}
+    # Chargeback per project × GPU model: train = R1 40 + R2 16 + R5 2 + R6 1 + R9 40 H100 (× 3) and R4's 4 A100
+    # (× 1.5, borrowed from the unassigned pool); eval = R3 20 H100.
+    assert r["chargeback"] == [
+        {"tenant": "alpha", "project": "eval", "gpu_model": "H100-80G", "gpu_hours": 20.0, "chargeback_weight": 3.0,
+         "chargeback_units": 60.0},
+        {"tenant": "alpha", "project": "train", "gpu_model": "A100-40G", "gpu_hours": 4.0, "chargeback_weight": 1.5,
+         "chargeback_units": 6.0},
+        {"tenant": "alpha", "project": "train", "gpu_model": "H100-80G", "gpu_hours": 99.0, "chargeback_weight": 3.0,
+         "chargeback_units": 297.0}]
+    # Twelve months up to March: R2's 4 h × 2 H100 before February's midnight, then March's totals.
+    assert len(r["trend"]) == 12 and r["trend"][0]["month"] == "2025-04"
+    assert r["trend"][-2:] == [{"month": "2026-02", "gpu_hours": 8.0, "chargeback_units": 24.0},
+                               {"month": "2026-03", "gpu_hours": 123.0, "chargeback_units": 363.0}]
+    assert {row["gpu_hours"] for row in r["trend"][:-2]} == {0.0}
     # R4 ran on a lease of unassigned A100: no A100 base quota row, nothing under base.
     assert r["quota"] == {
         "base_quota_gpu_hours": 3936.0, "used_under_base_gpu_hours": 119.0, "idle_base_gpu_hours": 3817.0,
@@ -56,8 +71,8 @@ def test_tenant_report_matches_the_hand_computed_month(month):
                              "cancel_rate": 0.2}
     assert r["preemptions"] == {"count": 0, "gpu_hours_lost": 0.0}
     assert r["waits"] == [
-        {"priority_class": "experiment", "runs": 1, "p50_seconds": 3600, "p95_seconds": 3600},
-        {"priority_class": "training", "runs": 5, "p50_seconds": 120, "p95_seconds": 600},  # 0, 60, 120, 120, 600
+        {"priority_class": "experiment", "runs": 1, "p50_minutes": 60.0, "p95_minutes": 60.0},
+        {"priority_class": "training", "runs": 5, "p50_minutes": 2.0, "p95_minutes": 10.0},  # 0-600 s
     ]
     assert r["wait_reasons"] == []  # every alpha job was admitted by the first cycle that saw it
 
@@ -69,7 +84,15 @@ def test_platform_report_matches_the_hand_computed_month(month):
                            "lent_gpu_hours": 40.0}  # R4's lease came from unassigned GPUs: nobody lent it
     assert [(m["gpu_model"], m["gpu_hours"], m["chargeback_units"]) for m in r["gpu_models"]] == [
         ("A100-40G", 404.0, 606.0), ("H100-80G", 159.0, 477.0)]
-    assert r["groups"]["rows"] == [{"tenant": "beta", "gpu_hours": 440.0}, {"tenant": "alpha", "gpu_hours": 123.0}]
+    assert r["groups"]["rows"] == [{"tenant": "beta", "gpu_hours": 440.0, "chargeback_units": 720.0},
+                                   {"tenant": "alpha", "gpu_hours": 123.0, "chargeback_units": 363.0}]
+    # Per-tenant chargeback: RB's 40 H100 hours on alpha's lease are beta's to pay.
+    assert [(c["tenant"], c["project"], c["gpu_model"], c["gpu_hours"], c["chargeback_units"])
+            for c in r["chargeback"]] == [
+        ("alpha", "eval", "H100-80G", 20.0, 60.0), ("alpha", "train", "A100-40G", 4.0, 6.0),
+        ("alpha", "train", "H100-80G", 99.0, 297.0), ("beta", "exp", "A100-40G", 400.0, 600.0),
+        ("beta", "exp", "H100-80G", 40.0, 120.0)]
+    assert r["trend"][-1] == {"month": "2026-03", "gpu_hours": 563.0, "chargeback_units": 1083.0}
     # Idle is summed per tenant: gamma's idle H100 is counted apart from alpha's.
     assert r["quota"]["base_quota_gpu_hours"] == 14880.0  # 3936 + 2976 + 7968
     assert r["quota"]["used_under_base_gpu_hours"] == 519.0  # 119 + 400
@@ -85,8 +108,8 @@ def test_platform_report_matches_the_hand_computed_month(month):
     assert r["outcomes"] == {"runs_ended": 7, "failed": 1, "cancelled": 1, "preempted": 1, "failure_rate": 0.1429,
                              "cancel_rate": 0.1429}
     assert r["waits"] == [
-        {"priority_class": "experiment", "runs": 3, "p50_seconds": 60, "p95_seconds": 3600},  # 30, 60, 3600
-        {"priority_class": "training", "runs": 5, "p50_seconds": 120, "p95_seconds": 600},
+        {"priority_class": "experiment", "runs": 3, "p50_minutes": 1.0, "p95_minutes": 60.0},  # 30, 60, 3600 s
+        {"priority_class": "training", "runs": 5, "p50_minutes": 2.0, "p95_minutes": 10.0},
     ]
     assert r["wait_reasons"] == [{"code": "QUOTA_EXCEEDED", "jobs": 1}]  # RB requeued, nothing left to borrow
 
@@ -97,14 +120,14 @@ def test_project_and_other_tenant_reports(month):
     assert r["totals"] == {"gpu_hours": 20.0, "chargeback_units": 60.0, "borrowed_gpu_hours": 0.0,
                            "lent_gpu_hours": 0.0}
     assert r["quota"]["base_quota_gpu_hours"] == 0.0 and r["quota"]["utilisation"] is None
-    assert r["waits"] == [{"priority_class": "experiment", "runs": 1, "p50_seconds": 3600, "p95_seconds": 3600}]
+    assert r["waits"] == [{"priority_class": "experiment", "runs": 1, "p50_minutes": 60.0, "p95_minutes": 60.0}]
     beta = usage_report(month=lm.MONTH, tenant=month.beta, now=lm.NOW)
     # R7 400 A100 GPU-h under base; RB 40 H100 GPU-h on alpha's lease, stopped by the reclaim.
     assert beta["totals"] == {"gpu_hours": 440.0, "chargeback_units": 720.0, "borrowed_gpu_hours": 40.0,
                               "lent_gpu_hours": 0.0}
     assert beta["quota"]["idle_base_gpu_hours"] == 2576.0 and beta["quota"]["utilisation"] == 0.1344
     assert beta["preemptions"] == {"count": 1, "gpu_hours_lost": 40.0}
-    assert beta["waits"] == [{"priority_class": "experiment", "runs": 2, "p50_seconds": 30, "p95_seconds": 60}]
+    assert beta["waits"] == [{"priority_class": "experiment", "runs": 2, "p50_minutes": 0.5, "p95_minutes": 1.0}]
     assert beta["wait_reasons"] == [{"code": "QUOTA_EXCEEDED", "jobs": 1}]
 
 
@@ -114,7 +137,7 @@ def test_fold_is_idempotent_and_leaves_open_runs_live(month):
     assert UsageRecord.objects.filter(rolled_up=False).get().job_id == month.jobs["R5"]
     february = usage_report(month=lm.MONTH.replace(month=2), tenant=month.alpha, now=lm.NOW)
     assert february["totals"]["gpu_hours"] == 8.0  # R2's four hours × 2 GPUs before midnight
-    assert february["outcomes"]["runs_ended"] == 0 and february["waits"][0]["p50_seconds"] == 3600
+    assert february["outcomes"]["runs_ended"] == 0 and february["waits"][0]["p50_minutes"] == 60.0
     assert UsageMonthly.objects.filter(month=lm.MONTH).count() > 0
 
 

@@ -94,8 +94,8 @@ def test_the_monthly_report_shows_the_waits_and_the_loan_the_running_system_reco
 
     alpha = report(auditor, "alpha", at(4, 2, 12))
     beta = report(auditor, "beta", at(4, 2, 12))
-    # Waits 900, 600, 300 and 60 s (submit → start at 10:05): p50 300 s, p95 900 s (nearest rank).
-    assert alpha["waits"] == [{"priority_class": "training", "runs": 4, "p50_seconds": 300, "p95_seconds": 900}]
+    # Waits 900, 600, 300 and 60 s (submit → start at 10:05): p50 5 min, p95 15 min (nearest rank).
+    assert alpha["waits"] == [{"priority_class": "training", "runs": 4, "p50_minutes": 5.0, "p95_minutes": 15.0}]
     # 8 GPUs × 2 h on beta's lease.
     assert beta["totals"]["lent_gpu_hours"] == 16.0
     assert UsageRecord.objects.filter(job_id=on_beta, lender_tenant=world.beta, lease_id__isnull=False).count() == 1

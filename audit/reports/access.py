@@ -74,3 +74,18 @@ def report_scope_for_user(user, tenant_slug: str | None, project_slug: str | Non
         if project is None:
             raise Http404(NO_SUCH_PROJECT)
     return ReportScope(tenant, project)
+
+
+MAIL_PREVIEW_ROLE_REQUIRED = _("The report mail preview is for platform admins and auditors.")
+MAIL_RESEND_ROLE_REQUIRED = _("Only platform admins may resend a report mail.")
+
+
+def report_mail_tenant_for_user(user, tenant_slug: str, *, resend: bool = False) -> Tenant:
+    """The tenant whose monthly mail platform staff may preview (admins and auditors) or resend (admins
+    only: auditors change nothing). Outsiders get 404, tenant members and other roles 403."""
+    tenant = tenant_for_user(user, tenant_slug).tenant
+    if resend and not has_platform_role(user, PLATFORM_ADMIN):
+        raise PermissionDenied(MAIL_RESEND_ROLE_REQUIRED)
+    if not can_read_all_audit(user):
+        raise PermissionDenied(MAIL_PREVIEW_ROLE_REQUIRED)
+    return tenant

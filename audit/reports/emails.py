@@ -1,11 +1,21 @@
 """Monthly report emails to tenant admins (services), through the notice outbox: one notice per admin,
-delivered and retried like any notice. One ReportDelivery row per tenant and month makes enqueueing
-idempotent: a rerun of the beat task, or a retry, enqueues nothing twice once recorded. The CSV and XLSX
-files are not stored: the notice names the tenant and month and delivery builds them again."""
-from datetime import date
+delivered and retried like any notice, written in the tenant's language (``Tenant.language``), files too.
 
+One ReportDelivery row per tenant and month makes the beat task idempotent: a rerun, or a retry,
+enqueues nothing twice once recorded. A resend by platform staff is an explicit new set of notices,
+audited with who asked, and leaves that row alone. The CSV and XLSX files are not stored: the notice
+names the tenant, month and language and delivery builds them again."""
+from dataclasses import dataclass
+from datetime import date
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.utils import timezone
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils import timezone, translation
+from django.utils.translation import gettext_lazy
 
 from audit.chain.services import audit_record
 from audit.models import ReportDelivery
@@ -17,57 +27,70 @@ from scheduler.notices import outbox
 from scheduler.notices.attachments import Attachment
 from scheduler.notices.models import Notice
 
-SUBJECT = "GPU usage report {month} — {tenant}"
-BODY = """Usage report of {tenant} for {month}.
+SUBJECT = gettext_lazy("GPU usage report {month} — {tenant}")
+NO_RECIPIENTS = gettext_lazy("No tenant admin of {tenant} has an email address: there is nobody to send the report to.")
+XLSX_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
-GPU-hours: {gpu_hours}  (chargeback units: {units})
-Base quota: {base} GPU-hours, used under base {used}, idle {idle} (utilisation {utilisation})
-Borrowed: {borrowed} GPU-hours · lent: {lent} GPU-hours
-Runs ended: {ended} · failed {failed} · cancelled {cancelled} · preemptions {preempted} ({lost} GPU-hours lost)
 
-The full report is attached as CSV and XLSX.
-"""
+@dataclass(frozen=True)
+class ReportEmail:
+    language: str
+    recipients: list[str]
+    subject: str
+    body: str
+    attachments: list[str]  # file names
 
 
 def _percent(value) -> str:
     return "–" if value is None else f"{value:.1%}"
 
 
-def report_email_body(report: dict, tenant: Tenant) -> str:
-    t, q, o = report["totals"], report["quota"], report["outcomes"]
-    return BODY.format(tenant=tenant.name, month=report["scope"]["month"], gpu_hours=t["gpu_hours"],
-                       units=t["chargeback_units"], base=q["base_quota_gpu_hours"], used=q["used_under_base_gpu_hours"],
-                       idle=q["idle_base_gpu_hours"], utilisation=_percent(q["utilisation"]),
-                       borrowed=t["borrowed_gpu_hours"], lent=t["lent_gpu_hours"], ended=o["runs_ended"],
-                       failed=o["failed"], cancelled=o["cancelled"], preempted=report["preemptions"]["count"],
-                       lost=report["preemptions"]["gpu_hours_lost"])
+def report_recipients(tenant: Tenant) -> list[str]:
+    return sorted(set(Membership.objects.filter(tenant=tenant, role=Membership.Role.TENANT_ADMIN)
+                      .exclude(user__email="").values_list("user__email", flat=True)))
+
+
+def report_email_render(*, tenant: Tenant, month: date, report: dict | None = None) -> ReportEmail:
+    """The month's mail for the tenant as it is sent: subject, body and file names in its language."""
+    with translation.override(tenant.language):
+        report = report or usage_report(month=month, tenant=tenant)
+        url = settings.PORTAL_BASE_URL.rstrip("/") + reverse("reports") + "?" + urlencode(
+            {"tenant": tenant.slug, "month": f"{month:%Y-%m}"})
+        body = render_to_string("audit/report_email.txt", {
+            "tenant": tenant, "r": report, "url": url, "utilisation": _percent(report["quota"]["utilisation"])})
+        subject = str(SUBJECT).format(month=f"{month:%Y-%m}", tenant=tenant.name)
+    return ReportEmail(language=tenant.language, recipients=report_recipients(tenant), subject=subject,
+                       body=body.strip() + "\n",
+                       attachments=[exports.filename(report, "csv", exports.DEFAULT_CSV_TABLE),
+                                    exports.filename(report, "xlsx")])
 
 
 def report_attachments(*, notice: Notice) -> list[Attachment]:
-    """The report files of a monthly report notice, rebuilt from its tenant and month at delivery."""
-    report = usage_report(month=parse_month(notice.facts["report"]["month"]), tenant=notice.tenant)
-    return [Attachment(exports.filename(report, "csv"), exports.report_csv(report), "text/csv"),
-            Attachment(exports.filename(report, "xlsx"), exports.report_xlsx(report),
-                       "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")]
+    """The report files of a monthly report notice, rebuilt from its tenant, month and language at delivery."""
+    facts = notice.facts["report"]
+    with translation.override(facts.get("language") or notice.tenant.language):
+        report = usage_report(month=parse_month(facts["month"]), tenant=notice.tenant)
+        return [Attachment(exports.filename(report, "csv", exports.DEFAULT_CSV_TABLE),
+                           exports.report_csv(report), "text/csv"),
+                Attachment(exports.filename(report, "xlsx"), exports.report_xlsx(report), XLSX_TYPE)]
+
+
+def _enqueue(tenant: Tenant, month: date, mail: ReportEmail, **extra_facts) -> list[Notice]:
+    facts = {"report": {"tenant": tenant.slug, "month": f"{month:%Y-%m}", "language": mail.language, **extra_facts}}
+    return outbox.enqueue(kind=Notice.Kind.MONTHLY_REPORT, tenant=tenant, recipients=mail.recipients,
+                          subject=mail.subject, body=mail.body, facts=facts)
 
 
 def report_email_send(*, tenant: Tenant, month: date) -> bool:
     """Put the tenant admins' report mail for the month in the outbox once; False when it already was.
     The delivery row is locked meanwhile, so two workers never both enqueue it."""
     with transaction.atomic():
-        delivery, _ = ReportDelivery.objects.get_or_create(tenant=tenant, month=month)
+        delivery, _created = ReportDelivery.objects.get_or_create(tenant=tenant, month=month)
         delivery = ReportDelivery.objects.select_for_update().get(pk=delivery.pk)
         if delivery.sent_at is not None:
             return False
-        recipients = sorted(set(Membership.objects.filter(tenant=tenant, role=Membership.Role.TENANT_ADMIN)
-                                .exclude(user__email="").values_list("user__email", flat=True)))
-        notices = []
-        if recipients:
-            report = usage_report(month=month, tenant=tenant)
-            notices = outbox.enqueue(kind=Notice.Kind.MONTHLY_REPORT, tenant=tenant, recipients=recipients,
-                                     subject=SUBJECT.format(month=f"{month:%Y-%m}", tenant=tenant.name),
-                                     body=report_email_body(report, tenant),
-                                     facts={"report": {"tenant": tenant.slug, "month": f"{month:%Y-%m}"}})
+        recipients = report_recipients(tenant)
+        notices = _enqueue(tenant, month, report_email_render(tenant=tenant, month=month)) if recipients else []
         delivery.sent_at, delivery.recipients = timezone.now(), len(recipients)
         delivery.save(update_fields=["sent_at", "recipients"])
         audit_record(event_type="report.emailed", target=delivery, tenant=tenant,
@@ -76,6 +99,26 @@ def report_email_send(*, tenant: Tenant, month: date) -> bool:
     return True
 
 
+def report_email_resend(*, actor, tenant: Tenant, month: date) -> list[Notice]:
+    """Send the month's mail again, as new notices (never the beat's once-only record), audited."""
+    mail = report_email_render(tenant=tenant, month=month)
+    if not mail.recipients:
+        raise ValidationError(str(NO_RECIPIENTS).format(tenant=tenant.name))
+    with transaction.atomic():
+        notices = _enqueue(tenant, month, mail, resent_by=actor.username)
+        audit_record(event_type="report.resent", object_type="tenant", object_id=tenant.slug, actor=actor,
+                     tenant=tenant, payload={"month": f"{month:%Y-%m}", "recipients": len(mail.recipients),
+                                             "language": mail.language, "notices": [n.pk for n in notices]})
+    return notices
+
+
+def report_notices(*, tenant: Tenant, month: date):
+    """The month's report notices of the tenant, newest first (selector, for the preview page)."""
+    return Notice.objects.filter(kind=Notice.Kind.MONTHLY_REPORT, tenant=tenant,
+                                 facts__report__month=f"{month:%Y-%m}").order_by("-created_at", "-id")
+
+
 def report_emails_send_month(*, month: date) -> int:
     """Send every tenant's report for the month; returns how many were sent now."""
     return sum(report_email_send(tenant=tenant, month=month) for tenant in Tenant.objects.order_by("id"))
+

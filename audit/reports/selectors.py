@@ -2,8 +2,9 @@
 
 Sources: the monthly rollups plus live intervals not yet folded (audit.rollups), base quotas and
 node capacity reconstructed from their history tables, and ``job.waiting`` audit events for the
-wait reasons. Every figure is in GPU-hours unless its name says otherwise. The result is a plain
-dict of JSON values; the page, the API, the exports and the email all render the same dict.
+wait reasons. Every figure is in GPU-hours unless its name says otherwise; waits are in minutes
+(audit.reports.units). The result is a plain dict of JSON values; the page, the API, the exports and the
+email all render the same dict.
 """
 from collections import defaultdict
 from datetime import date, datetime
@@ -13,16 +14,14 @@ from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 from audit.models import AuditEvent, UsageMonthly, UsageRecord, UsageWaitHistogram
+from audit.reports.trend import usage_trend
+from audit.reports.units import chargeback_units, gpu_hours, wait_minutes
 from audit.usage.months import month_bounds, overlap_seconds
 from audit.usage.rollups import MONTHLY_KEY, MONTHLY_SUMS, ROW_FIELDS, Contributions
 from quotas.models import GpuModel, Node, Pool, Project, Quota, Tenant
 
 WAIT_EVENT = "job.waiting"  # payload {"code": <wait reason code>, ...}; written by the scheduler
 TOP_WAIT_REASONS = 5
-
-
-def _hours(seconds: float) -> float:
-    return round(seconds / 3600, 3)
 
 
 def _ratio(part: float, whole: float) -> float | None:
@@ -135,6 +134,21 @@ def _collect(month: date, lo, hi, now, scope: Q, tenant) -> tuple[dict, list, fl
     return sums, waits, lent
 
 
+def _chargeback_rows(by_charge: dict, models: dict) -> list[dict]:
+    """GPU-hours and chargeback units per tenant × project × GPU model, sorted by those names. Units are
+    the model's weight × GPU-hours, rounded per row as the per-model totals are."""
+    tenants = dict(Tenant.objects.filter(id__in={k[0] for k in by_charge}).values_list("id", "slug"))
+    projects = dict(Project.objects.filter(id__in={k[1] for k in by_charge}).values_list("id", "slug"))
+    rows = []
+    for (tenant_id, project_id, model_id), seconds in by_charge.items():
+        model, hours = models[model_id], gpu_hours(seconds)
+        rows.append({"tenant": tenants.get(tenant_id, str(tenant_id)),
+                     "project": projects.get(project_id, str(project_id)),
+                     "gpu_model": model.name, "gpu_hours": hours, "chargeback_weight": float(model.chargeback_weight),
+                     "chargeback_units": float(chargeback_units(hours, model))})
+    return sorted(rows, key=lambda r: (r["tenant"], r["project"], r["gpu_model"]))
+
+
 def usage_report(*, month: date, tenant: Tenant | None = None, project: Project | None = None,
                  now: datetime | None = None) -> dict:
     """The month's report for a project, a tenant, or (both None) the platform."""
@@ -150,6 +164,7 @@ def usage_report(*, month: date, tenant: Tenant | None = None, project: Project 
     by_model = defaultdict(lambda: {"gpu_seconds": 0.0, "borrowed": 0.0})
     by_base_key = defaultdict(float)  # (tenant, pool, model) -> GPU-seconds under base quota
     by_group = defaultdict(float)  # project (tenant scope) or tenant (platform scope)
+    by_charge = defaultdict(float)  # (tenant, project, model) -> GPU-seconds, for chargeback
     totals = dict.fromkeys(MONTHLY_SUMS, 0.0)
     lent_by_anyone = 0.0
     for (_, tenant_id, project_id, pool_id, model_id, _cls, on_lease, lender), values in sums.items():
@@ -163,16 +178,17 @@ def usage_report(*, month: date, tenant: Tenant | None = None, project: Project 
         else:
             by_base_key[(tenant_id, pool_id, model_id)] += seconds
         by_group[project_id if tenant is not None else tenant_id] += seconds
+        by_charge[(tenant_id, project_id, model_id)] += seconds
 
     gpu_models = []
     chargeback = Decimal(0)
     for model_id, acc in sorted(by_model.items(), key=lambda kv: models[kv[0]].name):
         model = models[model_id]
-        hours = _hours(acc["gpu_seconds"])
-        units = (Decimal(str(hours)) * model.chargeback_weight).quantize(Decimal("0.001"))
+        hours = gpu_hours(acc["gpu_seconds"])
+        units = chargeback_units(hours, model)
         chargeback += units
         gpu_models.append({"gpu_model": model.name, "chargeback_weight": float(model.chargeback_weight),
-                           "gpu_hours": hours, "borrowed_gpu_hours": _hours(acc["borrowed"]),
+                           "gpu_hours": hours, "borrowed_gpu_hours": gpu_hours(acc["borrowed"]),
                            "chargeback_units": float(units)})
 
     quota_seconds = base_quota_seconds(lo=lo, hi=hi, tenant=tenant, project=project)
@@ -185,8 +201,8 @@ def usage_report(*, month: date, tenant: Tenant | None = None, project: Project 
         acc[1] += used
         acc[2] += max(q - used, 0.0)
     quota_rows = [
-        {"pool": pools.get(pool_id, ""), "gpu_model": models[model_id].name, "base_quota_gpu_hours": _hours(q),
-         "used_under_base_gpu_hours": _hours(used), "idle_base_gpu_hours": _hours(idle),
+        {"pool": pools.get(pool_id, ""), "gpu_model": models[model_id].name, "base_quota_gpu_hours": gpu_hours(q),
+         "used_under_base_gpu_hours": gpu_hours(used), "idle_base_gpu_hours": gpu_hours(idle),
          "utilisation": _ratio(used, q)}
         for (pool_id, model_id), (q, used, idle) in sorted(
             per_pool_model.items(), key=lambda kv: (pools.get(kv[0][0], ""), models[kv[0][1]].name))
@@ -203,14 +219,21 @@ def usage_report(*, month: date, tenant: Tenant | None = None, project: Project 
     else:
         names = dict(Tenant.objects.values_list("id", "slug"))
         group_label = "tenant"
-    groups = [{group_label: names.get(k, str(k)), "gpu_hours": _hours(v)}
+
+    chargeback_rows = _chargeback_rows(by_charge, models)
+    group_units: dict[str, Decimal] = defaultdict(Decimal)
+    for row in chargeback_rows:
+        group_units[row[group_label]] += Decimal(str(row["chargeback_units"]))
+    groups = [{group_label: names.get(k, str(k)), "gpu_hours": gpu_hours(v),
+               "chargeback_units": float(group_units[names.get(k, str(k))])}
               for k, v in sorted(by_group.items(), key=lambda kv: (-kv[1], names.get(kv[0], "")))]
 
     wait_rows = []
     for cls in sorted(waits):
         pairs = list(waits[cls].items())
         wait_rows.append({"priority_class": cls, "runs": sum(c for _, c in pairs),
-                          "p50_seconds": percentile_disc(pairs, 0.5), "p95_seconds": percentile_disc(pairs, 0.95)})
+                          "p50_minutes": wait_minutes(percentile_disc(pairs, 0.5)),
+                          "p95_minutes": wait_minutes(percentile_disc(pairs, 0.95))})
 
     reasons = AuditEvent.objects.filter(event_type=WAIT_EVENT, occurred_at__gte=lo, occurred_at__lt=hi)
     if tenant is not None:
@@ -225,17 +248,19 @@ def usage_report(*, month: date, tenant: Tenant | None = None, project: Project 
     return {
         "scope": {"month": f"{month:%Y-%m}", "tenant": tenant.slug if tenant else None,
                   "project": project.slug if project else None, "from": lo.isoformat(), "to": hi.isoformat(),
-                  "hours_in_month": _hours((hi - lo).total_seconds())},
-        "totals": {"gpu_hours": _hours(totals["gpu_seconds"]), "chargeback_units": float(chargeback),
-                   "borrowed_gpu_hours": _hours(borrowed),
+                  "hours_in_month": gpu_hours((hi - lo).total_seconds())},
+        "totals": {"gpu_hours": gpu_hours(totals["gpu_seconds"]), "chargeback_units": float(chargeback),
+                   "borrowed_gpu_hours": gpu_hours(borrowed),
                    # Leases lend tenant quota, so a project lends nothing; the platform lends what tenants lent.
-                   "lent_gpu_hours": 0.0 if project else _hours(lent_seconds if tenant else lent_by_anyone)},
+                   "lent_gpu_hours": 0.0 if project else gpu_hours(lent_seconds if tenant else lent_by_anyone)},
         "gpu_models": gpu_models,
         "groups": {"by": group_label, "rows": groups},
-        "quota": {"base_quota_gpu_hours": _hours(base_total), "used_under_base_gpu_hours": _hours(used_base_total),
-                  "idle_base_gpu_hours": _hours(idle_seconds), "utilisation": _ratio(used_base_total, base_total),
+        "chargeback": chargeback_rows,
+        "quota": {"base_quota_gpu_hours": gpu_hours(base_total),
+                  "used_under_base_gpu_hours": gpu_hours(used_base_total),
+                  "idle_base_gpu_hours": gpu_hours(idle_seconds), "utilisation": _ratio(used_base_total, base_total),
                   "rows": quota_rows},
-        "fairness": {"capacity_gpu_hours": _hours(capacity),
+        "fairness": {"capacity_gpu_hours": gpu_hours(capacity),
                      "used_share_of_capacity": _ratio(totals["gpu_seconds"], capacity),
                      "base_share_of_capacity": _ratio(base_total, capacity)},
         "outcomes": {"runs_ended": int(ended), "failed": int(totals["runs_failed"]),
@@ -243,7 +268,8 @@ def usage_report(*, month: date, tenant: Tenant | None = None, project: Project 
                      "failure_rate": _ratio(totals["runs_failed"], ended),
                      "cancel_rate": _ratio(totals["runs_cancelled"], ended)},
         "preemptions": {"count": int(totals["runs_preempted"]),
-                        "gpu_hours_lost": _hours(totals["preempted_gpu_seconds"])},
+                        "gpu_hours_lost": gpu_hours(totals["preempted_gpu_seconds"])},
+        "trend": usage_trend(month=month, tenant=tenant, project=project, now=now),
         "waits": wait_rows,
         "wait_reasons": top_reasons,
     }

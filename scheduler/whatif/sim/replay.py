@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from scheduler.engine import decide
+from scheduler.engine.standing import Standing
 from scheduler.engine.types import (
     PREEMPTION_MANUAL, Lease, Node, PendingJob, RunningJob, Snapshot,
 )
@@ -105,7 +106,10 @@ class _Sim:
     period_seconds: float = 0.0
     approval_minutes: int = APPROVAL_MINUTES
     progress: object = None  # called with the share of the window replayed, about every 2 %
-    fast: bool = True  # take the lone-job admission without decide (fastpath.py); off in its test
+    # The shortcuts, all giving what the plain replay gives (tests/whatif/test_replay_shortcuts.py): the
+    # lone-job admission without decide (fastpath.py), the running jobs' state kept across cycles for
+    # decide (engine/standing.py) and no wait texts. Off: every cycle is a plain `decide(snapshot)`.
+    fast: bool = True
     # At most one cycle per this many simulated seconds (0: at every moment something changed). The live
     # pool evaluates within a second of a change; a month-long replay may trade resolution for speed.
     cycle_seconds: float = 0.0
@@ -226,6 +230,7 @@ class _Sim:
             preemptions_24h=self._stops_24h(job.id), stop_refused=job.id in self.refused)
         self.running[job.id] = _Run(job, engine, remaining, self.token, run_record, lease_id)
         self.running_tuple = None
+        self.standing.add(engine)
         free = self.free_nodes.get(job.gpu_model)
         if free is not None:
             free.take(placements, job.gpus)
@@ -242,6 +247,7 @@ class _Sim:
         """The run gives its nodes, quota and lease back."""
         del self.running[run.job.id]
         self.running_tuple = None
+        self.standing.remove(run.engine)
         free = self.free_nodes.get(run.job.gpu_model)
         if free is not None:
             free.give(run.engine.placements, run.job.gpus)
@@ -286,12 +292,17 @@ class _Sim:
         self.remaining[job.id] = remaining
         self.dirty = True
 
+    def _set_engine(self, run: _Run, engine: RunningJob) -> None:
+        self.standing.remove(run.engine)
+        run.engine = engine
+        self.standing.add(engine)
+        self.running_tuple = None
+
     def _mark_stopping(self, job_id: int, until: datetime) -> None:
         run = self.running.get(job_id)
         if run is None or run.engine.stopping_until is not None:
             return
-        run.engine = _replace(run.engine, stopping_until=until)
-        self.running_tuple = None
+        self._set_engine(run, _replace(run.engine, stopping_until=until))
         self.push(until, _STOP, (job_id, run.token))
 
     def _lease_expiry(self, lease_id: int) -> None:
@@ -377,6 +388,10 @@ class _Sim:
             if n.state == "schedulable":
                 sizes[n.gpu_model][n.id] = n.gpus
         self.free_nodes = {model: FreeNodes(by_id, used) for model, by_id in sizes.items()}
+        trace = self.trace
+        self.standing = Standing(self.nodes, trace.quotas, trace.priority_classes, trace.preemption_cap_24h)
+        for run in self.running.values():
+            self.standing.add(run.engine)
         self.dirty = True
 
     # --- the cycle ----------------------------------------------------------------------------------
@@ -409,7 +424,8 @@ class _Sim:
             leases=tuple(x.engine for x in sorted(self.leases.values(), key=lambda x: x.engine.id)),
             switches=trace.switches, half_life_hours=trace.half_life_hours, policies=trace.policies,
             preemption_cap_24h=trace.preemption_cap_24h, grace_minutes=trace.grace_minutes)
-        decisions = decide(snapshot)
+        # The replay reads no waits, and keeps what the running jobs hold (standing.py) across cycles.
+        decisions = decide(snapshot, describe=not self.fast, standing=self.standing if self.fast else None)
         for admission in decisions.admissions:
             job = self.job_by_id[admission.job_id]
             del self.pending[job.id]
@@ -449,8 +465,7 @@ class _Sim:
     def _mark_pending_approval(self, job_id: int, until: datetime) -> None:
         run = self.running.get(job_id)
         if run is not None and run.engine.stopping_until is None:
-            run.engine = _replace(run.engine, stopping_until=until)
-            self.running_tuple = None
+            self._set_engine(run, _replace(run.engine, stopping_until=until))
 
     def _approved(self, victims: tuple[int, ...]) -> None:
         for victim in victims:

@@ -132,6 +132,7 @@ class _Sim:
     events: int = 0
     nodes: tuple[Node, ...] = ()
     running_tuple: tuple[RunningJob, ...] | None = None
+    engines: dict[int, RunningJob] = field(default_factory=dict)  # the running jobs as the engine sees them
     # Fair share (see _usage): per tenant, closed usage and the running sums, relative to the window start.
     closed: dict[str, float] = field(default_factory=dict)
     run_gpus: dict[str, float] = field(default_factory=dict)
@@ -230,6 +231,7 @@ class _Sim:
             preemptions_24h=self._stops_24h(job.id), stop_refused=job.id in self.refused)
         self.running[job.id] = _Run(job, engine, remaining, self.token, run_record, lease_id)
         self.running_tuple = None
+        self.engines[job.id] = engine
         self.standing.add(engine)
         free = self.free_nodes.get(job.gpu_model)
         if free is not None:
@@ -247,6 +249,7 @@ class _Sim:
         """The run gives its nodes, quota and lease back."""
         del self.running[run.job.id]
         self.running_tuple = None
+        del self.engines[run.job.id]
         self.standing.remove(run.engine)
         free = self.free_nodes.get(run.job.gpu_model)
         if free is not None:
@@ -294,7 +297,7 @@ class _Sim:
 
     def _set_engine(self, run: _Run, engine: RunningJob) -> None:
         self.standing.remove(run.engine)
-        run.engine = engine
+        run.engine = self.engines[run.job.id] = engine
         self.standing.add(engine)
         self.running_tuple = None
 
@@ -415,13 +418,14 @@ class _Sim:
         if self.fast and len(self.pending) == 1 and self._fast_admit():
             return
         if self.running_tuple is None:
-            self.running_tuple = tuple(self.running[i].engine for i in sorted(self.running))
+            engines = self.engines
+            self.running_tuple = tuple(map(engines.__getitem__, sorted(engines)))
         trace = self.trace
         snapshot = Snapshot(
             now=self.now, nodes=self.nodes, quotas=trace.quotas, running=self.running_tuple,
             pending=tuple(self.pending[i] for i in sorted(self.pending)), usage=self._usage(),
             priority_classes=trace.priority_classes,
-            leases=tuple(x.engine for x in sorted(self.leases.values(), key=lambda x: x.engine.id)),
+            leases=tuple(self.leases[i].engine for i in sorted(self.leases)),  # keyed by lease id
             switches=trace.switches, half_life_hours=trace.half_life_hours, policies=trace.policies,
             preemption_cap_24h=trace.preemption_cap_24h, grace_minutes=trace.grace_minutes)
         # The replay reads no waits, and keeps what the running jobs hold (standing.py) across cycles.

@@ -181,6 +181,10 @@ class Victims:
         self.on_lease, self.in_base, self.ceilings, self.floors = start
         # tenant quota id -> {priority: GPUs that stopping lower-priority jobs could free}
         self._freeable: dict[int, dict[int, int]] = {}
+        # within_tenant questions that found no plan since the last claim: a deep queue asks the
+        # same one for many jobs (same quotas, priority and shape), and until a claim nothing it
+        # reads changes (phase 5 places nothing and charges nothing).
+        self._no_plan: set[tuple] = set()
 
     def _start(self, running: Iterable[RunningJob], charges) -> tuple:
         preemptible, priority_of, may_stop = self.preemptible, self.priority_of, self.may_stop
@@ -256,6 +260,7 @@ class Victims:
             self._freeable.clear()
         else:
             self._freeable.pop(quota_id, None)
+        self._no_plan.clear()
         self.claimed.update(j.id for j in used)
         self.claimed.update(j.id for j in victims)
 
@@ -263,6 +268,18 @@ class Victims:
 
     def within_tenant(self, job: PendingJob, need: int, index: ModelIndex, used_gpus: dict,
                       tenant_q: Quota, project_q: Quota | None) -> tuple[str, Blocker] | None:
+        project_id = project_q.id if project_q else None
+        question = (tenant_q.id, project_id, self.priority_of.get(job.priority_class, 0), job.gpus,
+                    job.replicas, used_gpus.get(tenant_q.id, 0), used_gpus.get(project_id, 0))
+        if question in self._no_plan:
+            return None
+        outcome = self._within_tenant(job, need, index, used_gpus, tenant_q, project_q)
+        if outcome is None:
+            self._no_plan.add(question)
+        return outcome
+
+    def _within_tenant(self, job: PendingJob, need: int, index: ModelIndex, used_gpus: dict,
+                       tenant_q: Quota, project_q: Quota | None) -> tuple[str, Blocker] | None:
         pool = self.in_base.get(tenant_q.id)
         if not pool:
             return None

@@ -22,6 +22,7 @@ from .leases import LeaseDesk
 from .ordering import order_pending
 from .preemption import PRODUCTION
 from .reclaim import reclaim
+from .standing import Standing
 from .state import Candidate, CycleState, timeline
 from .types import (
     Admission,
@@ -68,25 +69,32 @@ def _shape_blocker(job: PendingJob, index: ModelIndex | None) -> Blocker | None:
     return None
 
 
-def decide(snapshot: Snapshot) -> Decisions:
+def decide(snapshot: Snapshot, *, describe: bool = True, standing: Standing | None = None) -> Decisions:
     """The decisions of one cycle for `snapshot`; pure and deterministic. The reason caches hold
-    for this cycle only: each cycle starts cold, and leaves nothing behind."""
+    for this cycle only: each cycle starts cold, and leaves nothing behind.
+
+    `describe=False` skips phase 6 (the waits come back empty): for a caller that applies only
+    the admissions, leases and stops, such as the what-if replay. The phases before it never
+    read what it computes, so every other decision is the same.
+
+    `standing`: what the snapshot's running jobs hold, kept by a caller that decides many
+    snapshots in a row (standing.py); the cycle copies it instead of recounting them."""
     R.clear_caches()
     try:
-        return _decide(snapshot)
+        return _decide(snapshot, describe, standing)
     finally:
         R.clear_caches()
 
 
-def _decide(snapshot: Snapshot) -> Decisions:
-    cycle = CycleState(snapshot)  # 1. the cycle's state
+def _decide(snapshot: Snapshot, describe: bool, standing: Standing | None) -> Decisions:
+    cycle = CycleState(snapshot, standing)  # 1. the cycle's state
     queue = order_pending(  # 2. order the queue
         snapshot.pending, snapshot.priority_classes, snapshot.usage, cycle.book.tenant_gpus
     )
     _nominate(cycle, queue)  # 3. nominate and fit under base quota
     _borrow(cycle)  # 4. borrow for jobs that lack only quota
     _preempt(cycle)  # 5. reclaim and preempt for jobs still waiting
-    waits = _describe(cycle)  # 6. describe every waiting job
+    waits = _describe(cycle) if describe else ()  # 6. describe every waiting job
     return Decisions(
         admissions=tuple(cycle.admissions), waits=tuple(waits), lease_plans=tuple(cycle.lease_plans),
         reclaims=tuple(cycle.reclaims), preemptions=tuple(cycle.victims.preemptions),
@@ -253,6 +261,9 @@ def _describe(cycle: CycleState) -> list[Wait]:
     """Phase 6: every waiting job's positions, GPUs ahead, ETA and next actions, and its room on
     nodes and quota figures as the pool stands after this cycle's admissions (`_rooms_at_cycle_end`,
     `_quota_at_cycle_end`)."""
+    if all(entry.blockers is None for entry in cycle.waiting):
+        return []
+    cycle.fill_releases()
     for releases in (*cycle.pool_releases.values(), *cycle.quota_releases.values()):
         releases.freeze()
     used = cycle.used

@@ -129,6 +129,33 @@ class ModelIndex:
         self._move(node_id, f, f + gpus)
         self.max_free = max(self.max_free, f + gpus)
 
+    def set_free(self, node_id: int, free: int) -> None:
+        """A `Standing` keeping the index across cycles: the node now has `free` GPUs free. Its
+        buckets stay in node id order, as a fresh index lists them."""
+        before = self.free[node_id]
+        if free != before:
+            del self.buckets[before][node_id]
+            bucket = self.buckets[free]
+            in_order = not bucket or next(reversed(bucket)) < node_id
+            self._move(node_id, before, free)
+            if not in_order:
+                self.buckets[free] = dict.fromkeys(sorted(bucket))
+
+    def copy(self) -> "ModelIndex":
+        """This index as a fresh one would be built from the same free GPUs (a `Standing` keeps
+        each bucket in node id order: best fit takes a bucket's first node), static facts shared."""
+        other = ModelIndex.__new__(ModelIndex)
+        other.pool, other.gpu_model, other.capacity = self.pool, self.gpu_model, self.capacity
+        other._all_sizes, other._sched_sizes, other._down = self._all_sizes, self._sched_sizes, self._down
+        other.buckets = [bucket.copy() for bucket in self.buckets]
+        other.free = dict(self.free)
+        other.total_free = self.total_free
+        other._top = self._top
+        other.max_free = other._scan_max(self._top)
+        other._slots = list(self._slots)
+        other._slot_cache = {}
+        return other
+
     def _move(self, node_id: int, before: int, after: int) -> None:
         self.buckets[after][node_id] = None
         self.free[node_id] = after

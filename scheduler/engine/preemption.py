@@ -22,7 +22,6 @@ from typing import Callable, Iterable, Mapping
 
 from . import reasons as R
 from .fit import ModelIndex
-from .quotas import QuotaBook
 from .types import (
     PREEMPTION_MANUAL,
     PREEMPTION_PAUSED,
@@ -146,7 +145,12 @@ def smallest_sufficient(
 class Victims:
     """Candidate victims of one cycle and the stops planned so far."""
 
-    def __init__(self, snapshot: Snapshot, book: QuotaBook, priority_of: Mapping[str, int]):
+    def __init__(self, snapshot: Snapshot, priority_of: Mapping[str, int],
+                 charges: list[tuple[Quota | None, Quota | None] | None] | None = None,
+                 start: tuple | None = None):
+        """From the running jobs and `charges` (per running job, in order, the quotas it is
+        charged to, None for one on a lease, as `QuotaBook.charge_running` returns them), or from
+        `start`: the same (on_lease, in_base, ceilings, floors) kept by a `Standing`."""
         self.now = snapshot.now
         self.mode = snapshot.switches.preemption_mode
         self.paused = self.mode == PREEMPTION_PAUSED
@@ -160,38 +164,60 @@ class Victims:
         classes = snapshot.priority_classes
         self.preemptible = {name: pc.preemptible for name, pc in classes.items()}
         self.leases = {lease.id: lease for lease in snapshot.leases}
-        self.on_lease: dict[tuple[str, str], list[RunningJob]] = {}
-        self.in_base: dict[int, list[tuple[RunningJob, int | None]]] = {}  # tenant quota id
-        for job in snapshot.running:
-            if job.lease_id is not None:
-                self.on_lease.setdefault((job.pool, job.gpu_model), []).append(job)
-            elif job.stopping_until is not None or self.preemptible.get(job.priority_class):
-                tenant_q, project_q = book.charged(job)
-                if tenant_q is not None:
-                    self.in_base.setdefault(tenant_q.id, []).append(
-                        (job, project_q.id if project_q else None)
-                    )
         self.claimed: set[int] = set()
         self.preemptions: list[PreemptionPlan] = []
-        # tenant quota id -> the priority a job must exceed to find a victim there (any, when
-        # a job there is already stopping): a deep queue of over-quota jobs is skipped cheaply.
-        self.floors: dict[int, float] = {}
-        # tenant quota id -> GPUs all its stoppable and stopping jobs hold: a job missing more
-        # quota than that can never be helped (usage only grows during a cycle).
-        self.ceilings: dict[int, int] = {}
-        for quota_id, jobs in self.in_base.items():
-            self.ceilings[quota_id] = sum(
-                j.total_gpus for j, _ in jobs if j.stopping_until is not None or self.may_stop(j)
-            )
-            if any(j.stopping_until is not None for j, _ in jobs):
-                self.floors[quota_id] = float("-inf")
-            else:
-                stoppable = [priority_of.get(j.priority_class, 0) for j, _ in jobs
-                             if self.may_stop(j)]
-                if stoppable:
-                    self.floors[quota_id] = min(stoppable)
+        # on_lease: (pool, model) -> jobs running on a lease there.
+        # in_base: tenant quota id -> (job, project quota id) of its preemptible or stopping jobs.
+        # floors: tenant quota id -> the priority a job must exceed to find a victim there (any,
+        # when a job there is already stopping): a deep queue of over-quota jobs is skipped cheaply.
+        # ceilings: tenant quota id -> GPUs all its stoppable and stopping jobs hold: a job missing
+        # more quota than that can never be helped (usage only grows during a cycle).
+        self.on_lease: dict[tuple[str, str], list[RunningJob]]
+        self.in_base: dict[int, list[tuple[RunningJob, int | None]]]
+        self.ceilings: dict[int, int]
+        self.floors: dict[int, float]
+        if start is None:
+            start = self._start(snapshot.running, charges)
+        self.on_lease, self.in_base, self.ceilings, self.floors = start
         # tenant quota id -> {priority: GPUs that stopping lower-priority jobs could free}
         self._freeable: dict[int, dict[int, int]] = {}
+        # within_tenant questions that found no plan since the last claim: a deep queue asks the
+        # same one for many jobs (same quotas, priority and shape), and until a claim nothing it
+        # reads changes (phase 5 places nothing and charges nothing).
+        self._no_plan: set[tuple] = set()
+
+    def _start(self, running: Iterable[RunningJob], charges) -> tuple:
+        preemptible, priority_of, may_stop = self.preemptible, self.priority_of, self.may_stop
+        on_lease: dict[tuple[str, str], list[RunningJob]] = {}
+        in_base: dict[int, list[tuple[RunningJob, int | None]]] = {}
+        for job, quotas in zip(running, charges):
+            if quotas is None:
+                on_lease.setdefault((job.pool, job.gpu_model), []).append(job)
+            elif job.stopping_until is not None or preemptible.get(job.priority_class):
+                tenant_q, project_q = quotas
+                if tenant_q is not None:
+                    in_base.setdefault(tenant_q.id, []).append(
+                        (job, project_q.id if project_q else None)
+                    )
+        ceilings: dict[int, int] = {}
+        floors: dict[int, float] = {}
+        for quota_id, jobs in in_base.items():
+            ceiling, stopping, floor = 0, False, None
+            for j, _ in jobs:
+                if j.stopping_until is not None:
+                    stopping = True
+                    ceiling += j.total_gpus
+                elif may_stop(j):
+                    ceiling += j.total_gpus
+                    priority = priority_of.get(j.priority_class, 0)
+                    if floor is None or priority < floor:
+                        floor = priority
+            ceilings[quota_id] = ceiling
+            if stopping:
+                floors[quota_id] = float("-inf")
+            elif floor is not None:
+                floors[quota_id] = floor
+        return on_lease, in_base, ceilings, floors
 
     def freeable(self, tenant_q_id: int, priority: int) -> int:
         cached = self._freeable.get(tenant_q_id)
@@ -234,6 +260,7 @@ class Victims:
             self._freeable.clear()
         else:
             self._freeable.pop(quota_id, None)
+        self._no_plan.clear()
         self.claimed.update(j.id for j in used)
         self.claimed.update(j.id for j in victims)
 
@@ -241,6 +268,18 @@ class Victims:
 
     def within_tenant(self, job: PendingJob, need: int, index: ModelIndex, used_gpus: dict,
                       tenant_q: Quota, project_q: Quota | None) -> tuple[str, Blocker] | None:
+        project_id = project_q.id if project_q else None
+        question = (tenant_q.id, project_id, self.priority_of.get(job.priority_class, 0), job.gpus,
+                    job.replicas, used_gpus.get(tenant_q.id, 0), used_gpus.get(project_id, 0))
+        if question in self._no_plan:
+            return None
+        outcome = self._within_tenant(job, need, index, used_gpus, tenant_q, project_q)
+        if outcome is None:
+            self._no_plan.add(question)
+        return outcome
+
+    def _within_tenant(self, job: PendingJob, need: int, index: ModelIndex, used_gpus: dict,
+                       tenant_q: Quota, project_q: Quota | None) -> tuple[str, Blocker] | None:
         pool = self.in_base.get(tenant_q.id)
         if not pool:
             return None

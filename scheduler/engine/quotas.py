@@ -74,15 +74,23 @@ class QuotaBook:
             )
         return both
 
-    def charge_running(self, jobs: Iterable[RunningJob]) -> None:
-        lease_used = self.lease_used
+    def charge_running(self, jobs: Iterable[RunningJob]) -> list[tuple[Quota | None, Quota | None] | None]:
+        """Charge the running jobs; per job, in order, the (tenant, project) quotas it was charged
+        to, or None for a job on a lease (its GPUs count against the lease)."""
+        lease_used, used, charged = self.lease_used, self.used, self.charged
+        out: list[tuple[Quota | None, Quota | None] | None] = []
         for job in jobs:
+            total = job.gpus * job.replicas
             if job.lease_id is not None:
-                lease_used[job.lease_id] = lease_used.get(job.lease_id, 0) + job.total_gpus
+                lease_used[job.lease_id] = lease_used.get(job.lease_id, 0) + total
+                out.append(None)
                 continue
-            for quota in self.charged(job):
+            quotas = charged(job)
+            out.append(quotas)
+            for quota in quotas:
                 if quota is not None:
-                    self.used[quota.id] = self.used.get(quota.id, 0) + job.total_gpus
+                    used[quota.id] = used.get(quota.id, 0) + total
+        return out
 
     def charged(self, job: RunningJob) -> tuple[Quota | None, Quota | None]:
         """The (tenant, project) base quotas a running job under base quota is charged to."""
@@ -92,6 +100,15 @@ class QuotaBook:
             fallback = self._tenant.get((job.tenant, job.pool, job.gpu_model))
             tenant_q = fallback[0] if fallback else None
         return tenant_q, project_q
+
+    def copy(self) -> "QuotaBook":
+        """The same quotas and charges, for one cycle to change (the lookups are shared)."""
+        other = QuotaBook.__new__(QuotaBook)
+        other._tenant, other._project, other.tenant_gpus = self._tenant, self._project, self.tenant_gpus
+        other._project_lanes = self._project_lanes
+        other._cover_cache, other._project_cache = {}, {}
+        other.used, other.lease_used = dict(self.used), dict(self.lease_used)
+        return other
 
     def used_of(self, quota: Quota) -> int:
         return self.used.get(quota.id, 0)

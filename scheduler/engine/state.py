@@ -12,6 +12,7 @@ from .fit import ModelIndex, build_indexes
 from .leases import LeaseDesk
 from .preemption import Victims
 from .quotas import QuotaBook, workload_for_priority
+from .standing import Standing
 from .types import (
     NODE_SCHEDULABLE,
     Admission,
@@ -61,8 +62,9 @@ class Candidate:
 class CycleState:
     """The state of one cycle, built from the snapshot, read and changed by the phases in order."""
 
-    def __init__(self, snapshot: Snapshot) -> None:
+    def __init__(self, snapshot: Snapshot, standing: Standing | None = None) -> None:
         self.snapshot = snapshot
+        self.standing = standing
         self.now = snapshot.now
         self.priority_of = {name: pc.priority for name, pc in snapshot.priority_classes.items()}
         self.admissions: list[Admission] = []
@@ -77,31 +79,48 @@ class CycleState:
         self._state()
 
     def _state(self) -> None:
-        """Free GPUs per node from running placements, quota usage, and release timelines for ETAs."""
-        snapshot = self.snapshot
-        schedulable = {n.id: n for n in snapshot.nodes if n.state == NODE_SCHEDULABLE}
-        used_on_node: dict[int, int] = {}
+        """Free GPUs per node from running placements, quota usage, and who could be stopped: one
+        pass over the running jobs. The release timelines for ETAs wait for the describe phase
+        (`fill_releases`), which a caller that needs no waits skips."""
+        snapshot, standing = self.snapshot, self.standing
         self.pool_releases: dict[tuple[str, str], Timeline] = {}
+        self.quota_releases: dict[int, Timeline] = {}
+        if standing is not None:  # kept by the caller across cycles: copy, do not recount
+            self.indexes = standing.cycle_indexes()
+            self.book = standing.cycle_book()
+            self.used = self.book.used
+            self.victims = Victims(snapshot, self.priority_of, start=standing.victims_start())
+            self.floors, self.ceilings = self.victims.floors, self.victims.ceilings
+            return
+        used_on_node: dict[int, int] = {}
+        for job in snapshot.running:
+            g = job.gpus
+            for node_id in job.placements:
+                used_on_node[node_id] = used_on_node.get(node_id, 0) + g
+        self.indexes = build_indexes(snapshot.nodes, used_on_node)
+        self.book = book = QuotaBook(snapshot.quotas)
+        charges = book.charge_running(snapshot.running)
+        self.used = book.used
+        self.victims = Victims(snapshot, self.priority_of, charges=charges)  # who could be stopped
+        self.floors, self.ceilings = self.victims.floors, self.victims.ceilings
+
+    def fill_releases(self) -> None:
+        """Add the running jobs' releases to the timelines (the phases have added this cycle's
+        admissions already; a timeline is sorted when frozen, so the order of adds is moot)."""
+        snapshot, book = self.snapshot, self.book
+        schedulable = {n.id: n for n in snapshot.nodes if n.state == NODE_SCHEDULABLE}
         for job in snapshot.running:
             end = release_time(job)
             for node_id in job.placements:
-                used_on_node[node_id] = used_on_node.get(node_id, 0) + job.gpus
                 node = schedulable.get(node_id)
                 if node is not None:
                     timeline(self.pool_releases, (node.pool, node.gpu_model)).add(end, job.gpus)
-        self.indexes = build_indexes(snapshot.nodes, used_on_node)
-        self.book = book = QuotaBook(snapshot.quotas)
-        book.charge_running(snapshot.running)
-        self.used = book.used
-        self.quota_releases: dict[int, Timeline] = {}
         for job in snapshot.running:
             if job.lease_id is None:
                 workload = job.workload_class or workload_for_priority(job.priority_class)
                 tenant_q, _ = book.cover(job.tenant, job.project, job.pool, job.gpu_model, workload)
                 if tenant_q is not None:
                     timeline(self.quota_releases, tenant_q.id).add(release_time(job), job.total_gpus)
-        self.victims = Victims(snapshot, book, self.priority_of)  # who could be stopped
-        self.floors, self.ceilings = self.victims.floors, self.victims.ceilings
 
     def lane(self, job: PendingJob) -> Lane:
         key = (job.pool, job.gpu_model)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from scheduler.engine import decide
+from scheduler.engine.standing import Standing
 from scheduler.engine.types import (
     PREEMPTION_MANUAL, Lease, Node, PendingJob, RunningJob, Snapshot,
 )
@@ -105,7 +106,10 @@ class _Sim:
     period_seconds: float = 0.0
     approval_minutes: int = APPROVAL_MINUTES
     progress: object = None  # called with the share of the window replayed, about every 2 %
-    fast: bool = True  # take the lone-job admission without decide (fastpath.py); off in its test
+    # The shortcuts, all giving what the plain replay gives (tests/whatif/test_replay_shortcuts.py): the
+    # lone-job admission without decide (fastpath.py), the running jobs' state kept across cycles for
+    # decide (engine/standing.py) and no wait texts. Off: every cycle is a plain `decide(snapshot)`.
+    fast: bool = True
     # At most one cycle per this many simulated seconds (0: at every moment something changed). The live
     # pool evaluates within a second of a change; a month-long replay may trade resolution for speed.
     cycle_seconds: float = 0.0
@@ -128,6 +132,7 @@ class _Sim:
     events: int = 0
     nodes: tuple[Node, ...] = ()
     running_tuple: tuple[RunningJob, ...] | None = None
+    engines: dict[int, RunningJob] = field(default_factory=dict)  # the running jobs as the engine sees them
     # Fair share (see _usage): per tenant, closed usage and the running sums, relative to the window start.
     closed: dict[str, float] = field(default_factory=dict)
     run_gpus: dict[str, float] = field(default_factory=dict)
@@ -226,6 +231,8 @@ class _Sim:
             preemptions_24h=self._stops_24h(job.id), stop_refused=job.id in self.refused)
         self.running[job.id] = _Run(job, engine, remaining, self.token, run_record, lease_id)
         self.running_tuple = None
+        self.engines[job.id] = engine
+        self.standing.add(engine)
         free = self.free_nodes.get(job.gpu_model)
         if free is not None:
             free.take(placements, job.gpus)
@@ -242,6 +249,8 @@ class _Sim:
         """The run gives its nodes, quota and lease back."""
         del self.running[run.job.id]
         self.running_tuple = None
+        del self.engines[run.job.id]
+        self.standing.remove(run.engine)
         free = self.free_nodes.get(run.job.gpu_model)
         if free is not None:
             free.give(run.engine.placements, run.job.gpus)
@@ -286,12 +295,17 @@ class _Sim:
         self.remaining[job.id] = remaining
         self.dirty = True
 
+    def _set_engine(self, run: _Run, engine: RunningJob) -> None:
+        self.standing.remove(run.engine)
+        run.engine = self.engines[run.job.id] = engine
+        self.standing.add(engine)
+        self.running_tuple = None
+
     def _mark_stopping(self, job_id: int, until: datetime) -> None:
         run = self.running.get(job_id)
         if run is None or run.engine.stopping_until is not None:
             return
-        run.engine = _replace(run.engine, stopping_until=until)
-        self.running_tuple = None
+        self._set_engine(run, _replace(run.engine, stopping_until=until))
         self.push(until, _STOP, (job_id, run.token))
 
     def _lease_expiry(self, lease_id: int) -> None:
@@ -377,6 +391,10 @@ class _Sim:
             if n.state == "schedulable":
                 sizes[n.gpu_model][n.id] = n.gpus
         self.free_nodes = {model: FreeNodes(by_id, used) for model, by_id in sizes.items()}
+        trace = self.trace
+        self.standing = Standing(self.nodes, trace.quotas, trace.priority_classes, trace.preemption_cap_24h)
+        for run in self.running.values():
+            self.standing.add(run.engine)
         self.dirty = True
 
     # --- the cycle ----------------------------------------------------------------------------------
@@ -400,16 +418,18 @@ class _Sim:
         if self.fast and len(self.pending) == 1 and self._fast_admit():
             return
         if self.running_tuple is None:
-            self.running_tuple = tuple(self.running[i].engine for i in sorted(self.running))
+            engines = self.engines
+            self.running_tuple = tuple(map(engines.__getitem__, sorted(engines)))
         trace = self.trace
         snapshot = Snapshot(
             now=self.now, nodes=self.nodes, quotas=trace.quotas, running=self.running_tuple,
             pending=tuple(self.pending[i] for i in sorted(self.pending)), usage=self._usage(),
             priority_classes=trace.priority_classes,
-            leases=tuple(x.engine for x in sorted(self.leases.values(), key=lambda x: x.engine.id)),
+            leases=tuple(self.leases[i].engine for i in sorted(self.leases)),  # keyed by lease id
             switches=trace.switches, half_life_hours=trace.half_life_hours, policies=trace.policies,
             preemption_cap_24h=trace.preemption_cap_24h, grace_minutes=trace.grace_minutes)
-        decisions = decide(snapshot)
+        # The replay reads no waits, and keeps what the running jobs hold (standing.py) across cycles.
+        decisions = decide(snapshot, describe=not self.fast, standing=self.standing if self.fast else None)
         for admission in decisions.admissions:
             job = self.job_by_id[admission.job_id]
             del self.pending[job.id]
@@ -449,8 +469,7 @@ class _Sim:
     def _mark_pending_approval(self, job_id: int, until: datetime) -> None:
         run = self.running.get(job_id)
         if run is not None and run.engine.stopping_until is None:
-            run.engine = _replace(run.engine, stopping_until=until)
-            self.running_tuple = None
+            self._set_engine(run, _replace(run.engine, stopping_until=until))
 
     def _approved(self, victims: tuple[int, ...]) -> None:
         for victim in victims:

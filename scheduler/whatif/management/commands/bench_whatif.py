@@ -1,5 +1,6 @@
 """Times one replay of a synthetic month: `manage.py bench_whatif --jobs 50000 --nodes 500` prints one
-JSON line (wall seconds of the replay, the trace build and the summary apart; peak RSS of the process)."""
+JSON line (wall seconds of the replay, the trace build and the summary apart; the process's CPU seconds beside
+them, since the machine is shared; peak RSS of the process)."""
 import json
 import resource
 import time
@@ -25,7 +26,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=20)
 
     def handle(self, *args, **o):
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         trace = make_trace(jobs=o["jobs"], nodes=o["nodes"], tenants=o["tenants"], days=o["days"], load=o["load"],
                            seed=o["seed"])
         built = time.perf_counter()
@@ -33,12 +34,13 @@ class Command(BaseCommand):
         outcome = sim.run()
         replayed = time.perf_counter()
         summary = summarize(outcome)
-        done = time.perf_counter()
+        done, cpu_done = time.perf_counter(), time.process_time()
         self.stdout.write(json.dumps({
             "jobs": o["jobs"], "nodes": o["nodes"], "days": o["days"], "load": o["load"],
             "cycle_seconds": o["cycle_seconds"],
             "wall_s": round(done - started, 2), "replay_s": round(replayed - built, 2),
             "trace_s": round(built - started, 2), "summary_s": round(done - replayed, 2),
+            "cpu_s": round(cpu_done - cpu_started, 2),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "cycles": outcome.cycles, "fast_admissions": sim.fast_admissions,
             "decide_calls": outcome.cycles - sim.fast_admissions,

@@ -24,9 +24,10 @@ from tests.jobs import beta, borrowing_off, spec
 pytestmark = pytest.mark.django_db
 
 
-def page(user, url: str, moment) -> str:
+def page(user, url: str, moment, language: str = "en") -> str:
     client = Client()
     client.force_login(user)
+    client.cookies["django_language"] = language
     with time_machine.travel(moment, tick=False):
         response = client.get(url)
     assert response.status_code == 200, response.content[:500]
@@ -177,3 +178,10 @@ def test_the_borrower_sees_the_reclaim_deadline_and_the_ledger_and_lender_agree(
     lender_page = page(beta_dev, f"/jobs/{lender_job.pk}/", at(6))
     assert f"Reclaiming {figure.group(1)} GPUs that beta lent out" in lender_page
     assert "alpha-" not in lender_page  # the borrower's job names stay with the borrower
+
+    zh_queue = page(member, "/tenants/alpha/queue/", at(6), language="zh-hans")
+    assert f"借用 #{lease.pk} 正在被回收：剩余 9 分钟" in zh_queue
+    assert f"停止中：被 Beta team 回收，宽限至 {local_time(deadline)}" in zh_queue
+    zh_job = page(member, f"/jobs/{victim.pk}/", at(6), language="zh-hans")
+    assert "此作业向 Beta team 借用的 GPU 正被回收" in zh_job and "剩余 9 分钟" in zh_job
+    assert "正在回收 8 个 GPU" in page(member, "/leases/", at(6), language="zh-hans")

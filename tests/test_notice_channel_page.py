@@ -49,7 +49,7 @@ def test_a_member_gets_403_and_an_outsider_404_on_every_channel_url(member, outs
 def test_the_tenant_admin_sees_channels_masked_and_a_link_from_the_queue(tenant_admin, member, channel):
     page = text(client_for(tenant_admin).get(URL))
     assert "ops" in page and SLACK not in page and "TIiajkdnlazkcOXrIdevi7FQ" not in page
-    assert channels.target_display(kind="slack", target=SLACK) in page
+    assert channels.target_display(kind="slack", target=SLACK).split("?")[0] in page
     assert URL in text(client_for(tenant_admin).get("/tenants/alpha/queue/"))
     assert URL not in text(client_for(member).get("/tenants/alpha/queue/"))
 

@@ -42,6 +42,8 @@ def channel_rows(*, tenant: Tenant) -> list[ChannelRow]:
     deliveries: dict[int, NoticeDelivery] = {}
     for delivery in NoticeDelivery.objects.filter(notice__in=tests.values()).order_by("-at", "-id"):
         deliveries.setdefault(delivery.notice_id, delivery)
-    return [ChannelRow(channel=c, target=target_display(kind=c.kind, target=c.target), test=tests.get(c.id),
+    # The page shows the masked URL without apprise's option string, which says nothing to a reader.
+    return [ChannelRow(channel=c, target=target_display(kind=c.kind, target=c.target).split("?", 1)[0],
+                       test=tests.get(c.id),
                        test_delivery=deliveries.get(tests[c.id].id) if c.id in tests else None)
             for c in channels]

@@ -13,6 +13,7 @@ from quotas.leases.models import Lease
 from tests.borrow_preempt_helpers import alpha_borrows_from_beta, run
 from tests.factories import PASSWORD
 from tests.jobs import beta, submit
+from tests.notice_receivers import webhook_server  # noqa: F401  (fixture)
 
 SHOTS = os.environ.get("PORTAL_SHOTS_DIR")
 PHONE, DESKTOP = 390, 1440
@@ -95,3 +96,41 @@ def test_pages_fit_a_phone_and_the_menu_folds_behind_one_button(world, tenant_ad
             finally:
                 for context, _, _ in sessions.values():
                     context.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_tenant_admin_adds_an_im_channel_and_its_test_reaches_the_webhook_on_a_phone(
+        world, tenant_admin, browser, live_server, webhook_server):
+    from scheduler.notices.models import NoticeChannel
+    from scheduler.notices.services import notice_channel_create
+    from tests.notice_receivers import eager_tasks
+
+    notice_channel_create(actor=tenant_admin, tenant=world.alpha, kind="slack", name="ops",
+                          target="slack://T1JJ3T3L2/A1BRTD4JD/TIiajkdnlazkcOXrIdevi7FQ")
+    for language in ("en", "zh-hans"):
+        context, page, errors = open_as(browser, live_server, tenant_admin, width=PHONE, language=language)
+        try:
+            page.goto(f"{live_server.url}/tenants/alpha/queue/")
+            page.click(".menu-toggle")  # the queue links to the channels in its sub-navigation
+            page.keyboard.press("Escape")
+            page.click("a[href='/tenants/alpha/notice-channels/']")
+            page.select_option("#id_kind", "webhook")
+            page.fill("#id_name", f"team bot {language}")
+            page.fill("#id_target", webhook_server.url(f"/{language}"))
+            page.click("#add-channel button.primary")
+            channel = NoticeChannel.objects.get(name=f"team bot {language}")
+            row = page.locator(f"#channel-{channel.pk}")
+            expect(row).to_contain_text("json://")
+            with eager_tasks():  # the worker's delivery runs in the live server's thread at commit
+                row.locator("button", has_text="Send test" if language == "en" else "发送测试").click()
+                expect(page.locator(f"#channel-{channel.pk} .test-result")).to_contain_text(
+                    "Delivered" if language == "en" else "已送达", timeout=10_000)
+            assert f"/{language}" in [r["path"] for r in webhook_server.requests]
+            assert document_width(page) <= PHONE
+            if SHOTS:
+                page.screenshot(path=f"{SHOTS}/channels-tested-{PHONE}-{language}.png", full_page=True)
+                page.set_viewport_size({"width": DESKTOP, "height": 900})
+                page.screenshot(path=f"{SHOTS}/channels-tested-{DESKTOP}-{language}.png", full_page=True)
+            assert not errors, errors
+        finally:
+            context.close()

@@ -4,6 +4,7 @@ it; at 1440 px the menu sits in the bar and the button is hidden. The world has 
 so the victim's badge, banner and countdown are on the pages measured. With PORTAL_SHOTS_DIR set, each
 page is also saved as a screenshot at both widths in English and zh-Hans."""
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -131,6 +132,63 @@ def test_a_tenant_admin_adds_an_im_channel_and_its_test_reaches_the_webhook_on_a
                 page.screenshot(path=f"{SHOTS}/channels-tested-{PHONE}-{language}.png", full_page=True)
                 page.set_viewport_size({"width": DESKTOP, "height": 900})
                 page.screenshot(path=f"{SHOTS}/channels-tested-{DESKTOP}-{language}.png", full_page=True)
+            assert not errors, errors
+        finally:
+            context.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_victim_reads_awaiting_approval_then_that_it_was_preempted(world, member, platform_admin, quota_approver,
+                                                                     browser, live_server):
+    """Manual mode: the victim's page says an approver decides first and shows no deadline; after the
+    approval and the stop, the requeued job's row and page say it was preempted once and when."""
+    from quotas.leases.models import PolicySwitch
+    from quotas.leases.services import policy_switch_set
+    from scheduler.models import Preemption
+    from scheduler.preemption.services import preemption_approve, preemption_grace_due
+    from tests.borrow_preempt_helpers import at
+    from tests.jobs import borrowing_off
+
+    borrowing_off(world)
+    policy_switch_set(actor=platform_admin, key=PolicySwitch.Key.PREEMPTION_MODE, value="manual", reason="stage")
+    submit(member, gpus=8, name="serving", workload_class="online_inference")
+    victim = submit(member, gpus=8, name="sweep", workload_class="experiment")
+    run(world, 0)
+    submit(member, gpus=8, name="train", workload_class="training")
+    run(world, 1)
+    stop = Preemption.objects.get(victim=victim)
+    assert stop.state == Preemption.State.AWAITING_APPROVAL
+    for width in (PHONE, DESKTOP):
+        context, page, errors = open_as(browser, live_server, member, width=width)
+        try:
+            page.goto(f"{live_server.url}/jobs/{victim.pk}/")
+            expect(page.locator("#stop-banner")).to_contain_text(
+                "This job may be stopped for Alpha team's training job. A platform approver decides first")
+            expect(page.locator("#stop-banner")).not_to_contain_text("checkpoint before")
+            assert document_width(page) <= width
+            if SHOTS:
+                page.screenshot(path=f"{SHOTS}/job-awaiting-approval-{width}-en.png", full_page=True)
+            assert not errors, errors
+        finally:
+            context.close()
+
+    preemption_approve(actor=quota_approver, preemption=stop, now=at(2))
+    stop.refresh_from_db()
+    preemption_grace_due(now=stop.grace_until + timedelta(seconds=1))
+    run(world, 14)
+    for width in (PHONE, DESKTOP):
+        context, page, errors = open_as(browser, live_server, member, width=width)
+        try:
+            page.goto(f"{live_server.url}/tenants/alpha/queue/")
+            expect(page.locator(f"#job-{victim.pk} .preempted-badge")).to_contain_text("preempted 1 time, last at")
+            assert document_width(page) <= width
+            if SHOTS:
+                page.screenshot(path=f"{SHOTS}/queue-requeued-{width}-en.png", full_page=True)
+            page.goto(f"{live_server.url}/jobs/{victim.pk}/")
+            expect(page.locator("#stop-banner")).to_contain_text("This job was stopped at")
+            expect(page.locator("body")).not_to_contain_text("Checkpoint saved")
+            if SHOTS:
+                page.screenshot(path=f"{SHOTS}/job-requeued-{width}-en.png", full_page=True)
             assert not errors, errors
         finally:
             context.close()

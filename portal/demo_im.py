@@ -27,12 +27,16 @@ def demo_notice_channel(*, actor):
     """The `llm` team's one IM channel, pointing at the local receiver (idempotent)."""
     from quotas.models import Tenant
     from scheduler.notices.models import NoticeChannel
-    from scheduler.notices.services import notice_channel_create
+    from scheduler.notices.services import notice_channel_create, notice_channel_delete
 
     tenant = Tenant.objects.get(slug=DEMO_IM_TENANT)
     existing = NoticeChannel.objects.filter(tenant=tenant, name=DEMO_IM_CHANNEL_NAME).first()
-    return existing or notice_channel_create(actor=actor, tenant=tenant, kind=NoticeChannel.Kind.WEBHOOK,
-                                             name=DEMO_IM_CHANNEL_NAME, target=demo_im_url())
+    if existing is not None and existing.target == demo_im_url():
+        return existing
+    if existing is not None:  # DEMO_IM_PORT changed since the demo data was loaded
+        notice_channel_delete(actor=actor, channel=existing)
+    return notice_channel_create(actor=actor, tenant=tenant, kind=NoticeChannel.Kind.WEBHOOK,
+                                 name=DEMO_IM_CHANNEL_NAME, target=demo_im_url())
 
 
 def _read(log: Path) -> list[dict]:

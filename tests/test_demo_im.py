@@ -24,6 +24,11 @@ def test_a_notice_on_the_demo_channel_reaches_the_local_receiver(world, settings
     assert (channel.name, channel.kind, channel.target) == (
         DEMO_IM_CHANNEL_NAME, "webhook", f"json://127.0.0.1:{settings.DEMO_IM_PORT}/llm")
 
+    settings.DEMO_IM_PORT = free_port()  # moved since the data was loaded: the channel follows
+    channel = demo_notice_channel(actor=lead)
+    assert channel.target == f"json://127.0.0.1:{settings.DEMO_IM_PORT}/llm"
+    assert llm.notice_channels.count() == 1
+
     log = tmp_path / "demo-im.log"
     server = start_demo_im_receiver(log=log)
     try:

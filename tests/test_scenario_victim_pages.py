@@ -185,3 +185,41 @@ def test_the_borrower_sees_the_reclaim_deadline_and_the_ledger_and_lender_agree(
     zh_job = page(member, f"/jobs/{victim.pk}/", at(6), language="zh-hans")
     assert "此作业向 Beta team 借用的 GPU 正被回收" in zh_job and "剩余 9 分钟" in zh_job
     assert "正在回收 8 个 GPU" in page(member, "/leases/", at(6), language="zh-hans")
+
+
+def test_the_borrowers_live_queue_changes_version_when_its_job_starts_being_stopped(world, member, api):
+    """The queue's live refresh answers 304 while nothing changed; a stop planned against one of the
+    team's jobs by another tenant's cycle must reach the page on the next poll, not a minute later."""
+    _, victim = alpha_borrows_from_beta(world, member)
+    client = Client()
+    client.force_login(member)
+    with time_machine.travel(at(2), tick=False):
+        first = client.get("/tenants/alpha/queue/", HTTP_HX_REQUEST="true")
+        etag = first["ETag"]
+        assert client.get("/tenants/alpha/queue/", HTTP_HX_REQUEST="true", HTTP_IF_NONE_MATCH=etag).status_code == 304
+    beta_dev = factories.member(world.beta, "beta-dev", Membership.Role.MEMBER)
+    submit_api(api, beta_dev, **{**beta(gpus=8, name="beta-serving"), "workload_class": "online_inference"})
+    with time_machine.travel(at(2), tick=False):
+        run(world, 2)
+        response = client.get("/tenants/alpha/queue/", HTTP_HX_REQUEST="true", HTTP_IF_NONE_MATCH=etag)
+    assert response.status_code == 200
+    assert "stopping: reclaimed by Beta team" in html.unescape(response.content.decode())
+
+
+def test_the_victims_live_queue_changes_version_when_an_approver_starts_the_grace(world, member, platform_admin,
+                                                                                 quota_approver, api, alpha_full):
+    response = api(platform_admin).post("/api/v1/switches/", {"key": "preemption_mode", "pool": "gpu-a",
+                                                              "value": "manual", "reason": "stage"}, format="json")
+    assert response.status_code == 200, response.content
+    submit_api(api, member, gpus=8, name="train", workload_class="training")
+    run(world, 1)
+    stop = Preemption.objects.get(victim=alpha_full)
+    client = Client()
+    client.force_login(member)
+    with time_machine.travel(at(2), tick=False):
+        etag = client.get("/tenants/alpha/queue/", HTTP_HX_REQUEST="true")["ETag"]
+        response = api(quota_approver).post(f"/api/v1/preemptions/{stop.pk}/approve/")
+        assert response.status_code == 200, response.content
+        response = client.get("/tenants/alpha/queue/", HTTP_HX_REQUEST="true", HTTP_IF_NONE_MATCH=etag)
+    assert response.status_code == 200
+    assert "stopping: preempted by Alpha team, grace until" in html.unescape(response.content.decode())

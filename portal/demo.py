@@ -12,6 +12,7 @@ from django.utils import timezone
 from audit.chain.services import audit_record_bulk
 from audit.models import UsageRecord
 from audit.usage.months import month_bounds, month_of, previous_month
+from portal.demo_im import DEMO_IM_TENANT, demo_notice_channel
 from portal.demo_jobs import demo_jobs_seed
 from quotas import services
 from quotas.access import AUDITOR, PLATFORM_ADMIN, QUOTA_APPROVER
@@ -131,6 +132,7 @@ def load_demo() -> list[DemoLogin]:
             services.quota_set(actor=admin, tenant=tenant, pool=pools[pool_name], gpu_model=models[model_name],
                                gpus=gpus, workload_classes=classes, cpu_cores=gpus * 16, memory_gb=gpus * 128,
                                gpu_memory_gb=gpus * models[model_name].memory_gb, reason="Demo: initial base quota")
+    demo_notice_channel(actor=_user(f"{DEMO_IM_TENANT}-lead"))
     _demo_quota_requests(pools, models, approver)
     load_demo_leases(admin)
     demo_jobs()

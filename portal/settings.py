@@ -366,5 +366,7 @@ METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 
 # json:// and jsons:// notice webhooks may not point at loopback, private or link-local addresses except
 # these host names, addresses or networks (scheduler/notices/webhook_hosts.py). Tests post to a local
-# receiver on 127.0.0.1.
-NOTICE_WEBHOOK_ALLOWED_HOSTS = env_list("NOTICE_WEBHOOK_ALLOWED_HOSTS", "127.0.0.1" if PORTAL_ENV == "test" else "")
+# receiver on 127.0.0.1, and so does the demo (portal/demo_im.py, on DEMO_IM_PORT).
+NOTICE_WEBHOOK_ALLOWED_HOSTS = env_list("NOTICE_WEBHOOK_ALLOWED_HOSTS",
+                                        "127.0.0.1" if PORTAL_ENV in ("test", "development") else "")
+DEMO_IM_PORT = int(os.environ.get("DEMO_IM_PORT", 8025))

@@ -246,5 +246,13 @@ def leases_by_model(leases) -> dict[str, int]:
     return dict(sorted(totals.items()))
 
 
+def reclaiming_gpus(*, lender_job_ids) -> dict[int, int]:
+    """GPUs on leases being reclaimed for each lender job: the one figure the lender's wait and the
+    loan ledger both show."""
+    rows = (Lease.objects.filter(state=Lease.State.RECLAIMING, reclaim_lender_job_id__in=list(lender_job_ids))
+            .values("reclaim_lender_job_id").annotate(total=Sum("gpus")))
+    return {r["reclaim_lender_job_id"]: r["total"] for r in rows}
+
+
 def expires_in_minutes(lease: Lease, *, now: datetime) -> int:
     return int((lease.expires_at - now).total_seconds() // 60)

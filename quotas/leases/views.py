@@ -30,8 +30,16 @@ LEDGER_ROWS = 200
 
 
 def ledger_rows(leases, *, now) -> list[dict]:
+    # A lease being reclaimed shows the GPUs reclaimed for its lender's job: the figure the lender's
+    # wait shows too (selectors.reclaiming_gpus).
+    reclaimed = selectors.reclaiming_gpus(lender_job_ids=[
+        lease.reclaim_lender_job_id for lease in leases
+        if lease.state == Lease.State.RECLAIMING and lease.reclaim_lender_job_id])
     return [{"lease": lease, "expires_in": selectors.expires_in_minutes(lease, now=now),
-             "reclaimable": lease.protected_until <= now} for lease in leases]
+             "reclaimable": lease.protected_until <= now,
+             "reclaim_gpus": reclaimed.get(lease.reclaim_lender_job_id, lease.gpus),
+             "reclaim_minutes_left": max(int((lease.reclaim_deadline - now).total_seconds() // 60), 0)
+             if lease.reclaim_deadline else None} for lease in leases]
 
 
 def lease_state_filters() -> list[tuple[str, str]]:

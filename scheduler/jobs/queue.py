@@ -13,12 +13,14 @@ from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext_lazy as _
 
 from quotas.leases.models import Lease
+from quotas.leases.selectors import reclaiming_gpus
 from quotas.models import Pool, Tenant
 from scheduler.cycle.order import Position
 from scheduler.engine import reasons
 from scheduler.jobs.positions import pool_orders, positions_of
 from scheduler.jobs.wait_text import code_title, localized_wait
 from scheduler.models import FINAL_STATUSES, HOLDING_STATUSES, PENDING_STATUSES, Job
+from scheduler.preemption.victim import StopHistory, VictimStop, open_stops, stop_histories
 
 RECENT_FINISHED = 20
 PAGE_SIZE = 50  # waiting jobs per page: a page stays well under 100 KB whatever the queue's length
@@ -58,6 +60,10 @@ class QueueRow:
     lease: Lease | None = None
     lease_minutes_left: int | None = None
     eta_blocked: str = ""
+    # A lease being reclaimed ends at its reclaim deadline, not at its expiry: that is the time shown.
+    lease_deadline: datetime | None = None
+    stop: VictimStop | None = None  # the job's open stop, as its victim reads it
+    history: StopHistory | None = None  # how often it was stopped before
 
     @property
     def is_pending(self) -> bool:
@@ -130,13 +136,26 @@ def blocked_eta(code: str | None, earliest: datetime | None):
     if code in QUOTA_CODES and earliest is None:
         return ETA_QUOTA
     return None
+RECLAIM_KINDS = ("reclaiming", "reclaiming_approval")
+
+
+def _with_ledger_figures(stored: dict | None, reclaim_gpus: int | None) -> dict | None:
+    """A lender's RECLAIMING wait names the GPUs the ledger shows being reclaimed for the job
+    (quotas.leases.selectors.reclaiming_gpus), not the engine's estimate of what it must free."""
+    if not stored or not reclaim_gpus:
+        return stored
+    blockers = [{**b, "details": {**(b.get("details") or {}), "gpus": reclaim_gpus}}
+                if b.get("kind") in RECLAIM_KINDS else b for b in stored.get("blockers", ())]
+    return {**stored, "blockers": blockers}
 
 
 def queue_row(job: Job, *, lease: Lease | None = None, now: datetime | None = None,
-              position: Position | None = None) -> QueueRow:
+              position: Position | None = None, stop: VictimStop | None = None,
+              history: StopHistory | None = None, reclaim_gpus: int | None = None) -> QueueRow:
     now = now or timezone.now()
-    wait = localized_wait(job.wait, position) if job.status in PENDING_STATUSES else None
-    row = QueueRow(job=job, wait=wait)
+    wait = localized_wait(_with_ledger_figures(job.wait, reclaim_gpus), position) \
+        if job.status in PENDING_STATUSES else None
+    row = QueueRow(job=job, wait=wait, stop=stop, history=history)
     if wait:
         # Pages show each code's name in words; the code stays in the title for those who know it.
         wait["title"] = code_title(wait.get("code", ""))
@@ -149,14 +168,24 @@ def queue_row(job: Job, *, lease: Lease | None = None, now: datetime | None = No
         row.eta_blocked = str(blocked_eta(wait.get("code"), row.eta_earliest) or "")
     if lease is not None:
         row.lease = lease
-        row.lease_minutes_left = max(int((lease.expires_at - now).total_seconds() // 60), 0)
+        reclaiming = lease.state == Lease.State.RECLAIMING and lease.reclaim_deadline
+        row.lease_deadline = lease.reclaim_deadline if reclaiming else lease.expires_at
+        row.lease_minutes_left = max(int((row.lease_deadline - now).total_seconds() // 60), 0)
     return row
 
 
+def _reclaim_figures(jobs) -> dict[int, int]:
+    ids = [j.pk for j in jobs if j.wait_code == reasons.RECLAIMING]
+    return reclaiming_gpus(lender_job_ids=ids) if ids else {}
+
+
 def tenant_queue_row(job: Job, *, now: datetime | None = None) -> QueueRow:
-    """One job's row, with its lease when it runs on borrowed capacity."""
-    lease = Lease.objects.filter(id=job.lease_id).first() if job.lease_id else None
-    return queue_row(job, lease=lease, now=now, position=positions_of([job]).get(job.pk))
+    """One job's row, with its lease when it runs on borrowed capacity, its open stop and its past ones."""
+    now = now or timezone.now()
+    lease = Lease.objects.select_related("lender").filter(id=job.lease_id).first() if job.lease_id else None
+    return queue_row(job, lease=lease, now=now, position=positions_of([job]).get(job.pk),
+                     stop=open_stops([job.pk], now=now).get(job.pk), history=stop_histories([job.pk]).get(job.pk),
+                     reclaim_gpus=_reclaim_figures([job]).get(job.pk))
 
 
 @dataclass(frozen=True)
@@ -212,15 +241,24 @@ def tenant_queue(*, tenant: Tenant, chosen: QueueFilter | None = None, now: date
                    .order_by("-id")[:NOTICE_LIMIT])
     finished = list(base.filter(status__in=FINAL_STATUSES).order_by("-finished_at", "-id")[:RECENT_FINISHED])
     lease_ids = {j.lease_id for j in holding if j.lease_id}
-    leases = {lease.id: lease for lease in Lease.objects.filter(id__in=lease_ids)} if lease_ids else {}
+    leases = {lease.id: lease for lease in Lease.objects.filter(id__in=lease_ids).select_related("lender")} \
+        if lease_ids else {}
     positions = positions_of([*waiting, *noticed])
+    stops = open_stops([j.pk for j in holding], now=now)
+    histories = stop_histories([j.pk for j in waiting])
+    figures = _reclaim_figures([*waiting, *noticed])
+    holding_rows = [queue_row(j, lease=leases.get(j.lease_id), now=now, stop=stops.get(j.pk)) for j in holding]
     return {
-        "waiting": [queue_row(j, now=now, position=positions.get(j.pk)) for j in waiting],
+        "waiting": [queue_row(j, now=now, position=positions.get(j.pk), history=histories.get(j.pk),
+                              reclaim_gpus=figures.get(j.pk)) for j in waiting],
         "waiting_page": page,
-        "holding": [queue_row(j, lease=leases.get(j.lease_id), now=now) for j in holding],
+        "holding": holding_rows,
         "holding_count": holding_count,
+        # The team's running jobs that are being stopped: the banner the victims' people read first.
+        "stopping": [r for r in holding_rows if r.stop],
         "finished": [queue_row(j, now=now) for j in finished],
-        "notices": [queue_row(j, now=now, position=positions.get(j.pk)) for j in noticed],
+        "notices": [queue_row(j, now=now, position=positions.get(j.pk), reclaim_gpus=figures.get(j.pk))
+                    for j in noticed],
         "chosen": chosen,
         "now": now,
         # The pools the team has a base quota in: each links to its whole queue.

@@ -19,6 +19,7 @@ from scheduler.jobs.timeline import job_timeline
 from scheduler.models import FINAL_STATUSES, Preemption
 from scheduler.preemption import services as preemptions
 from scheduler.preemption.selectors import job_preemption
+from scheduler.preemption.victim import latest_stop
 
 SUBMITTED = gettext_lazy("Job #{id} submitted; it appears in the queue below once evaluated.")
 CANCELLED = gettext_lazy("Job #{id} cancelled.")
@@ -114,6 +115,7 @@ def job_detail(request, job_id: int):
     may_report = access.is_tenant_admin or access.platform or job.submitted_by_id == request.user.pk
     return render(request, template, {
         "access": access, "tenant": job.tenant, "row": row, "job": job, "preemption": preemption,
+        "stop": latest_stop(job) if preemption else None,
         "timeline": job_timeline(job),
         "can_report_environment": may_report and not ended and (not job.env_ready or job.wait_code == "ENV_NOT_READY"),
         "can_report_checkpoint": access.is_member and job.status == job.Status.RUNNING and bool(

@@ -49,6 +49,7 @@ class Notice(models.Model):
         QUOTA_REQUEST_DECIDED = outbox.QUOTA_REQUEST_DECIDED, _("Quota request decided")
         QUOTA_CHANGE = outbox.QUOTA_CHANGE, _("Quota change in effect or ending")
         MONTHLY_REPORT = "monthly_report", _("Monthly usage report")
+        CHANNEL_TEST = "channel_test", _("Channel test")
 
     class State(models.TextChoices):
         PENDING = "pending", _("Pending")
@@ -67,6 +68,9 @@ class Notice(models.Model):
     # Personal mail (one row per address: a quota request to its approver, a report to one admin)
     # stays off the tenant's channels; a preemption notice goes to them too.
     to_channels = models.BooleanField(default=True, help_text="Also send on the tenant's enabled channels.")
+    # A tenant admin's "send test" goes to one channel only (enabled or not), never to the others.
+    only_channel = models.ForeignKey(NoticeChannel, null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="test_notices")
     subject = models.CharField(max_length=200)
     body = models.TextField()
     facts = models.JSONField(default=dict)

@@ -67,6 +67,36 @@ def notice_channel_set_enabled(*, actor, channel: NoticeChannel, enabled: bool) 
     return channel
 
 
+def notice_channel_delete(*, actor, channel: NoticeChannel) -> None:
+    with transaction.atomic():
+        deleted, _rows = NoticeChannel.objects.filter(id=channel.id).delete()
+        if not deleted:
+            return
+        audit_record(event_type="notice_channel.deleted", target=channel, actor=actor, tenant=channel.tenant,
+                     payload={"kind": channel.kind, "name": channel.name, "channel_id": channel.id})
+
+
+TEST_SUBJECT = "Test notice from the GPU quota portal / GPU 配额门户测试通知"
+TEST_BODY = ("This is a test of the notice channel \"{name}\" of {tenant}, sent by {user}. Preemption, reclaim "
+             "and lease notices of this team arrive here the same way.\n"
+             "这是团队 {tenant} 的通知渠道 “{name}” 的测试消息，由 {user} 发送。本团队的抢占、回收和借用通知将以同样方式送达。")
+
+
+def notice_channel_test(*, actor, channel: NoticeChannel) -> Notice:
+    """Send a test notice through the outbox to this one channel (enabled or not): audited as any notice,
+    delivered by a worker after commit, its result kept on the notice's delivery log."""
+    tenant = channel.tenant
+    name = channel.name or channel.get_kind_display()
+    body = TEST_BODY.format(name=name, tenant=tenant.name, user=getattr(actor, "username", "") or "—")
+    with transaction.atomic():
+        notice = notice_enqueue(kind=Notice.Kind.CHANNEL_TEST, tenant=tenant, recipients=[], actor=actor,
+                                facts={"channel_id": channel.id, "channel_kind": channel.kind},
+                                subject=TEST_SUBJECT, body=body, only_channel=channel)
+        audit_record(event_type="notice_channel.test_sent", target=channel, actor=actor, tenant=tenant,
+                     payload={"kind": channel.kind, "name": channel.name, "notice_id": notice.id})
+    return notice
+
+
 # Enqueued by name: the task module builds on this one, not the reverse.
 DELIVER_NOTICE_TASK = "notices.deliver_notice"
 
@@ -88,7 +118,8 @@ def _dispatch(notice_id: int) -> None:
 
 
 def notice_enqueue(*, kind: str, tenant: Tenant, recipients: list[str], facts: dict, subject: str, body: str,
-                   job_id: int | None = None, dedupe_key: str = "", actor=None, to_channels: bool = True) -> Notice:
+                   job_id: int | None = None, dedupe_key: str = "", actor=None, to_channels: bool = True,
+                   only_channel: NoticeChannel | None = None) -> Notice:
     """Write the outbox row in the caller's transaction and schedule its delivery after commit.
     With a ``dedupe_key`` already used, return that notice unchanged. ``to_channels=False`` sends to
     the recipients only, not on the tenant's channels."""
@@ -104,14 +135,15 @@ def notice_enqueue(*, kind: str, tenant: Tenant, recipients: list[str], facts: d
                 notice = Notice.objects.create(
                     kind=kind, tenant=tenant, job_id=job_id, dedupe_key=dedupe_key, recipients=addresses,
                     to_channels=to_channels, subject=subject[:200], body=body, facts=facts,
-                    next_attempt_at=timezone.now())
+                    only_channel=only_channel, next_attempt_at=timezone.now())
         except IntegrityError:
             if not dedupe_key:
                 raise
             return Notice.objects.get(dedupe_key=dedupe_key)
         audit_record(event_type="notice.enqueued", target=notice, actor=actor, tenant=tenant, payload={
             "kind": kind, "job_id": job_id, "recipients": len(addresses),
-            "channel_kinds": sorted({c.kind for c in _enabled_channels(tenant.id)}) if to_channels else [],
+            "channel_kinds": [only_channel.kind] if only_channel is not None else
+            sorted({c.kind for c in _enabled_channels(tenant.id)}) if to_channels else [],
         })
         transaction.on_commit(lambda: _dispatch(notice.id))
     return notice
@@ -142,7 +174,11 @@ def _send(notice: Notice) -> list[tuple[NoticeChannel | None, str, channels.Send
     results = []
     if notice.recipients and (NoticeChannel.Kind.EMAIL, None) not in done:
         results.append((None, NoticeChannel.Kind.EMAIL, _email(notice, notice.recipients)))
-    for channel in _enabled_channels(notice.tenant_id) if notice.to_channels else []:
+    if notice.only_channel_id is not None:
+        targets = list(NoticeChannel.objects.filter(id=notice.only_channel_id))
+    else:
+        targets = _enabled_channels(notice.tenant_id) if notice.to_channels else []
+    for channel in targets:
         if (channel.kind, channel.id) in done:
             continue
         if channel.kind == NoticeChannel.Kind.EMAIL:

@@ -57,6 +57,7 @@ def test_admin_replays_a_window_and_watches_it_finish(world, member, outsider, p
     assert overflow <= 0, f"page is {overflow}px wider than a 390 px phone: {wide}"
     page.screenshot(path=f"{SHOTS}-390.png", full_page=True)
 
+    page.click(".menu-toggle")  # on a phone the language switch sits in the folded menu
     page.select_option("#lang-select", "zh-hans")
     page.click(".lang button")
     page.wait_for_selector("text=各租户：现状 → 提案")

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from portal.demo import DEMO_PASSWORD, load_demo
+from portal.demo_im import demo_im_log, start_demo_im_receiver
 
 
 # More than MAX_RESTARTS deaths of one process within RESTART_WINDOW seconds stop the demo instead.
@@ -34,12 +35,20 @@ class Command(BaseCommand):
                      f"--schedule={settings.CELERY_BEAT_SCHEDULE_FILENAME}"],
             "web": [python, "manage.py", "runserver", "--noreload", f"{host}:{port}"],
         }
+        # The demo team llm's IM channel posts here (portal/demo_im.py): notices show up in a page and a log.
+        try:
+            start_demo_im_receiver()
+            im_line = (f"IM notices of team llm: http://127.0.0.1:{settings.DEMO_IM_PORT}/ "
+                       f"(also appended to {demo_im_log()})")
+        except OSError as exc:
+            im_line = f"Demo IM receiver not started on port {settings.DEMO_IM_PORT}: {exc} (set DEMO_IM_PORT)"
         children = {name: subprocess.Popen(cmd, env=env) for name, cmd in processes.items()}
         url = f"http://{host}:{port}/"
         self.stdout.write(self.style.SUCCESS(f"\nGPU quota portal demo running at {url}  (admin: {url}admin/)"))
         self.stdout.write(f"Logins (password {DEMO_PASSWORD!r} for all):")
         for login in load_demo():
             self.stdout.write(f"  {login.username:<18} {login.role}")
+        self.stdout.write(im_line)
         self.stdout.write("Press Ctrl-C to stop web, worker and beat.\n")
 
         def stop(*_):

@@ -31,8 +31,9 @@ def reason_text(rule: str) -> str:
 
 def arithmetic_rows(arithmetic: dict) -> list[tuple[str, object]]:
     """(label, value) of each number; lists, nested data and times stay in the API and the audit record."""
-    return [(str(ARITHMETIC_LABELS[key]), value) for key, value in (arithmetic or {}).items()
-            if key in ARITHMETIC_LABELS and not isinstance(value, (list, dict)) and value is not None]
+    arithmetic = arithmetic or {}
+    return [(str(label), arithmetic[key]) for key, label in ARITHMETIC_LABELS.items()  # in the order of the sum
+            if key in arithmetic and not isinstance(arithmetic[key], (list, dict)) and arithmetic[key] is not None]
 
 
 def state_label(state: str) -> str:

@@ -110,8 +110,20 @@ class HistoryEntry:
     def change_label(self) -> str:
         return CHANGE_LABELS[self.change]
 
+    @property
+    def reason_text(self) -> str:
+        """The reason in the reader's language when the portal wrote it (a quota request applied or
+        ended, quotas.requests.services); a person's own words as they are."""
+        match = WORKFLOW_REASON.fullmatch(self.reason)
+        if match is None or match["verb"] not in WORKFLOW_REASONS:
+            return self.reason
+        return WORKFLOW_REASONS[match["verb"]].format(id=match["id"], justification=match["justification"])
+
 
 CHANGE_LABELS = {"created": _("created"), "changed": _("changed"), "deleted": _("deleted")}
+WORKFLOW_REASON = re.compile(r"Quota request #(?P<id>\d+) (?P<verb>applied|ended): (?P<justification>.*)", re.S)
+WORKFLOW_REASONS = {"applied": _("Quota request #{id} applied: {justification}"),
+                    "ended": _("Quota request #{id} ended: {justification}")}
 
 
 def _history(records) -> list[HistoryEntry]:

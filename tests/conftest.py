@@ -39,6 +39,17 @@ def _fresh_cache():
     yield
 
 
+@pytest.fixture(autouse=True)
+def _english_until_asked():
+    """A request in zh-Hans leaves the test thread's language switched (LocaleMiddleware activates it and
+    nothing switches back); each test starts in the default language, whatever ran before it."""
+    from django.utils import translation
+
+    translation.deactivate()
+    yield
+    translation.deactivate()
+
+
 @pytest.fixture
 def world(db):
     """Two tenants on one pool: 'alpha' (16 H100) and 'beta' (8 H100); 4 nodes × 8 H100 + 2 × 8 A100."""

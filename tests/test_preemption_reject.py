@@ -90,7 +90,7 @@ def test_a_stop_already_decided_cannot_be_rejected(awaiting, quota_approver):
     preemption_reject(actor=quota_approver, preemption=p, comment="no")
     with pytest.raises(ValidationError) as exc:
         preemption_reject(actor=quota_approver, preemption=p, comment="no again")
-    assert exc.value.messages == [NOT_AWAITING_APPROVAL.format(id=p.pk, state="rejected")]
+    assert exc.value.messages == [NOT_AWAITING_APPROVAL.format(id=p.pk, state=Preemption.State.REJECTED.label)]
     assert AuditEvent.objects.filter(event_type="preemption.rejected").count() == 1
 
 

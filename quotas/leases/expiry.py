@@ -16,7 +16,7 @@ from django.utils import timezone
 from audit.chain.services import audit_record
 from audit.models import AuditEvent
 from quotas.leases import notices as lease_notices
-from quotas.leases import selectors, services
+from quotas.leases import end_reasons, selectors, services
 from quotas.leases.models import Lease, PolicySwitch
 
 log = logging.getLogger(__name__)
@@ -108,7 +108,7 @@ def _settle_expired(lease_id: int, now: datetime, lender_has_demand: LenderDeman
             _hold(lease, now, "reclaim awaits approval")
             counts["held"] += 1
         elif not switches[PolicySwitch.Key.BORROWING_ENABLED]:
-            services.lease_expire(lease=lease, reason="Expired: borrowing is paused, no renewal", now=now)
+            services.lease_expire(lease=lease, code=end_reasons.EXPIRED_BORROWING_PAUSED, now=now)
             counts["expired"] += 1
         elif lender_has_demand(lease):
             services.lease_reclaim_start(lease=lease, lender_job_id=None, lender_is_production=False, now=now,
@@ -118,7 +118,7 @@ def _settle_expired(lease_id: int, now: datetime, lender_has_demand: LenderDeman
             services.lease_renew(lease=lease, now=now)
             counts["renewed"] += 1
         else:
-            services.lease_expire(lease=lease, reason="Expired at its maximum length", now=now)
+            services.lease_expire(lease=lease, code=end_reasons.EXPIRED_AT_MAXIMUM, now=now)
             counts["expired"] += 1
 
 

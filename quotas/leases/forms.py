@@ -32,13 +32,7 @@ class PoolSwitchForm(forms.Form):
 
     pool = forms.ModelChoiceField(queryset=Pool.objects.order_by("name"), to_field_name="name")
     key = forms.ChoiceField(choices=PolicySwitch.Key.choices, label=_("Switch"))
-    value = forms.ChoiceField(choices=[
-        (FOLLOW_DEFAULT, _("Follow the platform default")),
-        ("on", _("Borrowing on")), ("off", _("Borrowing paused")),
-        *((f"preemption:{v}", _("Preemption: %(mode)s") % {"mode": label})
-          for v, label in PolicySwitch.PreemptionMode.choices),
-        *((f"reclaim:{v}", _("Reclaim: %(mode)s") % {"mode": label}) for v, label in PolicySwitch.ReclaimMode.choices),
-    ])
+    value = forms.ChoiceField(choices=lambda: PoolSwitchForm.value_choices())
     return_leases_now = forms.BooleanField(required=False, label=_("When pausing borrowing, return the pool's open leases now"))
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}))
 
@@ -52,6 +46,17 @@ class PoolSwitchForm(forms.Form):
         if key and value and value != FOLLOW_DEFAULT and self.KEY_OF_VALUE[value.split(":")[0]] != key:
             self.add_error("value", self.VALUE_DOES_NOT_FIT)
         return cleaned
+
+    @staticmethod
+    def value_choices() -> list[tuple[str, str]]:
+        """Built per form, so the labels speak the request's language (at import they would be English)."""
+        return [
+            (FOLLOW_DEFAULT, _("Follow the platform default")),
+            ("on", _("Borrowing on")), ("off", _("Borrowing paused")),
+            *((f"preemption:{v}", _("Preemption: %(mode)s") % {"mode": label})
+              for v, label in PolicySwitch.PreemptionMode.choices),
+            *((f"reclaim:{v}", _("Reclaim: %(mode)s") % {"mode": label}) for v, label in PolicySwitch.ReclaimMode.choices),
+        ]
 
     @staticmethod
     def typed_value(key: str, value: str):

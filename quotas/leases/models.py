@@ -121,6 +121,9 @@ class Lease(models.Model):
     reclaim_deadline = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
     end_reason = models.CharField(max_length=200, blank=True)
+    # Why it ended as data (quotas.leases.end_reasons), rendered on read; empty for a person's own words.
+    end_code = models.CharField(max_length=30, blank=True)
+    end_details = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-started_at", "-id"]
@@ -146,3 +149,10 @@ class Lease(models.Model):
     @property
     def is_open(self) -> bool:
         return self.state in self.OPEN_STATES
+
+    @property
+    def end_text(self) -> str:
+        """Why it ended, in the active language."""
+        from quotas.leases.end_reasons import render
+
+        return render(self.end_code, self.end_details, fallback=self.end_reason)

@@ -17,7 +17,7 @@ from audit.chain.services import audit_record
 from quotas import times
 from quotas.access import is_platform_admin
 from quotas.history import reason_errors, with_history
-from quotas.leases import errors, selectors
+from quotas.leases import end_reasons, errors, selectors
 from quotas.leases.grants import iso, lease_payload
 from quotas.leases.models import NEVER_BORROWS, Lease, LendingPolicy, PolicySwitch
 from quotas.models import Membership, Pool, Tenant
@@ -140,7 +140,8 @@ def policy_switch_set(*, actor, key: str, value, reason: str, pool: Pool | None 
             leases = Lease.objects.filter(state__in=Lease.OPEN_STATES)
             for lease_id in (leases.filter(pool=pool) if pool else leases).values_list("id", flat=True):
                 lease = _lease_end(lease_id=lease_id, state=Lease.State.RETURNED, actor=actor, now=now,
-                                   reason=f"Borrowing paused: returned now ({reason})", event="lease.returned")
+                                   code=end_reasons.BORROWING_PAUSED, details={"reason": reason},
+                                   event="lease.returned")
                 if lease is not None:
                     returned.append(lease.id)
         if old != value or returned:
@@ -181,31 +182,37 @@ def lease_jobs_set(*, lease: Lease, job_ids: Iterable[int]) -> Lease:
     return lease
 
 
-def _lease_end(*, lease_id: int, state: str, actor, now: datetime, reason: str, event: str,
-               from_states=Lease.OPEN_STATES) -> Lease | None:
-    """End an open lease by compare-and-swap; None when another caller ended it first."""
+def _lease_end(*, lease_id: int, state: str, actor, now: datetime, event: str, reason: str = "", code: str = "",
+               details: dict | None = None, from_states=Lease.OPEN_STATES) -> Lease | None:
+    """End an open lease by compare-and-swap; None when another caller ended it first. Why: a `code` of
+    quotas.leases.end_reasons with its `details` (the English sentence is kept beside it), or a person's
+    own `reason`."""
+    details = dict(details or {})
+    if code:
+        reason = end_reasons.english(code, details)
     with transaction.atomic():
         updated = Lease.objects.filter(pk=lease_id, state__in=from_states).update(
-            state=state, ended_at=now, end_reason=reason[:200])
+            state=state, ended_at=now, end_reason=reason[:200], end_code=code, end_details=details)
         if updated != 1:
             return None
         lease = Lease.objects.select_related("borrower", "lender", "pool", "gpu_model").get(pk=lease_id)
         audit_record(event_type=event, target=lease, actor=actor, tenant=lease.borrower, occurred_at=now,
-                     payload=lease_payload(lease, reason=reason))
+                     payload=lease_payload(lease, reason=reason, **({"end_code": code} if code else {})))
     return lease
 
 
-def lease_return(*, lease: Lease, reason: str, actor=None, now: datetime | None = None) -> Lease:
+def lease_return(*, lease: Lease, reason: str = "", code: str = "", details: dict | None = None, actor=None,
+                 now: datetime | None = None) -> Lease:
     """Give borrowed capacity back now (jobs finished, borrowing paused, an admin's decision); a lease
-    that is already closed is returned unchanged."""
+    that is already closed is returned unchanged. Why: an end_reasons `code` and `details`, or a person's `reason`."""
     ended = _lease_end(lease_id=lease.pk, state=Lease.State.RETURNED, actor=actor, now=now or timezone.now(),
-                       reason=reason, event="lease.returned")
+                       reason=reason, code=code, details=details, event="lease.returned")
     return ended or Lease.objects.get(pk=lease.pk)
 
 
-def lease_expire(*, lease: Lease, reason: str, now: datetime | None = None) -> Lease:
+def lease_expire(*, lease: Lease, code: str, now: datetime | None = None) -> Lease:
     ended = _lease_end(lease_id=lease.pk, state=Lease.State.EXPIRED, actor=None, now=now or timezone.now(),
-                       reason=reason, event="lease.expired", from_states=(Lease.State.ACTIVE,))
+                       code=code, event="lease.expired", from_states=(Lease.State.ACTIVE,))
     return ended or Lease.objects.get(pk=lease.pk)
 
 
@@ -275,6 +282,6 @@ def lease_reclaims_apply(*, reclaim: Reclaim, lender_is_production: bool = False
 
 def lease_reclaim_finish(*, lease: Lease, now: datetime | None = None) -> Lease:
     ended = _lease_end(lease_id=lease.pk, state=Lease.State.RETURNED, actor=None, now=now or timezone.now(),
-                       reason="Reclaimed by the lender after the grace period", event="lease.reclaimed",
+                       code=end_reasons.RECLAIMED, event="lease.reclaimed",
                        from_states=(Lease.State.RECLAIMING,))
     return ended or Lease.objects.get(pk=lease.pk)

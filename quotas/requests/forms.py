@@ -1,6 +1,8 @@
 """The HTML form of a quota change request; it only parses input, the service decides."""
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
+from quotas import errors as quota_errors
 from quotas.models import GpuModel, Pool, QuotaRequest, WorkloadClass
 
 
@@ -12,29 +14,29 @@ class DateTimeLocalInput(forms.DateTimeInput):
 
 
 class QuotaRequestForm(forms.Form):
-    kind = forms.ChoiceField(choices=QuotaRequest.Kind.choices, initial=QuotaRequest.Kind.INCREASE,
+    kind = forms.ChoiceField(label=_("Kind"), choices=QuotaRequest.Kind.choices, initial=QuotaRequest.Kind.INCREASE,
                              widget=forms.RadioSelect)
-    pool = forms.ModelChoiceField(queryset=Pool.objects.order_by("name"), to_field_name="name",
+    pool = forms.ModelChoiceField(label=_("Pool"), queryset=Pool.objects.order_by("name"), to_field_name="name",
                                   empty_label=None)
     gpu_model = forms.ModelChoiceField(queryset=GpuModel.objects.order_by("name"), to_field_name="name",
-                                       empty_label=None, label="GPU model")
+                                       empty_label=None, label=_("GPU model"))
     workload_classes = forms.MultipleChoiceField(
-        choices=WorkloadClass.choices, required=False, widget=forms.CheckboxSelectMultiple,
-        help_text="Leave all unticked for a quota that covers every class.")
-    gpus = forms.IntegerField(label="New base quota (GPUs)", min_value=0,
-                              help_text="The value you want, not the difference.")
-    effective_at = forms.DateTimeField(required=False, widget=DateTimeLocalInput(),
-                                       help_text="Empty: as soon as it is approved.")
-    ends_at = forms.DateTimeField(required=False, widget=DateTimeLocalInput(),
-                                  help_text="Temporary grants only: when the extra GPUs go back.")
-    justification = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}),
-                                    help_text="Why, for how long, and what happens without it.")
+        label=_("Workload classes"), choices=WorkloadClass.choices, required=False,
+        widget=forms.CheckboxSelectMultiple, help_text=_("Leave all unticked for a quota that covers every class."))
+    gpus = forms.IntegerField(label=_("New base quota (GPUs)"), min_value=0,
+                              help_text=_("The value you want, not the difference."))
+    effective_at = forms.DateTimeField(label=_("Effective at"), required=False, widget=DateTimeLocalInput(),
+                                       help_text=_("Empty: as soon as it is approved."))
+    ends_at = forms.DateTimeField(label=_("Ends at"), required=False, widget=DateTimeLocalInput(),
+                                  help_text=_("Temporary grants only: when the extra GPUs go back."))
+    justification = forms.CharField(label=_("Justification"), widget=forms.Textarea(attrs={"rows": 4}),
+                                    help_text=_("Why, for how long, and what happens without it."))
     acknowledge_oversubscription = forms.BooleanField(
-        required=False, label="I understand this change oversubscribes the pool")
+        required=False, label=_("I understand this change oversubscribes the pool"))
 
     def clean(self):
         data = super().clean()
         start, end = data.get("effective_at"), data.get("ends_at")
         if start and end and end <= start:
-            self.add_error("ends_at", "The end must be after the start.")
+            self.add_error("ends_at", quota_errors.WINDOW_ORDER)
         return data

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 
 class QuotaRequest(models.Model):
@@ -92,6 +93,14 @@ class QuotaRequest(models.Model):
         return None
 
 
+# The timeline's steps (QuotaRequestDecision.step), as a person reads them.
+STEP_LABELS = {
+    "created": pgettext_lazy("quota request step", "Created"), "submitted": _("Submitted"),
+    "endorsed": _("Endorsed"), "approved": _("Approved"), "rejected": _("Rejected"), "withdrawn": _("Withdrawn"),
+    "applied": _("Applied"), "reverted": _("Reverted (grant ended)"), "expired": _("Expired"),
+}
+
+
 class QuotaRequestDecision(models.Model):
     """One step on a request's timeline: who moved it from which state to which, when and with what comment.
     Worker steps (applied, reverted, expired) have no actor."""
@@ -110,3 +119,7 @@ class QuotaRequestDecision(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.request_id} {self.step} {self.from_state}→{self.to_state}"
+
+    @property
+    def step_label(self) -> str:
+        return str(STEP_LABELS.get(self.step, self.step))

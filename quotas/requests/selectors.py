@@ -3,6 +3,7 @@ the approver inbox."""
 from dataclasses import dataclass, field
 
 from django.db.models import Q, QuerySet, Sum
+from django.utils.translation import gettext_lazy as _
 
 from audit.models import UsageRecord
 from quotas.access import QUOTA_APPROVER, can_read_all_tenants, has_platform_role
@@ -10,11 +11,12 @@ from quotas.models import GpuModel, Membership, Pool, Quota, QuotaRequest, Tenan
 from quotas.services import schedulable_gpus, tenant_quota_total
 
 # Impact notes shown in the form and the inbox; tests assert these texts.
-OVERSUBSCRIPTION_WARNING = (
+# Lazily translated: formatted in the language of the page or API request that asks for the impact.
+OVERSUBSCRIPTION_WARNING = _(
     "Base quotas on {pool}/{gpu_model} would total {total} GPUs against {capacity} schedulable "
     "({over} over): this needs an explicit acknowledgement."
 )
-BELOW_USAGE_NOTE = (
+BELOW_USAGE_NOTE = _(
     "The new value ({new}) is below the {usage} GPUs the tenant's jobs hold now: running jobs finish, "
     "nothing new is admitted above {new}."
 )

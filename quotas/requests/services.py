@@ -60,6 +60,14 @@ REQUESTER_LEFT = _("The requester is no longer a member of {tenant}.")
 CONFLICT = _("Request #{id} is now {state}: someone else acted on it first. Reload to see its current state.")
 WRONG_STATE = _("Request #{id} is {state}; it cannot be {action} now.")
 COMMENT_REQUIRED = _("Say why: the requester reads this comment.")
+UNKNOWN_KIND = _("Unknown kind {kind!r}.")
+# The words the messages above put in {action} and {role}.
+ACTION_WORDS = {"submit": _("submit"), "withdraw": _("withdraw"), "submitted": _("submitted"),
+                "endorsed": _("endorsed"), "approved": _("approved"), "rejected": _("rejected"),
+                "withdrawn": _("withdrawn")}
+APPROVER_ROLE = _("quota approver")
+ENDORSER_OR_APPROVER_ROLE = _("tenant admin or quota approver")
+WAITING_FOR_APPROVER = _("waiting for a platform approver")
 
 APPLY_RETRY_AFTER = timedelta(minutes=15)
 
@@ -94,9 +102,10 @@ def _transition(qr: QuotaRequest, *, to: str, allowed_from: Iterable[str], step:
         if not conflict:
             return False
         current = QuotaRequest.objects.filter(pk=qr.pk).values_list("state", flat=True).first()
-        label = State(current).label.lower() if current else "gone"
+        label = State(current).label.lower() if current else _("gone")
         if old_state not in allowed_from:  # the caller acted on a state that never allowed this step
-            raise ConflictError(WRONG_STATE.format(id=qr.pk, state=label, action=action or step), code="wrong_state")
+            raise ConflictError(WRONG_STATE.format(id=qr.pk, state=label, action=ACTION_WORDS.get(action or step, action or step)),
+                                code="wrong_state")
         raise ConflictError(CONFLICT.format(id=qr.pk, state=label))
     from_state = old_state if old_state in allowed_from else ""
     for name, value in {"state": to, "state_changed_at": now, **fields}.items():
@@ -134,7 +143,7 @@ def _validate(*, tenant, pool, gpu_model, kind, gpus, justification, workload_cl
         if value not in WorkloadClass.values:
             problems.setdefault("workload_classes", []).append(quota_errors.UNKNOWN_CLASS.format(value=value))
     if kind not in Kind.values:
-        problems.setdefault("kind", []).append(f"Unknown kind {kind!r}.")
+        problems.setdefault("kind", []).append(UNKNOWN_KIND.format(kind=kind))
     if gpus is None or int(gpus) < 0:
         problems.setdefault("gpus", []).append(quota_errors.NEGATIVE)
     elif int(gpus) > limits.QUOTA_GPUS:
@@ -199,7 +208,7 @@ def quota_request_create(*, actor, tenant: Tenant, pool: Pool, gpu_model: GpuMod
 def quota_request_submit(*, actor, request: QuotaRequest) -> QuotaRequest:
     qr = request
     if qr.requested_by_id != actor.pk:
-        raise PermissionDenied(ONLY_REQUESTER.format(action="submit"))
+        raise PermissionDenied(ONLY_REQUESTER.format(action=ACTION_WORDS["submit"]))
     role = _role_in(actor, qr.tenant)
     if role is None:
         raise PermissionDenied(NOT_A_MEMBER.format(tenant=qr.tenant.slug))
@@ -219,8 +228,8 @@ def quota_request_endorse(*, actor, request: QuotaRequest, comment: str = "") ->
     if _role_in(actor, qr.tenant) != Membership.Role.TENANT_ADMIN:
         raise PermissionDenied(ENDORSER_REQUIRED.format(tenant=qr.tenant.slug))
     if not qr.needs_endorsement:
-        raise ConflictError(WRONG_STATE.format(id=qr.pk, state="waiting for a platform approver",
-                                               action="endorsed"), code="wrong_state")
+        raise ConflictError(WRONG_STATE.format(id=qr.pk, state=WAITING_FOR_APPROVER,
+                                               action=ACTION_WORDS["endorsed"]), code="wrong_state")
     with transaction.atomic():
         _transition(qr, to=State.ENDORSED, allowed_from=[State.SUBMITTED], step="endorsed", actor=actor,
                     comment=comment, action="endorsed")
@@ -274,8 +283,8 @@ def quota_request_reject(*, actor, request: QuotaRequest, comment: str) -> Quota
     elif _role_in(actor, qr.tenant) == Membership.Role.TENANT_ADMIN and qr.needs_endorsement:
         allowed = [State.SUBMITTED]
     if not allowed:
-        raise PermissionDenied(REJECTER_REQUIRED.format(role="quota approver" if not qr.needs_endorsement
-                                                        else "tenant admin or quota approver"))
+        raise PermissionDenied(REJECTER_REQUIRED.format(role=APPROVER_ROLE if not qr.needs_endorsement
+                                                        else ENDORSER_OR_APPROVER_ROLE))
     with transaction.atomic():
         _transition(qr, to=State.REJECTED, allowed_from=allowed, step="rejected", actor=actor, comment=comment,
                     action="rejected")
@@ -286,7 +295,7 @@ def quota_request_reject(*, actor, request: QuotaRequest, comment: str) -> Quota
 def quota_request_withdraw(*, actor, request: QuotaRequest, comment: str = "") -> QuotaRequest:
     qr = request
     if qr.requested_by_id != actor.pk:
-        raise PermissionDenied(ONLY_REQUESTER.format(action="withdraw"))
+        raise PermissionDenied(ONLY_REQUESTER.format(action=ACTION_WORDS["withdraw"]))
     with transaction.atomic():
         _transition(qr, to=State.WITHDRAWN, allowed_from=[State.DRAFT, State.SUBMITTED, State.ENDORSED,
                                                           State.APPROVED],

@@ -6,6 +6,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
 
 from quotas.access import (
     QUOTA_APPROVER,
@@ -32,8 +33,10 @@ ACTIONS = {
     "withdraw": lambda user, qr, post: services.quota_request_withdraw(actor=user, request=qr,
                                                                        comment=post.get("comment", "")),
 }
-DONE = {"submit": "submitted", "endorse": "endorsed", "approve": "approved", "reject": "rejected",
-        "withdraw": "withdrawn"}
+DONE = {"submit": _("submitted"), "endorse": _("endorsed"), "approve": _("approved"), "reject": _("rejected"),
+        "withdraw": _("withdrawn")}
+REQUEST_SAVED = _("Request #{id}: {state}.")
+REQUEST_DONE = _("Request #{id} {done}.")
 
 
 def _impact_from(form: QuotaRequestForm, tenant):
@@ -69,7 +72,7 @@ def quota_request_new(request, slug: str):
             except ValidationError as exc:
                 _add_errors(form, exc)
             else:
-                messages.success(request, f"Request #{qr.pk} {qr.get_state_display().lower()}.")
+                messages.success(request, REQUEST_SAVED.format(id=qr.pk, state=qr.get_state_display()))
                 return redirect("quota-request-detail", qr.pk)
     else:
         # Prefilled from a queue page's "request quota" action: pool, model and the new base quota.
@@ -169,7 +172,7 @@ def quota_request_action(request, pk: int, action: str):
     if error:
         messages.error(request, error)
     else:
-        messages.success(request, f"Request #{pk} {DONE[action]}.")
+        messages.success(request, REQUEST_DONE.format(id=pk, done=DONE[action]))
     return redirect(safe_next(request, reverse("quota-request-detail", args=[pk])))
 
 

@@ -47,7 +47,9 @@ def _text(event_type: str, p: dict) -> str:
     if event_type == "job.checkpoint_reported":
         return _("Checkpoint reported")
     if event_type == "job.preempted":
-        return _("Stopped (%(cause)s), %(lost)s GPU-hours lost") % {"cause": p.get("cause", ""),
+        cause = p.get("cause", "")
+        cause = Preemption.Kind(cause).label if cause in Preemption.Kind.values else cause
+        return _("Stopped (%(cause)s), %(lost)s GPU-hours lost") % {"cause": cause,
                                                                   "lost": p.get("gpu_hours_lost", 0)}
     if event_type == "job.requeued":
         return _("Requeued")

@@ -8,7 +8,8 @@ from quotas.leases.expiry import lender_has_demand_from_quotas
 from quotas.leases.models import Lease
 from scheduler.models import PENDING_STATUSES, Job, Preemption
 from scheduler.notices.models import Notice
-from scheduler.preemption.services import REASONS, gpu_hours_at_risk
+from scheduler.preemption import texts
+from scheduler.preemption.services import gpu_hours_at_risk
 
 
 def _iso(value):
@@ -21,7 +22,10 @@ def preemption_view(p: Preemption, *, now=None) -> dict:
     open_ = p.state in Preemption.OPEN_STATES
     notice = Notice.objects.filter(pk=p.notice_id).values_list("state", flat=True).first() if p.notice_id else None
     return {
-        "id": p.pk, "kind": p.kind, "state": p.state, "rule": p.rule, "reason": REASONS.get(p.rule, p.rule),
+        # Codes for programs, and their words rendered now in the reader's language.
+        "id": p.pk, "kind": p.kind, "state": p.state, "rule": p.rule, "reason": texts.reason_text(p.rule),
+        "kind_label": texts.kind_label(p.kind), "state_label": texts.state_label(p.state),
+        "notice_state_label": texts.notice_state_label(notice),
         "by_tenant": p.preemptor.tenant.name if p.preemptor_id else None,
         "planned_at": _iso(p.planned_at), "grace_until": _iso(p.grace_until), "ended_at": _iso(p.ended_at),
         "approved_at": _iso(p.approved_at),

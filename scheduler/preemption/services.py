@@ -20,6 +20,7 @@ from django.utils.translation import gettext_noop
 from audit.chain.services import audit_record
 from audit.usage.services import usage_record_close
 from quotas.access import PLATFORM_ADMIN, QUOTA_APPROVER, has_platform_role
+from quotas.leases import end_reasons
 from quotas.leases import services as lease_services
 from quotas.leases.models import Lease, PolicySwitch
 from quotas.leases.selectors import switch_value
@@ -175,7 +176,7 @@ def preemption_approve(*, actor, preemption: Preemption, now: datetime | None = 
         p = Preemption.objects.select_related("preemptor__tenant", *(f"victim__{f}" for f in VICTIM_RELATED)).get(
             pk=preemption.pk)
         if not updated:
-            raise ValidationError(NOT_AWAITING_APPROVAL.format(id=p.pk, state=p.state), code="not_awaiting")
+            raise ValidationError(NOT_AWAITING_APPROVAL.format(id=p.pk, state=p.get_state_display()), code="not_awaiting")
         _preemption_event("preemption.approved", p, now, actor=actor)
         _notify(p, now)
         if p.kind == Preemption.Kind.RECLAIM:
@@ -199,7 +200,7 @@ def preemption_reject(*, actor, preemption: Preemption, comment: str, now: datet
         p = Preemption.objects.select_related("preemptor__tenant", *(f"victim__{f}" for f in VICTIM_RELATED)).get(
             pk=preemption.pk)
         if not updated:
-            raise ValidationError(NOT_AWAITING_APPROVAL.format(id=p.pk, state=p.state), code="not_awaiting")
+            raise ValidationError(NOT_AWAITING_APPROVAL.format(id=p.pk, state=p.get_state_display()), code="not_awaiting")
         _preemption_event("preemption.rejected", p, now, actor=actor, comment=p.rejection_comment)
         request_pool_evaluation(p.victim.pool_id)
     return p
@@ -226,7 +227,8 @@ def _stop_and_requeue(job: Job, now: datetime, *, cause: str) -> float | None:
     if lease is not None and lease.state == Lease.State.RECLAIMING:
         lease_services.lease_reclaim_finish(lease=lease, now=now)
     elif lease is not None:
-        lease_services.lease_return(lease=lease, reason=f"Job #{job.pk} stopped ({cause})", now=now)
+        lease_services.lease_return(lease=lease, code=end_reasons.JOB_STOPPED, details={"job": job.pk, "cause": cause},
+                                    now=now)
     request_pool_evaluation(job.pool_id)
     return lost
 
@@ -295,7 +297,7 @@ def preemption_grace_due(*, now: datetime | None = None) -> dict[str, int]:
         jobs_live = Job.objects.filter(pk__in=lease.job_ids).exclude(
             status__in=(Job.Status.SUCCEEDED, Job.Status.FAILED, Job.Status.CANCELLED, Job.Status.REQUEUED)).exists()
         if not jobs_live:
-            lease_services.lease_return(lease=lease, reason="Its jobs no longer run on it", now=now)
+            lease_services.lease_return(lease=lease, code=end_reasons.JOBS_GONE, now=now)
             counts["leases_returned"] += 1
     return counts
 
@@ -309,7 +311,7 @@ def job_checkpoint_report(*, actor, job: Job, now: datetime | None = None) -> Jo
     with transaction.atomic():
         if not Job.objects.filter(pk=job.pk, status__in=HOLDING_STATUSES).update(last_checkpoint_at=now):
             job.refresh_from_db()
-            raise ValidationError(CHECKPOINT_NOT_RUNNING.format(id=job.pk, status=job.status), code="not_running")
+            raise ValidationError(CHECKPOINT_NOT_RUNNING.format(id=job.pk, status=job.get_status_display()), code="not_running")
         job.refresh_from_db()
         audit_record(event_type="job.checkpoint_reported", target=job, actor=actor, tenant=job.tenant,
                      occurred_at=now, payload={"name": job.name, "at": now.isoformat()})

@@ -16,7 +16,8 @@ from quotas.redirects import safe_next
 from scheduler.models import Preemption
 from scheduler.preemption import services as preemptions
 from scheduler.preemption.selectors import preemptions_for_user
-from scheduler.preemption.services import REASONS, gpu_hours_at_risk
+from scheduler.preemption import texts
+from scheduler.preemption.services import gpu_hours_at_risk
 
 PAGE_SIZE = 50
 APPROVED = _("Preemption #{id} approved: the victim's owners are notified and its grace runs until {until}.")
@@ -29,11 +30,10 @@ def _state_filters() -> list[tuple[str, str]]:
 
 def _row(p: Preemption, now) -> dict:
     return {
-        "p": p, "reason": REASONS.get(p.rule, p.rule),
+        "p": p, "reason": texts.reason_text(p.rule),
         "gpu_hours_at_risk": round(gpu_hours_at_risk(p.victim, now), 1) if p.state in Preemption.OPEN_STATES else None,
-        # The engine's numbers behind the decision, as recorded (keys are stable identifiers, not prose).
-        "arithmetic": [(key.replace("_", " "), value) for key, value in p.arithmetic.items()
-                       if not isinstance(value, (list, dict))],
+        # The engine's numbers behind the decision, as recorded, each under its label.
+        "arithmetic": texts.arithmetic_rows(p.arithmetic),
     }
 
 

@@ -14,6 +14,7 @@ from django.db.models import Max
 
 from audit.chain.services import audit_record
 from audit.usage.services import usage_record_close
+from quotas.leases import end_reasons
 from quotas.leases import services as lease_services
 from quotas.leases.models import Lease
 from quotas.models import Node
@@ -150,7 +151,8 @@ def job_requeue_after_cluster_stop(*, job: Job, cause: str, reason: str, now: da
     if job.lease_id:
         lease = Lease.objects.filter(pk=job.lease_id, state__in=Lease.OPEN_STATES).first()
         if lease is not None:
-            lease_services.lease_return(lease=lease, reason=f"Job #{job.pk} ended on the cluster ({cause})", now=now)
+            lease_services.lease_return(lease=lease, code=end_reasons.JOB_ENDED_ON_CLUSTER,
+                                            details={"job": job.pk, "cause": cause}, now=now)
     request_pool_evaluation(job.pool_id)
     return True
 

@@ -5,6 +5,7 @@ from django import forms
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from quotas.labels import PRIORITY_CLASS_LABELS
 from quotas.models import GpuModel, Pool, Tenant, WorkloadClass
 from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES
 from scheduler.whatif.serializers import ChangeSerializer, WhatIfCreateSerializer
@@ -42,7 +43,8 @@ class WhatIfForm(forms.Form):
     workload_class = forms.ChoiceField(label=_("Workload class"), required=False,
                                        choices=[("", "—"), *WorkloadClass.choices])
     priority_class = forms.ChoiceField(label=_("Priority class"), required=False,
-                                       choices=_choices(DEFAULT_PRIORITY_CLASSES))
+                                       choices=[("", "—"), *((c, PRIORITY_CLASS_LABELS.get(c, c))
+                                                                 for c in DEFAULT_PRIORITY_CLASSES)])
     count = forms.IntegerField(label=_("Nodes"), required=False, min_value=1)
     label = forms.CharField(label=_("Label"), required=False, max_length=200)
 

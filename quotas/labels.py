@@ -1,0 +1,51 @@
+"""Words for the identifiers pages show: roles, priority classes, workload classes and any model choice.
+A page stores and compares codes (`tenant_admin`, `training`); a person reads these labels, in the
+request's language. An unknown code is shown as it is, so nothing a row says is hidden."""
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from quotas.access import AUDITOR, PLATFORM_ADMIN, QUOTA_APPROVER
+from quotas.leases.models import PolicySwitch
+from quotas.models import Membership, WorkloadClass
+
+PLATFORM_ROLE_LABELS = {
+    PLATFORM_ADMIN: _("Platform admin"),
+    QUOTA_APPROVER: _("Quota approver"),
+    AUDITOR: _("Auditor"),
+}
+# The priority classes of scheduler.engine.types.DEFAULT_PRIORITY_CLASSES (the engine imports no Django).
+PRIORITY_CLASS_LABELS = {
+    "production": _("Production"),
+    "candidate": _("Production candidate"),
+    "training": _("Training"),
+    "batch": _("Batch"),
+    "experiment": _("Experiment"),
+}
+
+
+def role_label(code: str) -> str:
+    if code in PLATFORM_ROLE_LABELS:
+        return str(PLATFORM_ROLE_LABELS[code])
+    return str(Membership.Role(code).label) if code in Membership.Role.values else code
+
+
+def priority_class_label(code: str) -> str:
+    return str(PRIORITY_CLASS_LABELS.get(code, code))
+
+
+def workload_class_label(code: str) -> str:
+    return str(WorkloadClass(code).label) if code in WorkloadClass.values else code
+
+
+def switch_value_label(value) -> str:
+    """A rollout switch's value: borrowing on or paused, or a preemption or reclaim mode."""
+    if value is True:
+        return str(_("on"))
+    if value is False:
+        return str(_("paused"))
+    return choice_label(PolicySwitch.PreemptionMode, value)
+
+
+def choice_label(choices: type[models.Choices], code) -> str:
+    """The label of `code` in a model's choices, or the code itself when it is not one of them."""
+    return str(choices(code).label) if code in choices.values else ("" if code is None else str(code))

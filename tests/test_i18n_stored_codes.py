@@ -56,7 +56,7 @@ def test_a_stopped_jobs_lease_keeps_the_job_and_the_cause_as_numbers(world):
 
 
 def test_the_migration_reads_the_english_sentences_of_older_rows_back_into_codes(world):
-    migration = importlib.import_module("quotas.migrations.0007_lease_end_code")
+    migration = importlib.import_module("quotas.migrations.0008_lease_end_code")
     sentences = {
         "Reclaimed by the lender after the grace period": ("reclaimed", {}),
         "Expired at its maximum length": ("expired_at_maximum", {}),

@@ -75,7 +75,7 @@ def report_page(request):
         "report": report, "charts": report_charts(report), "tenants": tenants, "platform": platform,
         "scope": scope, "months": _recent_months(), "month": f"{month:%Y-%m}", "error": error,
         "projects": Project.objects.filter(tenant=scope.tenant) if scope.tenant else [],
-        "query": query, "csv_tables": exports.TABLE_NAMES,
+        "query": query, "csv_tables": exports.TABLE_CHOICES,
         "mail_preview": bool(scope.tenant and can_read_all_audit(request.user)),
     }
     template = "audit/reports.html#report-body" if request.htmx else "audit/reports.html"

@@ -91,7 +91,7 @@ def tenant_for_user(user, slug: str) -> TenantAccess:
 
 def require_tenant_admin(access: TenantAccess, user) -> None:
     if not (access.is_tenant_admin or is_platform_admin(user)):
-        raise PermissionDenied(ROLE_REQUIRED.format(role="tenant admin", tenant=access.tenant.slug))
+        raise PermissionDenied(ROLE_REQUIRED.format(role=Membership.Role.TENANT_ADMIN.label, tenant=access.tenant.slug))
 
 
 def tenants_for_user(user):

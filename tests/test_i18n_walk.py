@@ -17,11 +17,12 @@ pytestmark = pytest.mark.django_db
 
 # Not pages a person reads in the portal's language: machine endpoints, Django's admin (its own
 # catalogue) and POST-only actions (walked below as forms, with their error states).
-NOT_PAGES = {"healthz", "readyz", "metrics", "api-schema", "logout", "set_language"}
+NOT_PAGES = {"healthz", "readyz", "metrics", "api-schema", "logout", "set_language", "report-download"}
 NOT_PAGE_PREFIXES = ("admin/", "api/")
 ACTIONS = {"quota-request-preview", "quota-request-action", "job-cancel", "job-environment", "job-checkpoint",
            "pool-inventory-sync", "preemption-approve", "preemption-reject", "whatif-attach", "whatif-simulate-switch",
-           "whatif-simulate-request", "account-token-revoke"}
+           "whatif-simulate-request", "account-token-revoke", "notice-channel-delete", "notice-channel-test",
+           "notice-channel-toggle", "report-mail-resend"}
 ROLES = ("platform admin", "quota approver", "auditor", "tenant admin", "member")
 HTMX = {"HTTP_HX_REQUEST": "true"}
 VARIANT_ROLES = ("platform admin", "member")  # the other roles see the same words on these variants
@@ -52,6 +53,7 @@ def pages(walk) -> list[tuple[str, str, dict, tuple]]:
         "tenant-lease-panel": [("alpha",)], "platform-switches": [()], "tenant-queue": [("alpha",)],
         "pool-queue": [("gpu-a",)], "job-detail": [(pk,) for pk in jobs], "preemptions": [()], "reports": [()],
         "audit": [()], "whatif": [()], "whatif-detail": [(ids["whatif"],)],
+        "tenant-notice-channels": [("alpha",)], "report-mail": [("alpha",)],
     }
     unknown = browser_pages() - set(by_name)
     assert not unknown, f"pages the zh-Hans walk does not know how to reach; add their ids in pages(): {sorted(unknown)}"

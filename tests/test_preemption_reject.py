@@ -30,7 +30,8 @@ def awaiting(world, platform_admin):
     policy_switch_set(actor=platform_admin, key=PolicySwitch.Key.PREEMPTION_MODE, value="manual", reason="test")
     borrowing_off(world)
     submit(gpus=8, name="serving", workload_class="online_inference")
-    experiment = submit(gpus=8, name="sweep", workload_class="experiment")
+    # Long enough that the simulated run (30–90 % of its limit) cannot end within the test's 30 minutes.
+    experiment = submit(gpus=8, name="sweep", workload_class="experiment", max_runtime_minutes=600)
     run(world, 0)
     training = submit(gpus=8, name="train")
     run(world, 1)

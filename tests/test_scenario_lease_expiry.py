@@ -106,7 +106,7 @@ def test_the_job_page_tells_the_story_from_the_evidence(borrowed, world, client)
     page = client.get(f"/jobs/{job.pk}/").content.decode()
     page = page[page.index('class="timeline"'):]
     story = [line for line in ("Submitted", f"Admitted on lease #{lease.pk}", "Started on", "Stop notice sent",
-                               "Stopped (reclaim)", "Requeued") if line in page]
+                               "Stopped (Reclaim of lent quota)", "Requeued") if line in page]
     assert story == ["Submitted", f"Admitted on lease #{lease.pk}", "Started on", "Stop notice sent",
-                     "Stopped (reclaim)", "Requeued"]
+                     "Stopped (Reclaim of lent quota)", "Requeued"]
     assert page.index("Submitted") < page.index("Started on") < page.index("Stop notice sent") < page.index("Requeued")

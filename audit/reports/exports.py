@@ -82,6 +82,8 @@ TABLES = (
 )
 SUMMARY_TABLE = "summary"
 TABLE_NAMES = (SUMMARY_TABLE, *(t.name for t in TABLES))
+# (name for ?table=, title in the reader's language): the report page's CSV links.
+TABLE_CHOICES = ((SUMMARY_TABLE, gettext_lazy("Summary")), *((t.name, t.title) for t in TABLES))
 
 
 def summary_rows(report: dict) -> list[tuple[str, object, str]]:

@@ -33,7 +33,7 @@ def test_job_moves_from_waiting_to_running_live_then_language_and_report(world, 
 
     cycle(world)  # the engine explains the wait; the page picks it up on its next poll
     row = page.locator(f"#job-{job.pk}")
-    expect(row).to_contain_text("QUOTA_EXCEEDED", timeout=10_000)
+    expect(row).to_contain_text("Quota exceeded", timeout=10_000)
     expect(row).to_contain_text("requested 8 GPUs, 0 free of base quota 16 (16 in use)")
     expect(row.locator("a", has_text="Request 8 more GPUs")).to_have_attribute(
         "href", re.compile(r"/tenants/alpha/quota-requests/new/\?pool=gpu-a&gpu_model=H100-80G&gpus=24"))

@@ -43,8 +43,8 @@ def test_every_reader_downloads_what_the_page_shows(request, role, page_query):
     client = page(request.getfixturevalue(role))
     html = client.get(reverse("reports") + page_query).content.decode()
     links = download_links(html)
-    assert set(links) == {"XLSX (every table)", "JSON", "summary", "chargeback", "trend", "gpu_models", "quota",
-                          "waits", "wait_reasons"}
+    assert set(links) == {"XLSX (every table)", "JSON", "Summary", "Chargeback", "Monthly trend", "GPU models",
+                          "Base quota", "Wait times", "Wait reasons"}  # one CSV per table, named by its title
     subject = "usage-platform" if role == "platform_admin" and not page_query else "usage-alpha"
     for text, href in links.items():
         response = client.get(href)
@@ -119,15 +119,15 @@ def test_csv_tables_are_tidy_and_translated(db, settings):
     month = lm.build(settings)
     lead = factories.member(month.alpha, "alpha-lead", Membership.Role.TENANT_ADMIN)
     links = download_links(page(lead).get(reverse("reports") + "?month=2026-03").content.decode())
-    rows = list(csv.reader(io.StringIO(page(lead).get(links["chargeback"]).content.decode("utf-8-sig"))))
+    rows = list(csv.reader(io.StringIO(page(lead).get(links["Chargeback"]).content.decode("utf-8-sig"))))
     assert rows == [["Month", "Tenant", "Project", "GPU model", "GPU-hours", "Weight", "Chargeback units"],
                     ["2026-03", "alpha", "eval", "H100-80G", "20.0", "3.0", "60.0"],
                     ["2026-03", "alpha", "train", "A100-40G", "4.0", "1.5", "6.0"],
                     ["2026-03", "alpha", "train", "H100-80G", "99.0", "3.0", "297.0"]]
-    waits = list(csv.reader(io.StringIO(page(lead, "zh-hans").get(links["waits"]).content.decode("utf-8-sig"))))
+    waits = list(csv.reader(io.StringIO(page(lead, "zh-hans").get(links["Wait times"]).content.decode("utf-8-sig"))))
     assert waits == [["优先级", "运行次数", "等待 p50（分钟）", "等待 p95（分钟）"], ["experiment", "1", "60.0", "60.0"],
                      ["training", "5", "2.0", "10.0"]]
-    trend = list(csv.reader(io.StringIO(page(lead).get(links["trend"]).content.decode("utf-8-sig"))))
+    trend = list(csv.reader(io.StringIO(page(lead).get(links["Monthly trend"]).content.decode("utf-8-sig"))))
     assert trend[0] == ["Month", "GPU-hours", "Chargeback units"] and trend[-1] == ["2026-03", "123.0", "363.0"]
 
 

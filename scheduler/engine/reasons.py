@@ -268,8 +268,8 @@ def _resize(gpus: int, kind: str = "resize") -> NextAction:
     return _new_action("resize", kind, gpus=gpus)
 
 
-@lru_cache(_CACHE)
 def _split(replicas: int, gpus: int) -> NextAction:
+    # Built only inside resource_mismatch, whose blocker (actions included) is cached for the cycle.
     return _new_action("resize", "split", replicas=replicas, gpus=gpus)
 
 

@@ -3,6 +3,7 @@ per figure, as in the tables: GPU time in GPU-hours, waits in minutes."""
 from django.utils.translation import gettext as _
 
 from quotas.charts import Chart, bar_chart
+from quotas.labels import priority_class_label
 
 
 def trend_chart(report: dict) -> Chart:
@@ -20,8 +21,9 @@ def report_charts(report: dict) -> list[Chart]:
         quota.append((_("%(lane)s used") % {"lane": label}, row["used_under_base_gpu_hours"], "bar-use"))
     waits = []
     for row in report["waits"]:
-        waits.append((f"{row['priority_class']} p50", row["p50_minutes"] or 0, "bar-use"))
-        waits.append((f"{row['priority_class']} p95", row["p95_minutes"] or 0, "bar-warn"))
+        label = priority_class_label(row["priority_class"])
+        waits.append((f"{label} p50", row["p50_minutes"] or 0, "bar-use"))
+        waits.append((f"{label} p95", row["p95_minutes"] or 0, "bar-warn"))
     return [trend_chart(report),
             bar_chart(_("GPU-hours by GPU model"), by_model, unit=" h"),
             bar_chart(_("Base quota vs used under base (GPU-hours)"), quota, unit=" h"),

@@ -1,4 +1,5 @@
 """A small trace whose replay was worked out by hand: borrowing, reclaim with grace, requeue, restart."""
+from scheduler.whatif.sim.metrics import fidelity
 from scheduler.whatif.sim.replay import replay
 from tests.whatif.builders import at, job, trace
 
@@ -42,3 +43,17 @@ def test_checkpoints_limit_the_lost_work_and_the_rerun():
     # Stopped after 49 minutes with checkpoints at 20 and 40: 9 minutes lost, 20 minutes left to run.
     assert round(j2_runs[0].lost_gpu_hours, 4) == round(4 * 9 / 60, 4)
     assert (j2_runs[1].start, j2_runs[1].end) == (at(60), at(80))
+
+
+def test_jobs_started_in_one_cycle_count_as_one_moment_in_the_fidelity_order():
+    # J1 (training) and J2 (a higher class) arrive together and start in the same cycle: the engine admits
+    # J2 first, the evidence shows both starting at one moment. That is the same admission order (the CI
+    # once failed on such a pair when job ids made the live durations line up this way).
+    pair = [job(1, "a", 4, 0, 30, observed_start=at(0)),
+            job(2, "b", 4, 0, 30, priority="production", workload="production", observed_start=at(0))]
+    outcome = replay(trace(pair))
+    assert outcome.admission_order == [2, 1]
+    assert fidelity(outcome)["same_admission_order"] is True
+    # A real swap between moments is still one.
+    swapped = [job(1, "a", 4, 0, 30, observed_start=at(5)), job(2, "b", 4, 0, 30, observed_start=at(0))]
+    assert fidelity(replay(trace(swapped)))["same_admission_order"] is False

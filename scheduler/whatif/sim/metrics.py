@@ -5,7 +5,7 @@ what really happened (fidelity)."""
 from __future__ import annotations
 
 import math
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 from .replay import ReplayOutcome
 
@@ -147,6 +147,11 @@ def utilisation(outcome: ReplayOutcome) -> tuple[list[dict], float | None]:
     return series, round(used_sum / cap_sum, 4) if cap_sum else None
 
 
+def _first_start(outcome: ReplayOutcome, job_id: int) -> datetime:
+    replayed = outcome.jobs.get(job_id)
+    return replayed.first_start if replayed and replayed.first_start else datetime.max.replace(tzinfo=timezone.utc)
+
+
 def fidelity(outcome: ReplayOutcome, *, tolerance_seconds: float = FIDELITY_TOLERANCE_SECONDS) -> dict:
     """How the baseline replay agrees with what really happened: the admission order of the jobs that
     really started in the window and the difference between real and replayed waits."""
@@ -154,8 +159,12 @@ def fidelity(outcome: ReplayOutcome, *, tolerance_seconds: float = FIDELITY_TOLE
     observed = sorted((j for j in trace.jobs if j.observed_start is not None and j.running_since is None),
                       key=lambda j: (j.observed_start, j.id))
     real_order = [j.id for j in observed]
+    # Jobs admitted in one cycle start at one moment, live and replayed alike; within a moment the
+    # engine's queue order (priority first) is not what the evidence shows, so both sides order a
+    # moment's jobs by id. A job the replay never started goes last.
     replayed_ids = set(real_order)
-    replay_order = [i for i in outcome.admission_order if i in replayed_ids]
+    replay_order = sorted((i for i in outcome.admission_order if i in replayed_ids),
+                          key=lambda i: (_first_start(outcome, i), i))
     diffs = []
     for j in observed:
         replayed = outcome.jobs.get(j.id)
@@ -164,7 +173,6 @@ def fidelity(outcome: ReplayOutcome, *, tolerance_seconds: float = FIDELITY_TOLE
             diffs.append(math.inf)
         else:
             diffs.append(abs((replayed_start - j.observed_start).total_seconds()))
-    # Jobs admitted in one cycle really start in one backend tick; order among them is id order both ways.
     pairs = concordant = 0
     position = {i: k for k, i in enumerate(replay_order)}
     for a in range(len(real_order)):

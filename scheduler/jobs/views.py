@@ -34,7 +34,8 @@ def _queue_context(access, request, form=None) -> dict:
     filters = QueueFilterForm(request.GET, tenant=access.tenant, prefix=FILTER_PREFIX)
     chosen = filters.chosen() if filters.is_valid() else None
     return {"access": access, "tenant": access.tenant, "form": form, "filters": filters,
-            "query": _query_without_page(request), **queue.tenant_queue(tenant=access.tenant, chosen=chosen)}
+            "query": _query_without_page(request), "live_query": f"?{request.GET.urlencode()}" if request.GET else "",
+            **queue.tenant_queue(tenant=access.tenant, chosen=chosen)}
 
 
 def _query_without_page(request) -> str:

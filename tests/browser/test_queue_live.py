@@ -77,3 +77,30 @@ def test_a_refresh_keeps_opened_blockers_and_a_cancel_says_so_in_place(world, me
     page.locator(f"#job-{waiting.pk} button", has_text="Cancel").click()
     expect(page.locator("#queue-live .messages")).to_contain_text(f"Job #{waiting.pk} cancelled.", timeout=10_000)
     expect(page.locator(f"#job-{waiting.pk}")).to_have_attribute("data-status", "cancelled")  # under finished
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_javascript_a_rows_cancel_button_posts_the_queues_one_form(world, member, browser, live_server):
+    # Each row's button submits the shared #cancel-form (its CSRF token) at the row's own address.
+    from tests.factories import PASSWORD
+
+    borrowing_off(world)
+    submit(name="holds-all", gpus=8, replicas=2)
+    waiting, other = submit(name="over-quota", gpus=8), submit(name="stays", gpus=8)
+    cycle(world)
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 1300, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(f"{live_server.url}/login/")
+        page.fill("#id_username", member.username)
+        page.fill("#id_password", PASSWORD)
+        page.click("button.primary")
+        page.goto(f"{live_server.url}/tenants/alpha/queue/")
+        assert page.locator("form#cancel-form").count() == 1
+        page.locator(f"#job-{waiting.pk} button", has_text="Cancel").click()
+        page.wait_for_url(f"{live_server.url}/tenants/alpha/queue/")
+        expect(page.locator(".messages")).to_contain_text(f"Job #{waiting.pk} cancelled.")
+    finally:
+        context.close()
+    assert Job.objects.get(pk=waiting.pk).status == Job.Status.CANCELLED
+    assert Job.objects.get(pk=other.pk).status == Job.Status.QUEUED

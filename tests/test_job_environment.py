@@ -5,7 +5,7 @@ import pytest
 from quotas.models import Membership
 from scheduler.backends.tasks import backend_tick
 from tests import factories
-from tests.jobs import evaluate_every_pool
+from tests.jobs import evaluate_every_pool, submit
 
 pytestmark = pytest.mark.django_db
 
@@ -72,3 +72,20 @@ def test_a_colleague_sees_no_report_form(world, waiting, client):
     colleague = factories.member(world.alpha, "alpha-other", Membership.Role.MEMBER)
     client.force_login(colleague)
     assert "Environment fixed" not in client.get(f"/jobs/{waiting}/").content.decode()
+
+
+def test_the_queue_and_job_page_show_a_dash_for_figures_the_last_order_does_not_hold(world, waiting, member, client,
+                                                                                    api):
+    # A failing report keeps the job out of the next cycles (it is not retried until fixed), so the pool's
+    # stored order holds no position or GPUs ahead for it: the pages say "—", never "None".
+    api(member).post(f"/api/v1/jobs/{waiting}/environment/", {"ready": False, "detail": "still denied"}, format="json")
+    beat()  # evaluates it once more (the report cleared its code) ...
+    submit(name="moves-the-order", gpus=4)
+    beat()  # ... and this cycle, which orders the pool again, leaves it out
+    client.force_login(member)
+    body = api(member).get(f"/api/v1/jobs/{waiting}/").json()
+    for url in ("/tenants/alpha/queue/", f"/jobs/{waiting}/"):
+        page = client.get(url).content.decode()
+        assert "still denied" in page
+        assert ">None<" not in page and "None /" not in page, url
+    assert body["wait"]["code"] == "ENV_NOT_READY"

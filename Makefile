@@ -26,6 +26,8 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
+# Links in the demo's mail and IM point at the port it serves (an address set in the environment wins).
+demo: export PORTAL_BASE_URL ?= http://localhost:$(PORT)
 demo: venv
 	PORTAL_ENV=development $(PY) manage.py migrate --noinput
 	PORTAL_ENV=development $(PY) manage.py demo_data

@@ -113,6 +113,11 @@ def test_in_manual_mode_the_victim_sees_awaiting_approval_and_no_deadline(world,
     assert "may be stopped for Alpha team: awaiting approval" in job_page
     assert local_time(stop.grace_until) not in job_page and "checkpoint before" not in job_page
     assert "min left" not in job_page and "Checkpoint saved" not in job_page
+    # The API agrees: no grace deadline until an approver starts it.
+    body = api(member).get(f"/api/v1/jobs/{victim.pk}/").json()
+    assert body["preemption"]["state"] == "awaiting_approval" and body["preemption"]["grace_until"] is None
+    inbox = api(platform_admin).get("/api/v1/preemptions/?state=awaiting_approval").json()["results"]
+    assert [(row["id"], row["grace_until"]) for row in inbox] == [(stop.pk, None)]
 
 
 def test_the_owner_releases_the_gpus_with_the_checkpoint_button(world, member, api, alpha_full):

@@ -86,6 +86,9 @@ def test_notice_outbox_row_carries_no_sensitive_fields(world, member):
     text = notice.subject + notice.body + str(notice.facts)
     assert "secret-image" not in text and "beta-secret-run" not in text
     assert "/api/v1/jobs/%d/checkpoint/" % victim.pk in notice.body
+    # Every line of the notice is in both languages, the reason too (it was English only).
+    assert ("Reason / 原因: The lender needs the quota it lent back for its own job / "
+            "出借方需要收回借出的配额来运行自己的任务") in notice.body
 
 
 def test_checkpoint_during_grace_releases_the_gpus_early(world, member, api):

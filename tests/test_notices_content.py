@@ -110,3 +110,11 @@ def test_next_checkpoint_due_steps_from_the_last_one_past_now():
     now = timezone.now()
     assert next_checkpoint_due(now - timedelta(minutes=25), 10, now) == now + timedelta(minutes=5)
     assert next_checkpoint_due(None, 10, now) is None
+
+
+def test_a_reason_the_catalogue_knows_is_given_in_both_languages_and_any_other_as_it_is():
+    known = build(reason="A production job needs the capacity held on borrowed GPUs")
+    assert ("Reason / 原因: A production job needs the capacity held on borrowed GPUs / "
+            "一个生产任务需要借用 GPU 上占用的容量") in known.body
+    assert known.facts["reason"] == "A production job needs the capacity held on borrowed GPUs"  # for programs
+    assert "Reason / 原因: Tenant Beta team needs its base quota back for a production job\n" in build().body

@@ -5,6 +5,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.utils import translation
+
 from quotas import times
 
 # Keys that must never appear in a notice's facts, at any depth (DESIGN.md section 10).
@@ -112,6 +114,14 @@ def next_checkpoint_due(last_checkpoint_at: datetime | None, interval_minutes: i
     return last_checkpoint_at + periods * step
 
 
+def _both_languages(reason: str) -> str:
+    """The reason as sent (English, its catalogue msgid) and in Chinese, like every other line of the notice;
+    the notice is built in a worker or cycle, not in its reader's language."""
+    with translation.override("zh-hans"):
+        chinese = translation.gettext(reason)
+    return reason if chinese == reason else f"{reason} / {chinese}"
+
+
 def _body(facts: dict[str, Any], *, headline: str, by_line: str, at: datetime, grace_deadline: datetime,
           last_checkpoint_at: datetime | None) -> str:
     job = facts["job"]
@@ -121,7 +131,7 @@ def _body(facts: dict[str, Any], *, headline: str, by_line: str, at: datetime, g
     lines = [
         headline,
         "",
-        f"Reason / 原因: {facts['reason']}",
+        f"Reason / 原因: {_both_languages(facts['reason'])}",
         by_line,
         f"Decided at / 决定时间: {_when(at)}",
         f"Grace deadline / 宽限截止: {_when(grace_deadline)}",

@@ -70,8 +70,8 @@ def _shape_blocker(job: PendingJob, index: ModelIndex | None) -> Blocker | None:
 
 
 def decide(snapshot: Snapshot, *, describe: bool = True, standing: Standing | None = None) -> Decisions:
-    """The decisions of one cycle for `snapshot`; pure and deterministic. The reason caches hold
-    for this cycle only: each cycle starts cold, and leaves nothing behind.
+    """The decisions of one cycle for `snapshot`; pure and deterministic. The blockers are built
+    through the cycle's own `Reasons`: each cycle starts cold, and leaves nothing behind.
 
     `describe=False` skips phase 6 (the waits come back empty): for a caller that applies only
     the admissions, leases and stops, such as the what-if replay. The phases before it never
@@ -79,11 +79,7 @@ def decide(snapshot: Snapshot, *, describe: bool = True, standing: Standing | No
 
     `standing`: what the snapshot's running jobs hold, kept by a caller that decides many
     snapshots in a row (standing.py); the cycle copies it instead of recounting them."""
-    R.clear_caches()
-    try:
-        return _decide(snapshot, describe, standing)
-    finally:
-        R.clear_caches()
+    return _decide(snapshot, describe, standing)
 
 
 def _decide(snapshot: Snapshot, describe: bool, standing: Standing | None) -> Decisions:
@@ -106,7 +102,7 @@ def _nominate(cycle: CycleState, queue) -> None:
     project), node fit. Every blocker is collected, not just the first. A job with none is
     admitted under base quota at once; the others become waiting candidates, noted for the
     borrow phase when they lack only quota and for the preempt phase when a stop might help."""
-    book, used, now, priority_of = cycle.book, cycle.used, cycle.now, cycle.priority_of
+    book, used, now, priority_of, reasons = cycle.book, cycle.used, cycle.now, cycle.priority_of, cycle.reasons
     admissions, waiting, borrowers, stoppers, demand = (
         cycle.admissions, cycle.waiting, cycle.borrowers, cycle.stoppers, cycle.demand)
     for job in queue:
@@ -121,7 +117,7 @@ def _nominate(cycle: CycleState, queue) -> None:
         blockers: list[Blocker] = []
 
         if not job.env_ready:
-            blockers.append(R.env_not_ready(job.env_detail))
+            blockers.append(reasons.env_not_ready(job.env_detail))
         shape = lane.shapes.get((g, replicas), _UNSEEN)
         if shape is _UNSEEN:
             shape = lane.shapes[(g, replicas)] = _shape_blocker(job, index)
@@ -132,12 +128,12 @@ def _nominate(cycle: CycleState, queue) -> None:
         tenant_q, project_q = book.cover(
             job.tenant, job.project, job.pool, job.gpu_model, job.workload_class
         )
-        quota_ok = _quota_blockers(blockers, job, need, tenant_q, project_q, used)
+        quota_ok = _quota_blockers(reasons, blockers, job, need, tenant_q, project_q, used)
 
         node_blocked = False
         if shape_ok and not index.can_place(g, replicas):
             node_blocked = True
-            _add_node_blockers(blockers, job, index, need, lane.higher_jobs, lane.higher_gpus)
+            _add_node_blockers(reasons, blockers, job, index, need, lane.higher_jobs, lane.higher_gpus)
 
         if shape_ok and quota_ok:  # a legitimate claim on this lane's GPUs
             lane.jobs += 1
@@ -169,24 +165,24 @@ def _nominate(cycle: CycleState, queue) -> None:
         timeline(cycle.quota_releases, tenant_q.id).add(end, need)
 
 
-def _quota_blockers(blockers: list[Blocker], job: PendingJob, need: int, tenant_q: Quota | None,
+def _quota_blockers(reasons: R.Reasons, blockers: list[Blocker], job: PendingJob, need: int, tenant_q: Quota | None,
                     project_q: Quota | None, used: dict[int, int]) -> bool:
     """Append the base-quota blockers (tenant, then project); True when the job is within quota."""
     if tenant_q is None:
-        blockers.append(R.no_quota(job.tenant, job.pool, job.gpu_model, job.workload_class, need))
+        blockers.append(reasons.no_quota(job.tenant, job.pool, job.gpu_model, job.workload_class, need))
         return False
     quota_ok = True
     in_use = used.get(tenant_q.id, 0)
     if in_use + need > tenant_q.gpus:
         quota_ok = False
-        blockers.append(R.quota_exceeded(
+        blockers.append(reasons.quota_exceeded(
             job.tenant, job.pool, job.gpu_model, need, tenant_q.gpus, in_use
         ))
     if project_q is not None:
         in_use = used.get(project_q.id, 0)
         if in_use + need > project_q.gpus:
             quota_ok = False
-            blockers.append(R.quota_exceeded(
+            blockers.append(reasons.quota_exceeded(
                 job.tenant, job.pool, job.gpu_model, need, project_q.gpus, in_use,
                 project=job.project,
             ))
@@ -199,7 +195,7 @@ def _borrow(cycle: CycleState) -> None:
     condition joins the job's blockers. A borrower has no environment or shape blocker, so its
     blockers start with the quota ones and the new ones go where `sort_blockers` would put them."""
     now = cycle.now
-    desk = cycle.desk = LeaseDesk(cycle.snapshot, cycle.book, cycle.demand)
+    desk = cycle.desk = LeaseDesk(cycle.snapshot, cycle.book, cycle.demand, cycle.reasons)
     full: dict[tuple, tuple[Blocker, ...]] = {}
     find = desk.find
     for entry in cycle.borrowers:
@@ -218,7 +214,7 @@ def _borrow(cycle: CycleState) -> None:
                         index.max_free)
                 extra = full.get(fkey)
                 if extra is None:
-                    extra = full[fkey] = tuple(_add_node_blockers([], job, index, need, 0, 0))
+                    extra = full[fkey] = tuple(_add_node_blockers(cycle.reasons, [], job, index, need, 0, 0))
                 entry.blockers = entry.blockers + extra
             continue
         plan = desk.grant(job, lender, need)
@@ -266,7 +262,7 @@ def _describe(cycle: CycleState) -> list[Wait]:
     cycle.fill_releases()
     for releases in (*cycle.pool_releases.values(), *cycle.quota_releases.values()):
         releases.freeze()
-    used = cycle.used
+    used, reasons = cycle.used, cycle.reasons
     in_tenant: dict[tuple[str, str], int] = {}
     in_pool: dict[str, int] = {}
     etas = EtaDesk(cycle.now, cycle.quota_releases)
@@ -282,9 +278,9 @@ def _describe(cycle: CycleState) -> list[Wait]:
             continue
         job, tenant_q, lane = entry.job, entry.tenant_q, entry.lane
         if not entry.quota_ok and tenant_q is not None:
-            blockers = _quota_at_cycle_end(blockers, job, tenant_q, entry.project_q, used)
+            blockers = _quota_at_cycle_end(reasons, blockers, job, tenant_q, entry.project_q, used)
         if entry.shape_ok:
-            blockers = _rooms_at_cycle_end(blockers, job, lane.index)
+            blockers = _rooms_at_cycle_end(reasons, blockers, job, lane.index)
             entry.node_blocked = entry.node_blocked or blockers[-1].code in _ROOM
         node_blocked = entry.node_blocked
         tkey = (job.tenant, job.pool)
@@ -316,6 +312,7 @@ def _describe(cycle: CycleState) -> list[Wait]:
             alternative = alternatives.get(akey, _UNSEEN)
             if alternative is _UNSEEN:
                 alternative = alternatives[akey] = _other_model(
+                    reasons,
                     pools_models.get(job.pool, ()), job.gpu_model, job.gpus, job.replicas,
                     static=code == R.RESOURCE_MISMATCH,
                 )
@@ -329,7 +326,7 @@ def _describe(cycle: CycleState) -> list[Wait]:
     return waits
 
 
-def _quota_at_cycle_end(blockers: tuple[Blocker, ...], job: PendingJob, tenant_q: Quota, project_q: Quota | None,
+def _quota_at_cycle_end(reasons: R.Reasons, blockers: tuple[Blocker, ...], job: PendingJob, tenant_q: Quota, project_q: Quota | None,
                         used: dict[int, int]) -> tuple[Blocker, ...]:
     """An over-quota job's quota figures after this cycle's admissions, for the reason rooms are
     (`_rooms_at_cycle_end`): a smaller job of the same tenant admitted behind it used quota it was
@@ -342,12 +339,12 @@ def _quota_at_cycle_end(blockers: tuple[Blocker, ...], job: PendingJob, tenant_q
         project = blocker.kind == "project_quota_exceeded"
         q = project_q if project else tenant_q
         if q is not None and used.get(q.id, 0) != blocker.details["used"]:
-            out[k] = R.quota_exceeded(job.tenant, job.pool, job.gpu_model, need, q.gpus, used.get(q.id, 0),
+            out[k] = reasons.quota_exceeded(job.tenant, job.pool, job.gpu_model, need, q.gpus, used.get(q.id, 0),
                                       project=job.project if project else "")
     return tuple(out)
 
 
-def _rooms_at_cycle_end(blockers: tuple[Blocker, ...], job: PendingJob, index: ModelIndex) -> tuple[Blocker, ...]:
+def _rooms_at_cycle_end(reasons: R.Reasons, blockers: tuple[Blocker, ...], job: PendingJob, index: ModelIndex) -> tuple[Blocker, ...]:
     """A waiting job's room on nodes as the pool stands after this cycle's admissions: the state its
     owner sees and the next cycle starts from. Judged at the job's turn instead, the figures would
     move on the next cycle (a smaller job admitted behind it took GPUs it was told were free) and
@@ -359,8 +356,8 @@ def _rooms_at_cycle_end(blockers: tuple[Blocker, ...], job: PendingJob, index: M
         return blockers
     head = blockers[:-1] if blockers[-1].code in _ROOM else blockers
     need = g * replicas
-    room = (R.fragmented(job.pool, job.gpu_model, g, replicas, index.total_free, index.max_free)
-            if index.total_free >= need else R.pool_full(job.pool, job.gpu_model, need, index.total_free,
+    room = (reasons.fragmented(job.pool, job.gpu_model, g, replicas, index.total_free, index.max_free)
+            if index.total_free >= need else reasons.pool_full(job.pool, job.gpu_model, need, index.total_free,
                                                            index.capacity))
     return (*head, room)
 
@@ -373,16 +370,16 @@ def _with_borrow_blocker(blockers: tuple[Blocker, ...], blocker: Blocker) -> tup
     return blockers[:k] + (blocker,) + blockers[k:]
 
 
-def _add_node_blockers(blockers: list[Blocker], job: PendingJob, index: ModelIndex, need: int,
+def _add_node_blockers(reasons: R.Reasons, blockers: list[Blocker], job: PendingJob, index: ModelIndex, need: int,
                        higher_jobs: int, higher_gpus: int) -> list[Blocker]:
     if higher_jobs:
-        blockers.append(R.lower_priority(job.pool, job.gpu_model, higher_jobs, higher_gpus))
+        blockers.append(reasons.lower_priority(job.pool, job.gpu_model, higher_jobs, higher_gpus))
     if index.total_free >= need:
-        blockers.append(R.fragmented(
+        blockers.append(reasons.fragmented(
             job.pool, job.gpu_model, job.gpus, job.replicas, index.total_free, index.max_free
         ))
     else:
-        blockers.append(R.pool_full(
+        blockers.append(reasons.pool_full(
             job.pool, job.gpu_model, need, index.total_free, index.capacity
         ))
     return blockers
@@ -396,6 +393,7 @@ def _models_by_pool(indexes: dict[tuple[str, str], ModelIndex]) -> dict[str, lis
 
 
 def _other_model(
+    reasons: R.Reasons,
     candidates: list[ModelIndex], own_model: str, gpus: int, replicas: int, static: bool
 ) -> NextAction | None:
     """Another GPU model of the same pool where this shape fits right now (most free wins).
@@ -413,7 +411,7 @@ def _other_model(
             if index.gpu_model != own_model and index.static_slots(gpus, True) >= replicas:
                 if best is None or index.capacity > best.capacity:
                     best = index
-    return R.other_model(best.pool, best.gpu_model, best.total_free) if best else None
+    return reasons.other_model(best.pool, best.gpu_model, best.total_free) if best else None
 
 
 def _fixed_eta(blocker: Blocker, etas: EtaDesk) -> Eta:

@@ -63,10 +63,13 @@ class _Lenders:
 class LeaseDesk:
     __slots__ = ("now", "enabled", "classes", "policies", "borrowed", "lent", "lent_in_lane",
                  "_quota_sum", "_tenants_in_lane", "_lanes", "_book", "_demand", "_limit_left",
-                 "_lending_limited", "_found")
+                 "_lending_limited", "_found", "reasons")
 
-    def __init__(self, snapshot: Snapshot, book: QuotaBook, demand: Mapping[tuple, int]):
-        """`demand`: (tenant, pool, model) -> GPUs of its waiting jobs that fit base quota."""
+    def __init__(self, snapshot: Snapshot, book: QuotaBook, demand: Mapping[tuple, int],
+                 reasons: R.Reasons | None = None):
+        """`demand`: (tenant, pool, model) -> GPUs of its waiting jobs that fit base quota.
+        `reasons`: the cycle's blocker constructors (a fresh set when the desk is used alone)."""
+        self.reasons = reasons or R.Reasons()
         self.now = snapshot.now
         self.enabled = snapshot.switches.borrowing_enabled
         self.classes: Mapping[str, PriorityClass] = snapshot.priority_classes
@@ -152,21 +155,21 @@ class LeaseDesk:
 
     def _find(self, job: PendingJob, need: int, capacity: int, nodes_fit: bool):
         if not self.enabled:
-            return R.borrowing_paused(job.tenant, job.pool, job.gpu_model, need)
+            return self.reasons.borrowing_paused(job.tenant, job.pool, job.gpu_model, need)
         tenant = job.tenant
         pc = self.classes.get(job.priority_class)
         if pc is None or not pc.may_borrow:
-            return R.not_borrowable(tenant, job.pool, job.gpu_model, job.priority_class, need)
+            return self.reasons.not_borrowable(tenant, job.pool, job.gpu_model, job.priority_class, need)
         policy = self.policies.get(tenant) or _DEFAULT_POLICY
         if policy.borrow_classes and job.priority_class not in policy.borrow_classes:
-            return R.not_borrowable(
+            return self.reasons.not_borrowable(
                 tenant, job.pool, job.gpu_model, job.priority_class, need, True
             )
         limit = policy.borrowing_limit_gpus
         if limit is not None:
             borrowed = self.borrowed.get(tenant, 0)
             if borrowed + need > limit:
-                return R.borrow_limit_reached(
+                return self.reasons.borrow_limit_reached(
                     tenant, job.pool, job.gpu_model, borrowed, limit, need
                 )
         lenders = self._lanes.get((job.pool, job.gpu_model))
@@ -180,7 +183,7 @@ class LeaseDesk:
             total += lenders.total - (own[0] if own is not None and own[0] > 0 else 0)
             if total >= need:
                 return UNASSIGNED
-            return R.no_idle_capacity(tenant, job.pool, job.gpu_model, need, int(total))
+            return self.reasons.no_idle_capacity(tenant, job.pool, job.gpu_model, need, int(total))
         if self._lending_limited:
             for lendable, name in lenders.tenants:
                 if name != tenant:
@@ -200,8 +203,8 @@ class LeaseDesk:
             own = lenders.by_name.get(tenant)
             total += lenders.total - (own[0] if own is not None and own[0] > 0 else 0)
         if total >= need:
-            return R.no_idle_lender(job.tenant, job.pool, job.gpu_model, need, best)
-        return R.no_idle_capacity(job.tenant, job.pool, job.gpu_model, need, int(total))
+            return self.reasons.no_idle_lender(job.tenant, job.pool, job.gpu_model, need, best)
+        return self.reasons.no_idle_capacity(job.tenant, job.pool, job.gpu_model, need, int(total))
 
     # --- the grant ---
 

@@ -2,9 +2,10 @@
 
 Codes are stable (extend, never rename). A blocker holds its code, the `kind` of its text
 (texts.py) and its numbers and tenant names only: a reason never names another tenant's job.
-Blockers and actions are cached per identical arguments because a deep queue repeats the same
-few reasons many times. The caches live for one cycle: `decide` empties them when it starts and
-when it ends (`clear_caches`), so no cycle is warmed by another and nothing stays in memory.
+The constructors here are plain functions. A cycle builds its blockers through its own `Reasons`
+(one per `decide`), which remembers each blocker per identical arguments because a deep queue
+repeats the same few reasons many times; it goes with the cycle, so no cycle is warmed by another,
+nothing stays in memory and two cycles in one process never share or clear each other's.
 """
 
 from __future__ import annotations
@@ -53,24 +54,18 @@ PRECEDENCE: tuple[str, ...] = (
 )
 RANK: dict[str, int] = {code: rank for rank, code in enumerate(PRECEDENCE)}
 
-_CACHE = 1 << 16
-
-
 def _blocker(code: str, kind: str, **details: int | str) -> Blocker:
     return Blocker(code, kind, MappingProxyType(details), _actions_for(code, details))
 
 
-@lru_cache(256)  # a cycle's reclaim and preemption blockers share one grace deadline
 def _iso(moment: datetime | None) -> str:
     return moment.isoformat() if moment else ""
 
 
-@lru_cache(_CACHE)
 def env_not_ready(detail: str) -> Blocker:
     return _blocker(ENV_NOT_READY, "env_not_ready", detail=detail or NOT_REPORTED)
 
 
-@lru_cache(_CACHE)
 def resource_mismatch(
     pool: str, gpu_model: str, gpus: int, replicas: int, largest: int, slots: int
 ) -> Blocker:
@@ -86,7 +81,6 @@ def resource_mismatch(
     )
 
 
-@lru_cache(_CACHE)
 def maintenance(pool: str, gpu_model: str, unavailable: int, until: datetime | None, reason: str = "") -> Blocker:
     kind = ("maintenance_until" if until else "maintenance") + ("_reason" if reason else "")
     return _blocker(
@@ -95,7 +89,6 @@ def maintenance(pool: str, gpu_model: str, unavailable: int, until: datetime | N
     )
 
 
-@lru_cache(_CACHE)
 def quota_exceeded(
     tenant: str, pool: str, gpu_model: str, requested: int, quota: int, used: int,
     project: str = "",
@@ -108,7 +101,6 @@ def quota_exceeded(
     )
 
 
-@lru_cache(_CACHE)
 def no_quota(tenant: str, pool: str, gpu_model: str, workload_class: str, requested: int) -> Blocker:
     return _blocker(
         QUOTA_EXCEEDED, "no_quota", tenant=tenant, pool=pool, gpu_model=gpu_model,
@@ -116,7 +108,6 @@ def no_quota(tenant: str, pool: str, gpu_model: str, workload_class: str, reques
     )
 
 
-@lru_cache(_CACHE)
 def no_idle_capacity(tenant: str, pool: str, gpu_model: str, needed: int, idle: int) -> Blocker:
     return _blocker(
         QUOTA_EXCEEDED, "no_idle_capacity", tenant=tenant, pool=pool, gpu_model=gpu_model,
@@ -124,7 +115,6 @@ def no_idle_capacity(tenant: str, pool: str, gpu_model: str, needed: int, idle: 
     )
 
 
-@lru_cache(_CACHE)
 def no_idle_lender(tenant: str, pool: str, gpu_model: str, needed: int, idle: int) -> Blocker:
     """Idle capacity exists in total but no single lender has enough (one lender per lease)."""
     return _blocker(
@@ -133,7 +123,6 @@ def no_idle_lender(tenant: str, pool: str, gpu_model: str, needed: int, idle: in
     )
 
 
-@lru_cache(_CACHE)
 def borrowing_paused(tenant: str, pool: str, gpu_model: str, requested: int) -> Blocker:
     return _blocker(
         BORROWING_PAUSED, "borrowing_paused", tenant=tenant, pool=pool, gpu_model=gpu_model,
@@ -141,7 +130,6 @@ def borrowing_paused(tenant: str, pool: str, gpu_model: str, requested: int) -> 
     )
 
 
-@lru_cache(_CACHE)
 def not_borrowable(
     tenant: str, pool: str, gpu_model: str, priority_class: str, requested: int,
     by_tenant_policy: bool = False,
@@ -153,7 +141,6 @@ def not_borrowable(
     )
 
 
-@lru_cache(_CACHE)
 def borrow_limit_reached(
     tenant: str, pool: str, gpu_model: str, borrowed: int, limit: int, requested: int
 ) -> Blocker:
@@ -205,7 +192,6 @@ def preemption_paused(
     )
 
 
-@lru_cache(_CACHE)
 def lower_priority(pool: str, gpu_model: str, jobs_ahead: int, gpus_ahead: int) -> Blocker:
     return _blocker(
         LOWER_PRIORITY, "lower_priority", pool=pool, gpu_model=gpu_model,
@@ -213,7 +199,6 @@ def lower_priority(pool: str, gpu_model: str, jobs_ahead: int, gpus_ahead: int) 
     )
 
 
-@lru_cache(_CACHE)
 def pool_full(pool: str, gpu_model: str, requested: int, free: int, capacity: int) -> Blocker:
     return _blocker(
         POOL_FULL, "pool_full", pool=pool, gpu_model=gpu_model, requested=requested,
@@ -221,7 +206,6 @@ def pool_full(pool: str, gpu_model: str, requested: int, free: int, capacity: in
     )
 
 
-@lru_cache(_CACHE)
 def fragmented(
     pool: str, gpu_model: str, gpus: int, replicas: int, free: int, largest_free: int
 ) -> Blocker:
@@ -229,12 +213,6 @@ def fragmented(
         FRAGMENTED, "fragmented", pool=pool, gpu_model=gpu_model, gpus=gpus,
         replicas=replicas, free=free, largest_free=largest_free,
     )
-
-
-def clear_caches() -> None:
-    """Forget every cached blocker and action (the start and the end of a cycle)."""
-    for cached in _CACHED:
-        cached.cache_clear()
 
 
 def sort_blockers(blockers: list[Blocker]) -> tuple[Blocker, ...]:
@@ -246,9 +224,8 @@ def sort_blockers(blockers: list[Blocker]) -> tuple[Blocker, ...]:
 
 # --- next actions ---------------------------------------------------------------------------
 
-# A deep queue suggests the same few actions to many jobs, so each kind of action (and the
-# actions of a quota blocker as a whole) is cached on its positional values: a cold cycle builds
-# thousands of new blockers, and a cache keyed on keyword arguments cost more than the rest.
+# A blocker's actions are built with the blocker, so a cycle's `Reasons` remembers them with it;
+# the constant "wait" action is shared by all.
 
 def _new_action(code: str, kind: str, **params: int | str) -> NextAction:
     return NextAction(code, kind, MappingProxyType({k: str(v) for k, v in params.items()}))
@@ -258,22 +235,18 @@ _WAIT = _new_action("wait", "wait")
 _ONLY_WAIT = (_WAIT,)
 
 
-@lru_cache(_CACHE)
 def _wait_until(until: str) -> NextAction:
     return _new_action("wait", "wait_until", until=until)
 
 
-@lru_cache(_CACHE)
 def _resize(gpus: int, kind: str = "resize") -> NextAction:
     return _new_action("resize", kind, gpus=gpus)
 
 
 def _split(replicas: int, gpus: int) -> NextAction:
-    # Built only inside resource_mismatch, whose blocker (actions included) is cached for the cycle.
     return _new_action("resize", "split", replicas=replicas, gpus=gpus)
 
 
-@lru_cache(_CACHE)
 def _quota_actions(
     tenant: str, pool: str, gpu_model: str, missing: int, free: int
 ) -> tuple[NextAction, ...]:
@@ -286,7 +259,6 @@ def _quota_actions(
     return (request, _WAIT)
 
 
-@lru_cache(_CACHE)
 def other_model(pool: str, gpu_model: str, free: int) -> NextAction:
     """Run on another GPU model of the pool, which has `free` GPUs now."""
     return _new_action("other_gpu_model", "other_model", pool=pool, gpu_model=gpu_model,
@@ -348,4 +320,26 @@ def next_actions(
     return actions
 
 
-_CACHED = tuple(value for value in list(globals().values()) if hasattr(value, "cache_clear"))
+
+class Reasons:
+    """One cycle's blocker constructors, each remembering its blockers per identical arguments for as
+    long as the cycle's state holds this object (a cycle starts cold and leaves nothing behind). The
+    blockers whose arguments repeat across a deep queue are remembered; reclaim and preemption
+    blockers are few and built plainly with the functions above."""
+
+    def __init__(self) -> None:
+        remember = lru_cache(maxsize=None)
+        self.env_not_ready = remember(env_not_ready)
+        self.resource_mismatch = remember(resource_mismatch)
+        self.maintenance = remember(maintenance)
+        self.quota_exceeded = remember(quota_exceeded)
+        self.no_quota = remember(no_quota)
+        self.no_idle_capacity = remember(no_idle_capacity)
+        self.no_idle_lender = remember(no_idle_lender)
+        self.borrowing_paused = remember(borrowing_paused)
+        self.not_borrowable = remember(not_borrowable)
+        self.borrow_limit_reached = remember(borrow_limit_reached)
+        self.lower_priority = remember(lower_priority)
+        self.pool_full = remember(pool_full)
+        self.fragmented = remember(fragmented)
+        self.other_model = remember(other_model)

@@ -12,6 +12,7 @@ from .fit import ModelIndex, build_indexes
 from .leases import LeaseDesk
 from .preemption import Victims
 from .quotas import QuotaBook, workload_for_priority
+from .reasons import Reasons
 from .standing import Standing
 from .types import (
     NODE_SCHEDULABLE,
@@ -76,6 +77,7 @@ class CycleState:
         self.reclaims: list[Reclaim] = []
         self.lanes: dict[tuple[str, str], Lane] = {}
         self.desk: LeaseDesk | None = None  # opened by the borrow phase, once demand is known
+        self.reasons = Reasons()  # this cycle's blockers, each built once per identical arguments
         self._state()
 
     def _state(self) -> None:

@@ -41,6 +41,28 @@ def test_many_submits_enqueue_one_evaluation(world, django_capture_on_commit_cal
     assert PoolCycle.objects.get(pool=world.pool).requested is True
 
 
+def test_an_evaluation_that_could_not_be_sent_leaves_no_flag_and_a_lost_one_goes_stale(world, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from kombu.exceptions import OperationalError
+
+    settings.SCHEDULER_EVALUATION_INTERVAL_SECONDS = 5
+    with mock.patch("scheduler.cycle.tasks.evaluate_pool.apply_async", side_effect=OperationalError("down")):
+        with pytest.raises(OperationalError):
+            enqueue_if_first(world.pool.pk)
+    assert PoolCycle.objects.get(pool=world.pool).requested is False  # the next request sends it
+    with mock.patch("scheduler.cycle.tasks.evaluate_pool.apply_async") as delay:
+        assert enqueue_if_first(world.pool.pk) is True
+        assert enqueue_if_first(world.pool.pk) is False  # sent and not yet taken: coalesced
+        # Sent but lost in the broker: after three beat intervals the flag no longer holds requests back.
+        PoolCycle.objects.filter(pool=world.pool).update(requested_at=timezone.now() - timedelta(seconds=14))
+        assert enqueue_if_first(world.pool.pk) is False
+        PoolCycle.objects.filter(pool=world.pool).update(requested_at=timezone.now() - timedelta(seconds=16))
+        assert enqueue_if_first(world.pool.pk) is True
+        assert delay.call_count == 2
+
+
 @pytest.mark.django_db
 def test_beat_runs_evaluation_and_backend_ticks():
     from portal.celery import app

@@ -138,7 +138,9 @@ def test_a_broker_restart_loses_nothing(tmp_path, client):
         if worker.poll() is not None:  # kombu can kill the worker on reconnect: supervision restarts it
             worker = processes.celery("worker", redis.url, f"restart2-{os.getpid()}@%h", log)
         after = [submit(**beta(name=f"after-{i}", gpus=1)) for i in range(10)]
-        assert processes.wait_until(_decided, 90), Job.objects.filter(status="submitted").count()
+        # Evaluations lost with the broker's memory are sent again by beat's sweep once their flag is
+        # three intervals old (15 s), not a minute later.
+        assert processes.wait_until(_decided, 45), Job.objects.filter(status="submitted").count()
         assert len(first + during + after) == Job.objects.count() == 40
         _assert_never_double_admitted()
         ready = processes.wait_until(lambda: client.get("/readyz").json()["checks"]["worker"]["ok"], 30)

@@ -118,14 +118,17 @@ def engine_policies() -> dict[str, engine.TenantPolicy]:
 
 def engine_leases(pool: Pool | str | None = None) -> tuple[engine.Lease, ...]:
     """Open leases (active or reclaiming) for the engine Snapshot, of one pool or all."""
-    leases = open_leases()
+    # Plain values, not model instances: a busy pool has hundreds of open leases and each instance
+    # costs its init signals.
+    leases = Lease.objects.filter(state__in=Lease.OPEN_STATES)
     if pool is not None:
         leases = leases.filter(pool__name=pool if isinstance(pool, str) else pool.name)
     return tuple(
-        engine.Lease(id=lease.id, borrower=lease.borrower.slug, lender=lease.lender.slug if lease.lender_id else None,
-                     pool=lease.pool.name, gpu_model=lease.gpu_model.name, gpus=lease.gpus,
-                     protected_until=lease.protected_until, expires_at=lease.expires_at, state=lease.state)
-        for lease in leases.order_by("id")
+        engine.Lease(id=i, borrower=borrower, lender=lender, pool=pool_name, gpu_model=model, gpus=gpus,
+                     protected_until=protected_until, expires_at=expires_at, state=state)
+        for i, borrower, lender, pool_name, model, gpus, protected_until, expires_at, state in leases.order_by(
+            "id").values_list("id", "borrower__slug", "lender__slug", "pool__name", "gpu_model__name", "gpus",
+                              "protected_until", "expires_at", "state")
     )
 
 

@@ -1,39 +1,33 @@
 """Positions, GPUs ahead and ETAs of waiting jobs, read from their pools' stored order of the last
 cycle (scheduler.cycle.order), so pages and API agree with the engine without rewriting every job.
 
-A parsed order is kept per pool for as long as its digest is the stored one: each read asks the
-database for the digest only (one small query), and parses the order again only after a cycle
-changed it. Keyed on the digest, the copy can never be stale.
+A request reads each pool's order once (one query) and parses it; a page that both sorts by position
+and shows the figures hands the orders it read to `positions_of`. Nothing is kept between requests.
 """
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from scheduler.cycle.order import PoolOrder, Position
 from scheduler.models import PoolCycle
-
-_parsed: dict[int, tuple[str, PoolOrder]] = {}
 
 
 def pool_orders(pool_ids: Iterable[int]) -> dict[int, PoolOrder]:
     pool_ids = set(pool_ids)
     if not pool_ids:
         return {}
-    digests = dict(PoolCycle.objects.filter(pool_id__in=pool_ids).values_list("pool_id", "order_digest"))
-    stale = [p for p, digest in digests.items() if _parsed.get(p, ("",))[0] != digest or not digest]
-    if stale:
-        for pool_id, digest, payload in PoolCycle.objects.filter(pool_id__in=stale).values_list(
-                "pool_id", "order_digest", "order"):
-            _parsed[pool_id] = (digest, PoolOrder(payload))
-    return {p: _parsed[p][1] if p in digests else PoolOrder(None) for p in pool_ids}
+    payloads = dict(PoolCycle.objects.filter(pool_id__in=pool_ids).values_list("pool_id", "order"))
+    return {p: PoolOrder(payloads.get(p)) for p in pool_ids}
 
 
 def pool_order(pool_id: int) -> PoolOrder:
     return pool_orders([pool_id])[pool_id]
 
 
-def positions_of(jobs: Iterable) -> dict[int, Position]:
-    """Each job's figures from its pool's order; a job the last cycle did not order is left out."""
+def positions_of(jobs: Iterable, orders: Mapping[int, PoolOrder] | None = None) -> dict[int, Position]:
+    """Each job's figures from its pool's order; a job the last cycle did not order is left out.
+    `orders`: pools' orders this request already read (the others are read here)."""
     jobs = list(jobs)
-    orders = pool_orders(job.pool_id for job in jobs)
+    orders = dict(orders or {})
+    orders.update(pool_orders({job.pool_id for job in jobs} - orders.keys()))
     out = {}
     for job in jobs:
         position = orders[job.pool_id].get(job.pk)

@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy as _
 from quotas.leases.models import Lease
 from quotas.leases.selectors import reclaiming_gpus
 from quotas.models import Pool, Tenant
-from scheduler.cycle.order import Position
+from scheduler.cycle.order import PoolOrder, Position
 from scheduler.engine import reasons
 from scheduler.jobs.positions import pool_orders, positions_of
 from scheduler.jobs.wait_text import code_title, localized_wait
@@ -200,9 +200,10 @@ class QueueFilter:
     page: int = 1
 
 
-def _waiting_ids(tenant: Tenant, chosen: QueueFilter) -> list[int]:
+def _waiting_ids(tenant: Tenant, chosen: QueueFilter) -> tuple[list[int], dict[int, PoolOrder]]:
     """Ids of the tenant's waiting jobs that pass the filter, by pool and position in the pool's last
-    order (or by submit time): the whole ordering reads two columns per job, never the rows."""
+    order (or by submit time), and the orders read for that: the whole ordering reads two columns per
+    job, never the rows."""
     jobs = Job.objects.filter(tenant=tenant, status__in=PENDING_STATUSES)
     if chosen.status:
         jobs = jobs.filter(status=chosen.status)
@@ -213,7 +214,7 @@ def _waiting_ids(tenant: Tenant, chosen: QueueFilter) -> list[int]:
     if chosen.workload_class:
         jobs = jobs.filter(workload_class=chosen.workload_class)
     if chosen.sort == SORT_SUBMITTED:
-        return list(jobs.order_by("submitted_at", "id").values_list("id", flat=True))
+        return list(jobs.order_by("submitted_at", "id").values_list("id", flat=True)), {}
     rows = list(jobs.order_by().values_list("id", "pool_id", "pool__name", "submitted_at"))
     orders = pool_orders({row[1] for row in rows})
 
@@ -221,7 +222,7 @@ def _waiting_ids(tenant: Tenant, chosen: QueueFilter) -> list[int]:
         rank = orders[row[1]].rank(row[0])
         return row[2], rank is None, rank or 0, row[3], row[0]
     rows.sort(key=key)
-    return [row[0] for row in rows]
+    return [row[0] for row in rows], orders
 
 
 def tenant_queue(*, tenant: Tenant, chosen: QueueFilter | None = None, now: datetime | None = None) -> dict:
@@ -230,7 +231,8 @@ def tenant_queue(*, tenant: Tenant, chosen: QueueFilter | None = None, now: date
     chosen = chosen or QueueFilter()
     now = now or timezone.now()
     related = ("tenant", "project", "pool", "gpu_model")
-    paginator = Paginator(_waiting_ids(tenant, chosen), PAGE_SIZE)
+    ids, orders = _waiting_ids(tenant, chosen)
+    paginator = Paginator(ids, PAGE_SIZE)
     page = paginator.get_page(chosen.page)
     by_id = Job.objects.select_related(*related).in_bulk(list(page.object_list))
     waiting = [by_id[i] for i in page.object_list if i in by_id]
@@ -243,7 +245,7 @@ def tenant_queue(*, tenant: Tenant, chosen: QueueFilter | None = None, now: date
     lease_ids = {j.lease_id for j in holding if j.lease_id}
     leases = {lease.id: lease for lease in Lease.objects.filter(id__in=lease_ids).select_related("lender")} \
         if lease_ids else {}
-    positions = positions_of([*waiting, *noticed])
+    positions = positions_of([*waiting, *noticed], orders)
     stops = open_stops([j.pk for j in holding], now=now)
     histories = stop_histories([j.pk for j in waiting])
     figures = _reclaim_figures([*waiting, *noticed])

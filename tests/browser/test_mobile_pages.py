@@ -192,3 +192,32 @@ def test_the_victim_reads_awaiting_approval_then_that_it_was_preempted(world, me
             assert not errors, errors
         finally:
             context.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_on_a_phone_a_waiting_job_says_why_beside_its_name_and_the_figures_follow(world, tenant_admin, browser,
+                                                                                  live_server):
+    from tests.jobs import cycle
+
+    waiting = submit(name="too-big", gpus=8, replicas=3)  # 24 GPUs on alpha's 16: over quota
+    cycle(world)
+    for width in (PHONE, DESKTOP):
+        context, page, errors = open_as(browser, live_server, tenant_admin, width=width)
+        try:
+            page.goto(f"{live_server.url}/tenants/alpha/queue/")
+            row = page.locator(f"tr#job-{waiting.pk}")
+            job, why = row.locator("th").bounding_box(), row.locator("td.why").bounding_box()
+            eta = row.locator("td").nth(4).bounding_box()  # Expected start
+            expect(row.locator("td.why")).to_contain_text("Quota exceeded")
+            if width == PHONE:
+                # Beside the job's name and whole on the screen, before the figures (which scroll sideways).
+                assert document_width(page) <= PHONE
+                assert abs(why["y"] - job["y"]) < 2 and why["x"] > job["x"]
+                assert why["x"] + why["width"] <= PHONE and why["x"] < eta["x"]
+                header = page.locator("table.waiting thead th").nth(6).bounding_box()  # "Why it waits"
+                assert abs(header["x"] - why["x"]) < 2  # the header moved with its column
+            else:
+                assert why["x"] > eta["x"]  # the table's own order: figures, then the reason
+            assert not errors, errors
+        finally:
+            context.close()

@@ -14,13 +14,14 @@ BENCH_PREFIX = f"bench-{secrets.token_hex(3)}-"
 
 
 def _serialise(decisions) -> None:
+    """What the cycle service makes of the waits of a first cycle, where every wait is new: each one's
+    digest and stored data (built once per digest, as the cycle does), and the pool's order."""
     from scheduler.cycle.order import order_payload
-    from scheduler.cycle.waits import WaitDigests, stored_wait
+    from scheduler.cycle.waits import WaitDigests
 
     digests = WaitDigests()
     for wait in decisions.waits:
-        digests.of(wait)
-        stored_wait(wait)
+        digests.stored(wait, digests.of(wait))
     order_payload(decisions.waits)
 
 

@@ -131,6 +131,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+if PORTAL_ENV == "test":
+    # Every test user and login would otherwise pay PBKDF2's 1.5M rounds (~0.8 s here): two fifths of
+    # the suite's time went into fixtures. Production and the demo keep Django's default hashers.
+    PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # The model backend behind a lockout check: every attempt for a locked name or address is refused
 # (accounts/lockout.py).
 AUTHENTICATION_BACKENDS = ["accounts.lockout.LockoutBackend"]

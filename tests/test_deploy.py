@@ -30,6 +30,17 @@ def test_production_refuses_to_start_without_a_secret_key():
     assert result.returncode != 0 and "SECRET_KEY must be set in production" in result.stderr
 
 
+@pytest.mark.parametrize("profile", ["production", "development"])
+def test_only_the_test_profile_trades_password_hashing_for_speed(profile):
+    env = {**os.environ, "PORTAL_ENV": profile, "SECRET_KEY": "x" * 20 + "production-secret-for-check-deploy-1",
+           "ALLOWED_HOSTS": "portal.example.com", "AUDIT_SEAL_KEY": "k" * 40}
+    result = subprocess.run([sys.executable, "manage.py", "shell", "-c",
+                             "from django.contrib.auth.hashers import get_hasher; print(get_hasher().algorithm)"],
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "pbkdf2_sha256"  # after the shell's import banner
+
+
 @pytest.mark.django_db
 def test_openapi_schema_validates(client):
     from drf_spectacular.generators import SchemaGenerator

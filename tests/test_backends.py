@@ -89,6 +89,31 @@ def test_a_failing_start_is_recorded_on_its_run_and_the_other_jobs_start(world, 
     assert (run.state, run.failures, run.last_error) == ("running", 0, "")
 
 
+def test_a_preempted_job_admitted_again_in_the_same_cycle_starts_on_that_tick(world):
+    """Its old run is stopped first in the tick (freeing its nodes), then its new run starts: no tick lost."""
+    from django.db import transaction
+
+    from scheduler.backends import backend_tick
+    from scheduler.cycle.services import scheduler_cycle_run
+    from scheduler.preemption.services import _stop_and_requeue
+    from tests.jobs import reload, submit
+
+    t0 = timezone.now().replace(microsecond=0)
+    job = submit(gpus=8, name="victim", max_runtime_minutes=600)
+    scheduler_cycle_run(pool=world.pool, now=t0)
+    backend_tick(now=t0)
+    assert reload(job).status == "running"
+    later = t0 + timedelta(minutes=5)
+    with transaction.atomic():
+        _stop_and_requeue(reload(job), later, cause="preemption")
+    assert scheduler_cycle_run(pool=world.pool, now=later).admitted == 1  # the GPUs it held are free again
+    assert backend_tick(now=later).started == 1
+    first, second = job.runs.order_by("attempt")
+    assert (first.state, first.ended_at) == ("stopped", later)
+    assert (second.state, second.started_at) == ("running", later)
+    assert (reload(job).status, job.started_at) == ("running", later)
+
+
 def test_retry_backoff_doubles_up_to_five_minutes():
     assert [retry_delay(n).total_seconds() for n in (1, 2, 3, 7, 20)] == [5, 10, 20, 300, 300]
 

@@ -1,5 +1,5 @@
-"""The backend tick: per pool, start admitted jobs on its cluster, apply what the cluster says of active
-runs, and retry stops and signals that failed. Every backend call runs outside a transaction; a failure
+"""The backend tick: per pool, send the stops and signals that are due, start admitted jobs on its cluster,
+and apply what the cluster says of active runs. Every backend call runs outside a transaction; a failure
 is recorded on its run (or on the pool's BackendStatus when the cluster is unreachable) and the tick
 goes on with the other jobs and pools."""
 import logging
@@ -134,9 +134,11 @@ def backend_tick(*, now: datetime | None = None, pools=None) -> TickResult:
     for pool in (pools if pools is not None else pools_with_work()):
         try:
             backend = backend_for_pool(pool)
+            # Stops first: a preempted job requeued and admitted again in the same cycle gets its new run
+            # only once the old one is stopped, and the nodes a stop frees are the ones a start needs.
+            _retry_stops_and_signals(pool, now)
             _start_admitted(pool, backend, now, result)
             _poll_active(pool, backend, now, result)
-            _retry_stops_and_signals(pool, now)
         except B.BackendError as exc:
             # The cluster as a whole is out of reach (or the pool's settings are unusable): say so once
             # for the pool; its jobs keep their state and the next tick tries again.

@@ -14,6 +14,7 @@ free quota and capacity, and a cycle only ever consumes capacity.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from types import MappingProxyType
 
 from . import reasons as R
 from .eta import UNKNOWN, EtaDesk
@@ -48,7 +49,6 @@ _OFFER_OTHER_MODEL = frozenset(
 # Room on nodes: last in precedence, judged at the end of the cycle (`_rooms_at_cycle_end`).
 _ROOM = frozenset({R.POOL_FULL, R.FRAGMENTED})
 _STOP_PLANNED = frozenset({R.RECLAIMING, R.PREEMPTING})
-_QUOTA_KINDS = frozenset({"quota_exceeded", "project_quota_exceeded"})
 
 _UNSEEN = object()
 
@@ -165,6 +165,14 @@ def _nominate(cycle: CycleState, queue) -> None:
         timeline(cycle.quota_releases, tenant_q.id).add(end, need)
 
 
+# An over-quota job's quota blockers carry the figures of the end of the cycle (`_quota_at_cycle_end`),
+# which only the describe phase knows. Until then the job holds one of these two shared marks in their
+# place: the phases between only read a blocker's code and precedence, and a deep queue of over-quota
+# jobs builds no figures it would throw away.
+_OVER_TENANT_QUOTA = Blocker(R.QUOTA_EXCEEDED, "quota_exceeded", MappingProxyType({}))
+_OVER_PROJECT_QUOTA = Blocker(R.QUOTA_EXCEEDED, "project_quota_exceeded", MappingProxyType({}))
+
+
 def _quota_blockers(reasons: R.Reasons, blockers: list[Blocker], job: PendingJob, need: int, tenant_q: Quota | None,
                     project_q: Quota | None, used: dict[int, int]) -> bool:
     """Append the base-quota blockers (tenant, then project); True when the job is within quota."""
@@ -172,20 +180,12 @@ def _quota_blockers(reasons: R.Reasons, blockers: list[Blocker], job: PendingJob
         blockers.append(reasons.no_quota(job.tenant, job.pool, job.gpu_model, job.workload_class, need))
         return False
     quota_ok = True
-    in_use = used.get(tenant_q.id, 0)
-    if in_use + need > tenant_q.gpus:
+    if used.get(tenant_q.id, 0) + need > tenant_q.gpus:
         quota_ok = False
-        blockers.append(reasons.quota_exceeded(
-            job.tenant, job.pool, job.gpu_model, need, tenant_q.gpus, in_use
-        ))
-    if project_q is not None:
-        in_use = used.get(project_q.id, 0)
-        if in_use + need > project_q.gpus:
-            quota_ok = False
-            blockers.append(reasons.quota_exceeded(
-                job.tenant, job.pool, job.gpu_model, need, project_q.gpus, in_use,
-                project=job.project,
-            ))
+        blockers.append(_OVER_TENANT_QUOTA)
+    if project_q is not None and used.get(project_q.id, 0) + need > project_q.gpus:
+        quota_ok = False
+        blockers.append(_OVER_PROJECT_QUOTA)
     return quota_ok
 
 
@@ -269,6 +269,7 @@ def _describe(cycle: CycleState) -> list[Wait]:
     estimate = etas.estimate
     next_actions = R.next_actions
     alternatives: dict[tuple[str, str, int, int], NextAction | None] = {}
+    merged: dict[tuple[int, ...], tuple] = {}
     pools_models = _models_by_pool(cycle.indexes)
     waits: list[Wait] = []
     new_wait = Wait._make  # half the cost of Wait(...)'s generated __new__, 8k times a cycle
@@ -318,29 +319,36 @@ def _describe(cycle: CycleState) -> list[Wait]:
                 )
         if alternative is None and len(blockers) == 1:
             actions = blockers[0].actions
-        else:  # merging costs less than a cache key of the blockers would
-            actions = next_actions(blockers, alternative)
+        else:
+            # The actions follow from the blockers and the alternative alone, and a deep queue repeats
+            # the same few combinations as the very same objects (the cycle's Reasons remembers them):
+            # merge once per combination. The entry holds its objects, so their ids stay theirs.
+            mkey = (*map(id, blockers), id(alternative))
+            known = merged.get(mkey)
+            if known is None:
+                known = merged[mkey] = (blockers, alternative, next_actions(blockers, alternative))
+            actions = known[2]
         waits.append(
             new_wait((job.id, code, blockers, actions, pos_tenant, pos_pool, gpus_ahead, eta))
         )
     return waits
 
 
-def _quota_at_cycle_end(reasons: R.Reasons, blockers: tuple[Blocker, ...], job: PendingJob, tenant_q: Quota, project_q: Quota | None,
-                        used: dict[int, int]) -> tuple[Blocker, ...]:
-    """An over-quota job's quota figures after this cycle's admissions, for the reason rooms are
-    (`_rooms_at_cycle_end`): a smaller job of the same tenant admitted behind it used quota it was
+def _quota_at_cycle_end(reasons: R.Reasons, blockers: tuple[Blocker, ...], job: PendingJob, tenant_q: Quota,
+                        project_q: Quota | None, used: dict[int, int]) -> tuple[Blocker, ...]:
+    """An over-quota job's quota blockers with their figures after this cycle's admissions, in place of
+    the marks the nominate phase left, for the reason rooms are (`_rooms_at_cycle_end`): judged at the
+    job's turn, a smaller job of the same tenant admitted behind it would have used quota the job was
     told was free. Use only grows within a cycle, so the job is still over quota."""
-    out = list(blockers)
     need = job.gpus * job.replicas
+    out = list(blockers)
     for k, blocker in enumerate(blockers):
-        if blocker.code != R.QUOTA_EXCEEDED or blocker.kind not in _QUOTA_KINDS:
-            continue
-        project = blocker.kind == "project_quota_exceeded"
-        q = project_q if project else tenant_q
-        if q is not None and used.get(q.id, 0) != blocker.details["used"]:
-            out[k] = reasons.quota_exceeded(job.tenant, job.pool, job.gpu_model, need, q.gpus, used.get(q.id, 0),
-                                      project=job.project if project else "")
+        if blocker is _OVER_TENANT_QUOTA:
+            out[k] = reasons.quota_exceeded(job.tenant, job.pool, job.gpu_model, need, tenant_q.gpus,
+                                            used.get(tenant_q.id, 0))
+        elif blocker is _OVER_PROJECT_QUOTA:
+            out[k] = reasons.quota_exceeded(job.tenant, job.pool, job.gpu_model, need, project_q.gpus,
+                                            used.get(project_q.id, 0), project=job.project)
     return tuple(out)
 
 

@@ -181,9 +181,9 @@ class Victims:
         self.on_lease, self.in_base, self.ceilings, self.floors = start
         # tenant quota id -> {priority: GPUs that stopping lower-priority jobs could free}
         self._freeable: dict[int, dict[int, int]] = {}
-        # within_tenant questions that found no plan since the last claim: a deep queue asks the
-        # same one for many jobs (same quotas, priority and shape), and until a claim nothing it
-        # reads changes (phase 5 places nothing and charges nothing).
+        # Questions (within_tenant's, reclaim's) that found no plan since the last claim: a deep
+        # queue asks the same one for many jobs (same quotas or lender, priority and shape), and
+        # until a claim nothing it reads changes (phase 5 places nothing and charges nothing).
         self._no_plan: set[tuple] = set()
 
     def _start(self, running: Iterable[RunningJob], charges) -> tuple:
@@ -264,6 +264,12 @@ class Victims:
         self.claimed.update(j.id for j in used)
         self.claimed.update(j.id for j in victims)
 
+    def known_no_plan(self, question: tuple) -> bool:
+        return question in self._no_plan
+
+    def found_no_plan(self, question: tuple) -> None:
+        self._no_plan.add(question)
+
     # --- rules ---
 
     def within_tenant(self, job: PendingJob, need: int, index: ModelIndex, used_gpus: dict,
@@ -271,11 +277,11 @@ class Victims:
         project_id = project_q.id if project_q else None
         question = (tenant_q.id, project_id, self.priority_of.get(job.priority_class, 0), job.gpus,
                     job.replicas, used_gpus.get(tenant_q.id, 0), used_gpus.get(project_id, 0))
-        if question in self._no_plan:
+        if self.known_no_plan(question):
             return None
         outcome = self._within_tenant(job, need, index, used_gpus, tenant_q, project_q)
         if outcome is None:
-            self._no_plan.add(question)
+            self.found_no_plan(question)
         return outcome
 
     def _within_tenant(self, job: PendingJob, need: int, index: ModelIndex, used_gpus: dict,

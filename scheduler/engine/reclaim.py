@@ -23,7 +23,25 @@ def reclaim(
     victims: Victims, desk: LeaseDesk, job: PendingJob, index: ModelIndex,
     reclaims: list[Reclaim],
 ) -> tuple[str, Blocker] | None:
-    """Plan (or wait on) a reclaim for `job`; ("replace" | "add", blocker) or None."""
+    """Plan (or wait on) a reclaim for `job`; ("replace" | "add", blocker) or None.
+
+    The outcome depends on the job's tenant, lane and shape and on what is claimed so far alone,
+    so a question that found no plan is not asked again until the next claim (most jobs of a
+    deep queue that may reclaim find nothing to reclaim)."""
+    question = ("reclaim", job.tenant, job.pool, job.gpu_model, job.gpus, job.replicas,
+                job.priority_class == PRODUCTION)
+    if victims.known_no_plan(question):
+        return None
+    outcome = _reclaim(victims, desk, job, index, reclaims)
+    if outcome is None:
+        victims.found_no_plan(question)
+    return outcome
+
+
+def _reclaim(
+    victims: Victims, desk: LeaseDesk, job: PendingJob, index: ModelIndex,
+    reclaims: list[Reclaim],
+) -> tuple[str, Blocker] | None:
     borrowed = victims.on_lease.get((job.pool, job.gpu_model))
     if not borrowed:
         return None

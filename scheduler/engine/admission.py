@@ -105,6 +105,7 @@ def _nominate(cycle: CycleState, queue) -> None:
     book, used, now, priority_of, reasons = cycle.book, cycle.used, cycle.now, cycle.priority_of, cycle.reasons
     admissions, waiting, borrowers, stoppers, demand = (
         cycle.admissions, cycle.waiting, cycle.borrowers, cycle.stoppers, cycle.demand)
+    share = cycle.share
     for job in queue:
         lane = cycle.lane(job)
         priority = priority_of.get(job.priority_class, 0)
@@ -144,7 +145,7 @@ def _nominate(cycle: CycleState, queue) -> None:
         if blockers:
             # Appended in precedence order already (environment, shape, quota, nodes), so
             # no sort is needed; test_properties checks the order holds.
-            entry = Candidate(job, tuple(blockers), tenant_q, lane, node_blocked, project_q,
+            entry = Candidate(job, share(blockers), tenant_q, lane, node_blocked, project_q,
                               quota_ok, shape_ok)
             waiting.append(entry)
             if shape_ok and job.env_ready and tenant_q is not None:
@@ -197,7 +198,8 @@ def _borrow(cycle: CycleState) -> None:
     now = cycle.now
     desk = cycle.desk = LeaseDesk(cycle.snapshot, cycle.book, cycle.demand, cycle.reasons)
     full: dict[tuple, tuple[Blocker, ...]] = {}
-    find = desk.find
+    joined: dict[tuple[int, int], tuple] = {}
+    find, share = desk.find, cycle.share
     for entry in cycle.borrowers:
         job, lane = entry.job, entry.lane
         index = lane.index
@@ -205,7 +207,11 @@ def _borrow(cycle: CycleState) -> None:
         fits = index.can_place(job.gpus, job.replicas)
         lender = find(job, need, index.capacity, fits)
         if lender.__class__ is Blocker:
-            entry.blockers = _with_borrow_blocker(entry.blockers, lender)
+            jkey = (id(entry.blockers), id(lender))  # both shared objects, held by `joined`
+            known = joined.get(jkey)
+            if known is None:
+                known = joined[jkey] = (entry.blockers, lender, share(_with_borrow_blocker(entry.blockers, lender)))
+            entry.blockers = known[2]
             continue
         if not fits:
             if not entry.node_blocked:  # had room in phase 3, none left now
@@ -215,7 +221,7 @@ def _borrow(cycle: CycleState) -> None:
                 extra = full.get(fkey)
                 if extra is None:
                     extra = full[fkey] = tuple(_add_node_blockers(cycle.reasons, [], job, index, need, 0, 0))
-                entry.blockers = entry.blockers + extra
+                entry.blockers = share(entry.blockers + extra)
             continue
         plan = desk.grant(job, lender, need)
         cycle.admissions.append(Admission(job.id, index.place(job.gpus, job.replicas), plan))
@@ -262,15 +268,18 @@ def _describe(cycle: CycleState) -> list[Wait]:
     cycle.fill_releases()
     for releases in (*cycle.pool_releases.values(), *cycle.quota_releases.values()):
         releases.freeze()
-    used, reasons = cycle.used, cycle.reasons
+    used = cycle.used
     in_tenant: dict[tuple[str, str], int] = {}
     in_pool: dict[str, int] = {}
     etas = EtaDesk(cycle.now, cycle.quota_releases)
     estimate = etas.estimate
-    next_actions = R.next_actions
-    alternatives: dict[tuple[str, str, int, int], NextAction | None] = {}
-    merged: dict[tuple[int, ...], tuple] = {}
-    pools_models = _models_by_pool(cycle.indexes)
+    # What a wait says besides its place in the queue (blockers with the figures of the cycle's
+    # end, whether it lacks room, next actions) follows from its blockers so far, its quotas, lane
+    # and shape alone. A deep queue repeats a few thousand such questions (the blockers are shared
+    # objects and their tuple is shared too, `CycleState.share`): each is answered once. The
+    # entries and the answers hold the objects, so their ids stay theirs.
+    answers: dict[tuple, tuple[tuple[Blocker, ...], bool, tuple[NextAction, ...]]] = {}
+    answer = _Answers(cycle)
     waits: list[Wait] = []
     new_wait = Wait._make  # half the cost of Wait(...)'s generated __new__, 8k times a cycle
     for entry in cycle.waiting:
@@ -278,12 +287,13 @@ def _describe(cycle: CycleState) -> list[Wait]:
         if blockers is None:  # admitted on a lease in phase 4
             continue
         job, tenant_q, lane = entry.job, entry.tenant_q, entry.lane
-        if not entry.quota_ok and tenant_q is not None:
-            blockers = _quota_at_cycle_end(reasons, blockers, job, tenant_q, entry.project_q, used)
-        if entry.shape_ok:
-            blockers = _rooms_at_cycle_end(reasons, blockers, job, lane.index)
-            entry.node_blocked = entry.node_blocked or blockers[-1].code in _ROOM
-        node_blocked = entry.node_blocked
+        question = (id(blockers), id(tenant_q), id(entry.project_q), id(lane), job.gpus, job.replicas,
+                    entry.node_blocked)
+        known = answers.get(question)
+        if known is None:
+            known = answers[question] = answer(entry)
+        blockers, node_blocked, actions = known
+        entry.node_blocked = node_blocked
         tkey = (job.tenant, job.pool)
         pos_tenant = in_tenant[tkey] = in_tenant.get(tkey, 0) + 1
         pos_pool = in_pool[job.pool] = in_pool.get(job.pool, 0) + 1
@@ -306,32 +316,51 @@ def _describe(cycle: CycleState) -> list[Wait]:
                     lane.releases, need + gpus_ahead - lane.index.total_free, node_blocked,
                     longest, tenant_q.id, used.get(tenant_q.id, 0) + need - tenant_q.gpus,
                 )
-
-        alternative = None
-        if node_blocked or code in _OFFER_OTHER_MODEL:
-            akey = (job.pool, job.gpu_model, job.gpus, job.replicas)
-            alternative = alternatives.get(akey, _UNSEEN)
-            if alternative is _UNSEEN:
-                alternative = alternatives[akey] = _other_model(
-                    reasons,
-                    pools_models.get(job.pool, ()), job.gpu_model, job.gpus, job.replicas,
-                    static=code == R.RESOURCE_MISMATCH,
-                )
-        if alternative is None and len(blockers) == 1:
-            actions = blockers[0].actions
-        else:
-            # The actions follow from the blockers and the alternative alone, and a deep queue repeats
-            # the same few combinations as the very same objects (the cycle's Reasons remembers them):
-            # merge once per combination. The entry holds its objects, so their ids stay theirs.
-            mkey = (*map(id, blockers), id(alternative))
-            known = merged.get(mkey)
-            if known is None:
-                known = merged[mkey] = (blockers, alternative, next_actions(blockers, alternative))
-            actions = known[2]
         waits.append(
             new_wait((job.id, code, blockers, actions, pos_tenant, pos_pool, gpus_ahead, eta))
         )
     return waits
+
+
+class _Answers:
+    """The describe phase's answer for one waiting job, apart from its place in the queue: its
+    blockers as the pool stands at the cycle's end, whether it lacks room on nodes, and its next
+    actions (those its blockers suggest, and another GPU model of the pool where it fits)."""
+
+    def __init__(self, cycle: CycleState) -> None:
+        self.reasons, self.used = cycle.reasons, cycle.used
+        self.models_of_pool = _models_by_pool(cycle.indexes)
+        self.alternatives: dict[tuple[str, str, int, int, bool], NextAction | None] = {}
+        self.merged: dict[tuple[int, ...], tuple[NextAction, ...]] = {}
+
+    def __call__(self, entry: Candidate) -> tuple[tuple[Blocker, ...], bool, tuple[NextAction, ...]]:
+        job, tenant_q, reasons = entry.job, entry.tenant_q, self.reasons
+        blockers = entry.blockers
+        if not entry.quota_ok and tenant_q is not None:
+            blockers = _quota_at_cycle_end(reasons, blockers, job, tenant_q, entry.project_q, self.used)
+        node_blocked = entry.node_blocked
+        if entry.shape_ok:
+            blockers = _rooms_at_cycle_end(reasons, blockers, job, entry.lane.index)
+            node_blocked = node_blocked or blockers[-1].code in _ROOM
+        code = blockers[0].code
+        alternative = None
+        if node_blocked or code in _OFFER_OTHER_MODEL:
+            static = code == R.RESOURCE_MISMATCH
+            akey = (job.pool, job.gpu_model, job.gpus, job.replicas, static)
+            alternative = self.alternatives.get(akey, _UNSEEN)
+            if alternative is _UNSEEN:
+                alternative = self.alternatives[akey] = _other_model(
+                    reasons, self.models_of_pool.get(job.pool, ()), job.gpu_model, job.gpus,
+                    job.replicas, static=static,
+                )
+        if alternative is None and len(blockers) == 1:
+            return blockers, node_blocked, blockers[0].actions
+        # Different questions often end in the same blockers: merge their actions once.
+        mkey = (*map(id, blockers), id(alternative))
+        actions = self.merged.get(mkey)
+        if actions is None:
+            actions = self.merged[mkey] = R.next_actions(blockers, alternative)
+        return blockers, node_blocked, actions
 
 
 def _quota_at_cycle_end(reasons: R.Reasons, blockers: tuple[Blocker, ...], job: PendingJob, tenant_q: Quota,

@@ -78,6 +78,10 @@ class CycleState:
         self.lanes: dict[tuple[str, str], Lane] = {}
         self.desk: LeaseDesk | None = None  # opened by the borrow phase, once demand is known
         self.reasons = Reasons()  # this cycle's blockers, each built once per identical arguments
+        # A waiting job's blockers are the Reasons' shared objects, so a deep queue repeats a few
+        # thousand combinations of them: the jobs of one combination share its tuple (`share`), and
+        # the describe phase works out what follows from it once.
+        self.combinations: dict[tuple[int, ...], tuple[Blocker, ...]] = {}
         self._state()
 
     def _state(self) -> None:
@@ -123,6 +127,14 @@ class CycleState:
                 tenant_q, _ = book.cover(job.tenant, job.project, job.pool, job.gpu_model, workload)
                 if tenant_q is not None:
                     timeline(self.quota_releases, tenant_q.id).add(release_time(job), job.total_gpus)
+
+    def share(self, blockers) -> tuple[Blocker, ...]:
+        """The cycle's one tuple of these very blocker objects, in this order."""
+        key = (*map(id, blockers),)
+        shared = self.combinations.get(key)
+        if shared is None:
+            shared = self.combinations[key] = tuple(blockers)
+        return shared
 
     def lane(self, job: PendingJob) -> Lane:
         key = (job.pool, job.gpu_model)

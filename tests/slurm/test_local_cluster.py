@@ -24,3 +24,29 @@ def test_a_batch_job_runs_on_the_node_it_asks_for(slurm_cluster, tmp_path):
         time.sleep(0.2)
     assert job_id.isdigit()
     assert marker.read_text().strip() == "n-h100-2"
+
+
+def test_the_demo_command_stops_a_cluster_a_former_process_started(tmp_path, settings):
+    """`make demo BACKEND=slurm` leaves its cluster running after Ctrl-C; `demo_slurm --stop` ends every daemon."""
+    import os
+
+    from django.core.management import call_command
+
+    from scheduler.backends.slurm.localcluster import LocalCluster
+
+    started = LocalCluster(tmp_path / "slurm").start()  # as the demo did, in another process
+    daemons = dict(started.pids)
+    settings.VAR_DIR = tmp_path
+    assert LocalCluster(tmp_path / "slurm").is_running()
+
+    call_command("demo_slurm", "--stop")
+
+    assert not LocalCluster(tmp_path / "slurm").is_running()
+    alive = []
+    for name, pid in daemons.items():
+        try:
+            os.kill(pid, 0)
+            alive.append(name)
+        except ProcessLookupError:
+            pass
+    assert alive == []

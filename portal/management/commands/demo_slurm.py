@@ -8,13 +8,24 @@ from django.core.management.base import BaseCommand, CommandError
 class Command(BaseCommand):
     help = "Start a local Slurm for the demo and add the slurm-local pool governing it."
 
-    def handle(self, *args, **options):
+    def add_arguments(self, parser):
+        parser.add_argument("--stop", action="store_true",
+                            help="stop the local Slurm (it outlives the demo's web, worker and beat)")
+
+    def handle(self, *args, stop=False, **options):
         from quotas.models import GpuModel, Pool, Tenant
         from quotas.services import quota_set
         from scheduler.backends.inventory import inventory_sync
         from scheduler.backends.slurm.localcluster import LocalCluster, LocalClusterError
 
         cluster = LocalCluster(settings.VAR_DIR / "slurm")
+        if stop:
+            if not cluster.is_running():
+                self.stdout.write("Local Slurm is not running")
+                return
+            cluster.attach().stop()
+            self.stdout.write(self.style.SUCCESS("Local Slurm stopped"))
+            return
         if cluster.is_running():
             self.stdout.write(f"Local Slurm already running ({cluster.conf})")
         else:

@@ -150,6 +150,18 @@ class LocalCluster:
         return self.conf.exists() and subprocess.run(["scontrol", "ping"], env=self.env, capture_output=True,
                                                      text=True, timeout=10).stdout.count("is UP") > 0
 
+    def attach(self) -> "LocalCluster":
+        """Take over the daemons a cluster started earlier in this folder wrote pid files for (the demo's
+        cluster outlives the demo), so `stop` can end them."""
+        files = {"munged": self.root / "munge" / "munged.pid", "slurmctld": self.root / "slurmctld.pid",
+                 **{f"slurmd-{n.name}": self.root / f"slurmd-{n.name}.pid" for n in self.nodes}}
+        for name, path in files.items():
+            try:
+                self.pids[name] = int(path.read_text().strip())
+            except (FileNotFoundError, ValueError):
+                continue
+        return self
+
     def start(self, timeout: float = 60) -> "LocalCluster":
         self.check_installed()
         self.write_config()

@@ -14,8 +14,8 @@ def stored_wait(wait: Wait) -> dict:
     """The JSON a job row keeps of its wait."""
     return {
         "code": wait.code,
-        "blockers": [{"code": b.code, "kind": b.kind, "details": dict(b.details)} for b in wait.blockers],
-        "next_actions": [{"code": a.code, "kind": a.kind, "params": dict(a.params)} for a in wait.next_actions],
+        "blockers": [{"code": b.code, "kind": b.kind, "details": dict(b.detail_pairs)} for b in wait.blockers],
+        "next_actions": [{"code": a.code, "kind": a.kind, "params": dict(a.param_pairs)} for a in wait.next_actions],
     }
 
 
@@ -40,8 +40,8 @@ class WaitDigests:
         key = id(item)
         part = self._parts.get(key)
         if part is None:
-            values = item[2]  # details of a blocker, params of an action
-            part = self._parts[key] = f"{item[0]}:{item[1]}:{sorted(values.items())!r}"
+            pairs = item[2]  # detail pairs of a blocker, param pairs of an action
+            part = self._parts[key] = f"{item[0]}:{item[1]}:{sorted(pairs)!r}"
         return part
 
     def of(self, wait: Wait) -> str:

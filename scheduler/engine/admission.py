@@ -14,7 +14,6 @@ free quota and capacity, and a cycle only ever consumes capacity.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from types import MappingProxyType
 
 from . import reasons as R
 from .eta import UNKNOWN, EtaDesk
@@ -170,8 +169,8 @@ def _nominate(cycle: CycleState, queue) -> None:
 # which only the describe phase knows. Until then the job holds one of these two shared marks in their
 # place: the phases between only read a blocker's code and precedence, and a deep queue of over-quota
 # jobs builds no figures it would throw away.
-_OVER_TENANT_QUOTA = Blocker(R.QUOTA_EXCEEDED, "quota_exceeded", MappingProxyType({}))
-_OVER_PROJECT_QUOTA = Blocker(R.QUOTA_EXCEEDED, "project_quota_exceeded", MappingProxyType({}))
+_OVER_TENANT_QUOTA = Blocker(R.QUOTA_EXCEEDED, "quota_exceeded", ())
+_OVER_PROJECT_QUOTA = Blocker(R.QUOTA_EXCEEDED, "project_quota_exceeded", ())
 
 
 def _quota_blockers(reasons: R.Reasons, blockers: list[Blocker], job: PendingJob, need: int, tenant_q: Quota | None,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from datetime import datetime
 from functools import lru_cache
-from types import MappingProxyType
 from typing import Mapping
 
 from .texts import NOT_REPORTED
@@ -55,7 +54,7 @@ PRECEDENCE: tuple[str, ...] = (
 RANK: dict[str, int] = {code: rank for rank, code in enumerate(PRECEDENCE)}
 
 def _blocker(code: str, kind: str, **details: int | str) -> Blocker:
-    return Blocker(code, kind, MappingProxyType(details), _actions_for(code, details))
+    return Blocker(code, kind, tuple(details.items()), _actions_for(code, details))
 
 
 def _iso(moment: datetime | None) -> str:
@@ -228,7 +227,7 @@ def sort_blockers(blockers: list[Blocker]) -> tuple[Blocker, ...]:
 # the constant "wait" action is shared by all.
 
 def _new_action(code: str, kind: str, **params: int | str) -> NextAction:
-    return NextAction(code, kind, MappingProxyType({k: str(v) for k, v in params.items()}))
+    return NextAction(code, kind, tuple([(k, str(v)) for k, v in params.items()]))
 
 
 _WAIT = _new_action("wait", "wait")

@@ -246,39 +246,44 @@ class Admission(NamedTuple):
 class Blocker(NamedTuple):
     code: str
     kind: str  # which text of texts.MESSAGES says it; the code alone may have several
-    details: Mapping[str, int | str]
+    # (name, value) pairs of plain ints and strings, in the order the blocker's constructor names them:
+    # immutable, and a tuple of plain values is one the garbage collector stops tracking (a mapping
+    # proxy per blocker was a tenth of what a 10k cycle keeps alive). `details` reads them by name.
+    detail_pairs: tuple[tuple[str, int | str], ...]
     # What this blocker alone suggests, worked out once when the (cached) blocker is made, so
     # a wait only merges its blockers' actions (reasons.next_actions).
     actions: tuple["NextAction", ...] = ()
 
     @property
+    def details(self) -> Mapping[str, int | str]:
+        return MappingProxyType(dict(self.detail_pairs))
+
+    @property
     def message(self) -> str:
         """In English; formatted on demand, since most are never read in English."""
-        return MESSAGES[self.kind].format_map(self.details)
-
-    def __hash__(self) -> int:  # the details mapping is not hashable itself
-        return hash((self.code, self.kind, tuple(self.details.items())))
+        return MESSAGES[self.kind].format_map(dict(self.detail_pairs))
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "kind": self.kind, "message": self.message,
-                "details": dict(self.details)}
+                "details": dict(self.detail_pairs)}
 
 
 class NextAction(NamedTuple):
     code: str
     kind: str  # which text of texts.LABELS says it
-    params: Mapping[str, str]
+    param_pairs: tuple[tuple[str, str], ...]  # (name, value) pairs, as a Blocker's detail_pairs
+
+    @property
+    def params(self) -> Mapping[str, str]:
+        return MappingProxyType(dict(self.param_pairs))
 
     @property
     def label(self) -> str:
-        return LABELS[self.kind].format_map(self.params)
-
-    def __hash__(self) -> int:
-        return hash((self.code, self.kind, tuple(self.params.items())))
+        return LABELS[self.kind].format_map(dict(self.param_pairs))
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "kind": self.kind, "label": self.label,
-                "params": dict(self.params)}
+                "params": dict(self.param_pairs)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,30 +10,41 @@ from hashlib import blake2b
 from scheduler.engine.types import Blocker, NextAction, Wait
 
 
-def stored_wait(wait: Wait) -> dict:
-    """The JSON a job row keeps of its wait."""
-    return {
-        "code": wait.code,
-        "blockers": [{"code": b.code, "kind": b.kind, "details": dict(b.detail_pairs)} for b in wait.blockers],
-        "next_actions": [{"code": a.code, "kind": a.kind, "params": dict(a.param_pairs)} for a in wait.next_actions],
-    }
+def _stored_blocker(blocker: Blocker) -> dict:
+    return {"code": blocker.code, "kind": blocker.kind, "details": dict(blocker.detail_pairs)}
+
+
+def _stored_action(action: NextAction) -> dict:
+    return {"code": action.code, "kind": action.kind, "params": dict(action.param_pairs)}
 
 
 class WaitDigests:
-    """Digests of one cycle's waits. The engine shares blocker and action objects between the jobs
-    that wait for the same reason, so each one's text key is made once per cycle (keyed on identity;
-    the objects live as long as the decisions this digester is used with)."""
+    """Digests and stored data of one cycle's waits. The engine shares blocker and action objects, and
+    the tuples that hold them, between the jobs that wait for the same reason, so each digest, each
+    part's text and each stored part is made once per cycle (keyed on identity; the objects live as
+    long as the decisions this digester is used with)."""
 
     def __init__(self) -> None:
         self._parts: dict[int, str] = {}
-        self._digests: dict[tuple, str] = {}
+        self._digests: dict[tuple[int, int], str] = {}
+        self._stored_parts: dict[int, dict] = {}
         self._stored: dict[str, dict] = {}
 
     def stored(self, wait: Wait, digest: str) -> dict:
-        """`stored_wait` of a wait with this digest, built once per cycle for all the jobs that share it."""
+        """The JSON a job row keeps of a wait with this digest (code, blockers, next actions), built once
+        per cycle for all the jobs that share it, from parts shared too (the data is written, never changed)."""
         data = self._stored.get(digest)
         if data is None:
-            data = self._stored[digest] = stored_wait(wait)
+            part = self._stored_part
+            data = self._stored[digest] = {
+                "code": wait.code, "blockers": [part(b, _stored_blocker) for b in wait.blockers],
+                "next_actions": [part(a, _stored_action) for a in wait.next_actions]}
+        return data
+
+    def _stored_part(self, item: Blocker | NextAction, make) -> dict:
+        data = self._stored_parts.get(id(item))
+        if data is None:
+            data = self._stored_parts[id(item)] = make(item)
         return data
 
     def _part(self, item: Blocker | NextAction) -> str:
@@ -45,9 +56,9 @@ class WaitDigests:
         return part
 
     def of(self, wait: Wait) -> str:
-        # Jobs waiting for the same reason share the very same blocker and action objects, so most
-        # waits of a deep queue find their digest under the identities of their parts.
-        key = (wait.code, *map(id, wait.blockers), None, *map(id, wait.next_actions))
+        # The code is the first blocker's, so the two tuples say it all; waits whose equal parts sit
+        # in distinct tuples only make the same digest again.
+        key = (id(wait.blockers), id(wait.next_actions))
         digest = self._digests.get(key)
         if digest is None:
             part = self._part

@@ -171,3 +171,31 @@ def test_victims_job_page_shows_why_when_by_whom_and_impact(world, member):
     assert 'role="alert"' in html and "Beta team" in html
     assert "GPU-hours at risk since the last checkpoint" in html and f"/api/v1/jobs/{victim.pk}/checkpoint/" in html
     assert "beta-secret-run" not in html
+
+
+def test_a_reclaimed_lease_whose_job_ends_in_its_grace_goes_back_at_once(world, member, api):
+    """The borrower cancels its job after the reclaim notice: the lease goes back on the grace worker's next
+    tick, not at the end of the grace period, and the lender's job starts on the next cycle."""
+    import time_machine
+
+    from quotas.leases import end_reasons
+    from scheduler.backends import backend_tick
+
+    _, victim = alpha_borrows_from_beta(world, member)
+    lender_job = beta_wants_its_quota(world)  # minute 31: reclaim planned, grace until 41
+    assert lender_job.wait_code == reasons.RECLAIMING
+    with time_machine.travel(at(33), tick=False):
+        assert api(member).post(f"/api/v1/jobs/{victim.pk}/cancel/").status_code == 200
+    backend_tick(now=at(33))
+    victim.refresh_from_db()
+    assert victim.status == Job.Status.CANCELLED
+
+    counts = preemption_grace_due(now=at(33))
+    assert (counts["cancelled"], counts["leases_returned"]) == (1, 1)
+    lease = Lease.objects.get(lender=world.beta)
+    assert (lease.state, lease.end_code) == (Lease.State.RETURNED, end_reasons.JOBS_GONE)
+    assert Preemption.objects.get().state == Preemption.State.CANCELLED
+
+    run(world, 33)
+    lender_job.refresh_from_db()
+    assert lender_job.status in (Job.Status.ADMITTED, Job.Status.RUNNING) and lender_job.lease_id is None

@@ -272,7 +272,8 @@ def _lease_closed(job_id: int, now: datetime) -> bool:
 
 def preemption_grace_due(*, now: datetime | None = None) -> dict[str, int]:
     """The grace worker's tick: stop victims at their deadline, cancel stops whose victim ended on its
-    own, stop jobs whose lease closed, return leases whose jobs are gone. Idempotent under several workers."""
+    own, stop jobs whose lease closed, return leases (active or reclaiming) whose jobs are gone.
+    Idempotent under several workers."""
     now = now or timezone.now()
     counts = {"stopped": 0, "cancelled": 0, "lease_closed": 0, "leases_returned": 0}
     for pid in list(Preemption.objects.filter(state=Preemption.State.NOTIFIED, grace_until__lte=now)
@@ -292,13 +293,16 @@ def preemption_grace_due(*, now: datetime | None = None) -> dict[str, int]:
         if switch_value(PolicySwitch.Key.PREEMPTION_MODE, pool_id) == PolicySwitch.PreemptionMode.PAUSED:
             continue  # preemption paused on this pool: nothing is stopped, not even a job whose lease closed
         counts["lease_closed"] += _lease_closed(job_id, now)
+    # A reclaiming lease too: when its jobs ended on their own in the grace period, the lender gets the
+    # capacity back now rather than at the deadline (the planned stop was cancelled above).
     holders = set(Job.objects.filter(status__in=HOLDING_STATUSES, lease_id__isnull=False).values_list("lease_id", flat=True))
-    for lease in Lease.objects.filter(state=Lease.State.ACTIVE).exclude(pk__in=holders).select_related("borrower"):
+    for lease in Lease.objects.filter(state__in=Lease.OPEN_STATES).exclude(pk__in=holders).select_related("borrower"):
         jobs_live = Job.objects.filter(pk__in=lease.job_ids).exclude(
             status__in=(Job.Status.SUCCEEDED, Job.Status.FAILED, Job.Status.CANCELLED, Job.Status.REQUEUED)).exists()
         if not jobs_live:
             lease_services.lease_return(lease=lease, code=end_reasons.JOBS_GONE, now=now)
             counts["leases_returned"] += 1
+            request_pool_evaluation(lease.pool_id)  # capacity is back: waiting jobs need not wait for beat
     return counts
 
 

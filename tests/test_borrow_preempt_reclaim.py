@@ -173,9 +173,12 @@ def test_victims_job_page_shows_why_when_by_whom_and_impact(world, member):
     assert "beta-secret-run" not in html
 
 
-def test_a_reclaimed_lease_whose_job_ends_in_its_grace_goes_back_at_once(world, member, api):
+def test_a_reclaimed_lease_whose_job_ends_in_its_grace_goes_back_at_once(world, member, api,
+                                                                         django_capture_on_commit_callbacks):
     """The borrower cancels its job after the reclaim notice: the lease goes back on the grace worker's next
-    tick, not at the end of the grace period, and the lender's job starts on the next cycle."""
+    tick, not at the end of the grace period, the pool is evaluated at once and the lender's job starts."""
+    from unittest import mock
+
     import time_machine
 
     from quotas.leases import end_reasons
@@ -190,8 +193,11 @@ def test_a_reclaimed_lease_whose_job_ends_in_its_grace_goes_back_at_once(world, 
     victim.refresh_from_db()
     assert victim.status == Job.Status.CANCELLED
 
-    counts = preemption_grace_due(now=at(33))
+    with mock.patch("scheduler.cycle.tasks.evaluate_pool.apply_async") as evaluate, \
+            django_capture_on_commit_callbacks(execute=True):
+        counts = preemption_grace_due(now=at(33))
     assert (counts["cancelled"], counts["leases_returned"]) == (1, 1)
+    assert evaluate.call_count == 1
     lease = Lease.objects.get(lender=world.beta)
     assert (lease.state, lease.end_code) == (Lease.State.RETURNED, end_reasons.JOBS_GONE)
     assert Preemption.objects.get().state == Preemption.State.CANCELLED

@@ -205,3 +205,30 @@ def test_a_reclaimed_lease_whose_job_ends_in_its_grace_goes_back_at_once(world, 
     run(world, 33)
     lender_job.refresh_from_db()
     assert lender_job.status in (Job.Status.ADMITTED, Job.Status.RUNNING) and lender_job.lease_id is None
+
+
+def test_the_team_queue_page_names_a_job_being_stopped_even_past_its_running_rows(world, member, monkeypatch):
+    """The running section is bounded (HOLDING_LIMIT rows); jobs being stopped come first in it, so the
+    banner its people read first never misses one however many jobs the team runs."""
+    from django.test import Client
+
+    from scheduler.jobs import queue
+
+    jobs, victim = alpha_borrows_from_beta(world, member)
+    beta_wants_its_quota(world)
+    later = submit(member, gpus=1, gpu_model="A100-40G", name="alpha-later", max_runtime_minutes=240)
+    run(world, 32)  # admitted after the others: first in admission order
+    later.refresh_from_db()
+    assert later.status in (Job.Status.ADMITTED, Job.Status.RUNNING)
+    running = Job.objects.filter(tenant=world.alpha, status__in=(Job.Status.ADMITTED, Job.Status.RUNNING))
+    first_otherwise = running.order_by("pool__name", "-admitted_at", "-id").first()
+    assert first_otherwise.pk != victim.pk  # without the rule, a one-row section would show another job
+    monkeypatch.setattr(queue, "HOLDING_LIMIT", 1)
+    client = Client()
+    client.force_login(member)
+    html = client.get(f"/tenants/{world.alpha.slug}/queue/").content.decode()
+    assert 'id="stopping-banner"' in html
+    banner = html[html.index('id="stopping-banner"'):]
+    banner = banner[:banner.index("</section>")]
+    assert f'href="/jobs/{victim.pk}/"' in banner
+    assert f'id="job-{victim.pk}"' in html and f'id="job-{first_otherwise.pk}"' not in html

@@ -6,7 +6,7 @@ from datetime import datetime
 from urllib.parse import urlencode
 
 from django.core.paginator import Paginator
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -19,7 +19,7 @@ from scheduler.cycle.order import PoolOrder, Position
 from scheduler.engine import reasons
 from scheduler.jobs.positions import pool_orders, positions_of
 from scheduler.jobs.wait_text import code_title, localized_wait
-from scheduler.models import FINAL_STATUSES, HOLDING_STATUSES, PENDING_STATUSES, Job
+from scheduler.models import FINAL_STATUSES, HOLDING_STATUSES, PENDING_STATUSES, Job, Preemption
 from scheduler.preemption.victim import StopHistory, VictimStop, open_stops, stop_histories
 
 RECENT_FINISHED = 20
@@ -237,7 +237,10 @@ def tenant_queue(*, tenant: Tenant, chosen: QueueFilter | None = None, now: date
     by_id = Job.objects.select_related(*related).in_bulk(list(page.object_list))
     waiting = [by_id[i] for i in page.object_list if i in by_id]
     base = Job.objects.filter(tenant=tenant).select_related(*related)
-    holding = list(base.filter(status__in=HOLDING_STATUSES).order_by("pool__name", "-admitted_at", "-id")[:HOLDING_LIMIT])
+    # Jobs being stopped first: the section is bounded, and the banner above it is built from its rows.
+    being_stopped = Exists(Preemption.objects.filter(victim=OuterRef("pk"), state__in=Preemption.OPEN_STATES))
+    holding = list(base.filter(status__in=HOLDING_STATUSES).annotate(being_stopped=being_stopped)
+                   .order_by("-being_stopped", "pool__name", "-admitted_at", "-id")[:HOLDING_LIMIT])
     holding_count = base.filter(status__in=HOLDING_STATUSES).count() if len(holding) == HOLDING_LIMIT else len(holding)
     noticed = list(base.filter(Q(status=Job.Status.PREEMPTED) | Q(status__in=PENDING_STATUSES, wait_code__in=NOTICE_CODES))
                    .order_by("-id")[:NOTICE_LIMIT])

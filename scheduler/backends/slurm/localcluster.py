@@ -98,8 +98,8 @@ class LocalCluster:
             f"AuthInfo=socket={self.root}/munge/munge.sock",
             f"StateSaveLocation={self.root}/state",
             f"SlurmdSpoolDir={self.root}/spool/%n",
-            f"SlurmctldPidFile={self.root}/slurmctld.pid",
-            f"SlurmdPidFile={self.root}/slurmd-%n.pid",
+            f"SlurmctldPidFile={self.pid_file('slurmctld')}",
+            f"SlurmdPidFile={self.pid_file('slurmd-%n')}",  # %n: Slurm puts the node's name
             f"SlurmctldLogFile={self.root}/log/slurmctld.log",
             f"SlurmdLogFile={self.root}/log/slurmd-%n.log",
             "SlurmctldDebug=info", "SlurmdDebug=info",
@@ -143,21 +143,24 @@ class LocalCluster:
     def is_running(self) -> bool:
         """A cluster started earlier in this folder whose controller still answers (the demo restarts)."""
         try:
-            pid = int((self.root / "slurmctld.pid").read_text().strip())
+            pid = int(self.pid_file("slurmctld").read_text().strip())
             os.kill(pid, 0)
         except (FileNotFoundError, ValueError, ProcessLookupError):
             return False
         return self.conf.exists() and subprocess.run(["scontrol", "ping"], env=self.env, capture_output=True,
                                                      text=True, timeout=10).stdout.count("is UP") > 0
 
+    def pid_file(self, daemon: str) -> Path:
+        """Where a daemon of this cluster writes its pid: `munged`, `slurmctld` or `slurmd-<node>`; the
+        one place that says so, for starting, finding and stopping them."""
+        return self.root / "munge" / "munged.pid" if daemon == "munged" else self.root / f"{daemon}.pid"
+
     def attach(self) -> "LocalCluster":
         """Take over the daemons a cluster started earlier in this folder wrote pid files for (the demo's
         cluster outlives the demo), so `stop` can end them."""
-        files = {"munged": self.root / "munge" / "munged.pid", "slurmctld": self.root / "slurmctld.pid",
-                 **{f"slurmd-{n.name}": self.root / f"slurmd-{n.name}.pid" for n in self.nodes}}
-        for name, path in files.items():
+        for name in ("munged", "slurmctld", *(f"slurmd-{n.name}" for n in self.nodes)):
             try:
-                self.pids[name] = int(path.read_text().strip())
+                self.pids[name] = int(self.pid_file(name).read_text().strip())
             except (FileNotFoundError, ValueError):
                 continue
         return self
@@ -167,12 +170,12 @@ class LocalCluster:
         self.write_config()
         m = self.root / "munge"
         self._run("munged", "--force", f"--key-file={m}/munge.key", f"--socket={m}/munge.sock",
-                  f"--pid-file={m}/munged.pid", f"--log-file={m}/munged.log", f"--seed-file={m}/munged.seed")
-        self.pids["munged"] = self._wait_pid(m / "munged.pid")
+                  f"--pid-file={self.pid_file('munged')}", f"--log-file={m}/munged.log", f"--seed-file={m}/munged.seed")
+        self.pids["munged"] = self._wait_pid(self.pid_file("munged"))
         self.start_controller()
         for node in self.nodes:
             self._run("slurmd", "-N", node.name)
-            self.pids[f"slurmd-{node.name}"] = self._wait_pid(self.root / f"slurmd-{node.name}.pid")
+            self.pids[f"slurmd-{node.name}"] = self._wait_pid(self.pid_file(f"slurmd-{node.name}"))
         self.wait_idle(timeout)
         return self
 
@@ -181,7 +184,7 @@ class LocalCluster:
         # a restart otherwise keeps its jobs.
         first = clear or not (self.root / "state" / "job_state").exists()
         self._run("slurmctld", *(["-c"] if first else []), "-i")
-        self.pids["slurmctld"] = self._wait_pid(self.root / "slurmctld.pid")
+        self.pids["slurmctld"] = self._wait_pid(self.pid_file("slurmctld"))
 
     def stop_controller(self) -> None:
         self._kill("slurmctld")

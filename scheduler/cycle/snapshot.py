@@ -58,21 +58,22 @@ def preemption_cap_24h() -> int:
     return int(settings.PREEMPTION_CAP_24H)
 
 
-def _victim_state(*, pool: Pool, now: datetime) -> tuple[dict[int, datetime], dict[int, int], set[int]]:
-    """One query: the grace deadline of each running job with an open stop planned, how often each was
-    stopped in the last 24 h (thrash protection), and the jobs whose current run an approver refused to
-    stop (a rejection planned after the job was last admitted)."""
-    stopping: dict[int, datetime] = {}
+def _victim_state(*, pool: Pool, now: datetime) -> tuple[dict[int, tuple[datetime, int | None]], dict[int, int],
+                                                         set[int]]:
+    """One query: the grace deadline of each running job with an open stop planned and the job it stops
+    for, how often each was stopped in the last 24 h (thrash protection), and the jobs whose current run an
+    approver refused to stop (a rejection planned after the job was last admitted)."""
+    stopping: dict[int, tuple[datetime, int | None]] = {}
     counts: dict[int, int] = {}
     refused: set[int] = set()
     rows = Preemption.objects.filter(victim__pool=pool, victim__status__in=HOLDING_STATUSES).filter(
         Q(state__in=Preemption.OPEN_STATES)
         | Q(state__in=Preemption.DONE_STATES, ended_at__gte=now - timedelta(hours=24))
         | Q(state=Preemption.State.REJECTED, planned_at__gte=F("victim__admitted_at"))
-    ).values_list("victim_id", "state", "grace_until")
-    for victim, state, grace_until in rows:
+    ).values_list("victim_id", "state", "grace_until", "preemptor_id")
+    for victim, state, grace_until, preemptor in rows:
         if state in Preemption.OPEN_STATES:
-            stopping[victim] = grace_until
+            stopping[victim] = (grace_until, preemptor)
         elif state == Preemption.State.REJECTED:
             refused.add(victim)
         else:
@@ -124,7 +125,7 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
                               "priority_class", "placements", "admitted_at", "started_at", "expected_end",
                               "lease_id", "workload_class", "max_runtime_minutes", "last_checkpoint_at"):
         started = started_at or admitted_at or now
-        until = stopping.get(i)
+        until, stopping_for = stopping.get(i, (None, None))
         if lease_id is not None and lease_id not in open_lease_ids:
             # Its lease was returned or expired: the grace worker stops it now, so count its GPUs as
             # coming back and plan nothing more against it.
@@ -134,7 +135,7 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
             priority_class=priority, placements=tuple(placements or ()), started_at=started,
             expected_end=expected_end or started + timedelta(minutes=max_runtime), lease_id=lease_id,
             workload_class=workload, last_checkpoint_at=checkpoint, preemptions_24h=preempted.get(i, 0),
-            stopping_until=until, stop_refused=i in refused))
+            stopping_until=until, stopping_for=stopping_for, stop_refused=i in refused))
     pending = []
     stored: dict[int, StoredPending] = {}
     # A job already told its environment is not ready is left out until the environment changes

@@ -100,11 +100,13 @@ def _nominate(cycle: CycleState, queue) -> None:
     """Phase 3, in queue order: environment, shape, maintenance, base quota (tenant, then
     project), node fit. Every blocker is collected, not just the first. A job with none is
     admitted under base quota at once; the others become waiting candidates, noted for the
-    borrow phase when they lack only quota and for the preempt phase when a stop might help."""
+    borrow phase when they lack only quota and for the preempt phase when a stop might help. A
+    waiting job for which stops are already in progress holds, from the jobs behind it, the free
+    GPUs and quota those stops count on (`CycleState.hold`)."""
     book, used, now, priority_of, reasons = cycle.book, cycle.used, cycle.now, cycle.priority_of, cycle.reasons
     admissions, waiting, borrowers, stoppers, demand = (
         cycle.admissions, cycle.waiting, cycle.borrowers, cycle.stoppers, cycle.demand)
-    share = cycle.share
+    share, coming_back = cycle.share, cycle.coming_back
     for job in queue:
         lane = cycle.lane(job)
         priority = priority_of.get(job.priority_class, 0)
@@ -155,6 +157,8 @@ def _nominate(cycle: CycleState, queue) -> None:
                     stoppers.append(entry)
             elif not quota_ok and shape_ok and job.env_ready:
                 borrowers.append(entry)
+            if coming_back and job.id in coming_back and shape_ok and job.env_ready:
+                cycle.hold(entry)  # before anyone behind it may take what its stops free
             continue
         placements = index.place(g, replicas)
         book.charge(tenant_q, need)
@@ -194,39 +198,54 @@ def _borrow(cycle: CycleState) -> None:
     lender when every borrowing condition holds and the job fits on nodes; otherwise the failed
     condition joins the job's blockers. A borrower has no environment or shape blocker, so its
     blockers start with the quota ones and the new ones go where `sort_blockers` would put them."""
-    now = cycle.now
     desk = cycle.desk = LeaseDesk(cycle.snapshot, cycle.book, cycle.demand, cycle.reasons)
     full: dict[tuple, tuple[Blocker, ...]] = {}
     joined: dict[tuple[int, int], tuple] = {}
-    find, share = desk.find, cycle.share
+    holds = cycle.holds
     for entry in cycle.borrowers:
-        job, lane = entry.job, entry.lane
-        index = lane.index
-        need = job.gpus * job.replicas
-        fits = index.can_place(job.gpus, job.replicas)
-        lender = find(job, need, index.capacity, fits)
-        if lender.__class__ is Blocker:
-            jkey = (id(entry.blockers), id(lender))  # both shared objects, held by `joined`
-            known = joined.get(jkey)
-            if known is None:
-                known = joined[jkey] = (entry.blockers, lender, share(_with_borrow_blocker(entry.blockers, lender)))
-            entry.blockers = known[2]
+        hold = holds.get(entry.job.id) if holds else None
+        if hold is None:
+            _borrow_for(cycle, desk, entry, full, joined)
             continue
-        if not fits:
-            if not entry.node_blocked:  # had room in phase 3, none left now
-                entry.node_blocked = True
-                fkey = (job.pool, job.gpu_model, job.gpus, job.replicas, index.total_free,
-                        index.max_free)
-                extra = full.get(fkey)
-                if extra is None:
-                    extra = full[fkey] = tuple(_add_node_blockers(cycle.reasons, [], job, index, need, 0, 0))
-                entry.blockers = share(entry.blockers + extra)
-            continue
-        plan = desk.grant(job, lender, need)
-        cycle.admissions.append(Admission(job.id, index.place(job.gpus, job.replicas), plan))
-        cycle.lease_plans.append(plan)
-        lane.releases.add(now + timedelta(minutes=job.max_runtime_minutes), need)
-        entry.blockers = None
+        cycle.unhold(hold)  # it may borrow with what it holds; while it waits, it holds it again
+        if _borrow_for(cycle, desk, entry, full, joined):
+            del holds[entry.job.id]
+        else:
+            cycle.rehold(hold)
+
+
+def _borrow_for(cycle: CycleState, desk: LeaseDesk, entry: Candidate, full: dict, joined: dict) -> bool:
+    """True when the job is admitted on a lease; else its blockers say why not. `full` and `joined`
+    remember blockers the phase built for earlier jobs."""
+    job, lane = entry.job, entry.lane
+    index = lane.index
+    need = job.gpus * job.replicas
+    fits = index.can_place(job.gpus, job.replicas)
+    lender = desk.find(job, need, index.capacity, fits)
+    if lender.__class__ is Blocker:
+        jkey = (id(entry.blockers), id(lender))  # both shared objects, held by `joined`
+        known = joined.get(jkey)
+        if known is None:
+            known = joined[jkey] = (entry.blockers, lender,
+                                    cycle.share(_with_borrow_blocker(entry.blockers, lender)))
+        entry.blockers = known[2]
+        return False
+    if not fits:
+        if not entry.node_blocked:  # had room in phase 3, none left now
+            entry.node_blocked = True
+            fkey = (job.pool, job.gpu_model, job.gpus, job.replicas, index.total_free, index.max_free,
+                    index.held)
+            extra = full.get(fkey)
+            if extra is None:
+                extra = full[fkey] = tuple(_add_node_blockers(cycle.reasons, [], job, index, need, 0, 0))
+            entry.blockers = cycle.share(entry.blockers + extra)
+        return False
+    plan = desk.grant(job, lender, need)
+    cycle.admissions.append(Admission(job.id, index.place(job.gpus, job.replicas), plan))
+    cycle.lease_plans.append(plan)
+    lane.releases.add(cycle.now + timedelta(minutes=job.max_runtime_minutes), need)
+    entry.blockers = None
+    return True
 
 
 def _preempt(cycle: CycleState) -> None:
@@ -240,6 +259,9 @@ def _preempt(cycle: CycleState) -> None:
             continue
         job, tenant_q, lane = entry.job, entry.tenant_q, entry.lane
         need = job.gpus * job.replicas
+        hold = cycle.holds.get(job.id)
+        if hold is not None:  # it plans with what it holds
+            cycle.unhold(hold)
         may_preempt = cycle.may_preempt(job, tenant_q, need, priority_of.get(job.priority_class, 0))
         may_reclaim = entry.quota_ok and entry.node_blocked and lane.loaned
         index = lane.index
@@ -252,6 +274,8 @@ def _preempt(cycle: CycleState) -> None:
                 )
         if outcome is None and may_preempt:
             outcome = victims.within_tenant(job, need, index, used, tenant_q, entry.project_q)
+        if hold is not None:
+            cycle.rehold(hold)
         if outcome is not None:
             how, blocker = outcome
             entry.blockers = ((blocker,) if how == "replace"
@@ -327,7 +351,7 @@ class _Answers:
     actions (those its blockers suggest, and another GPU model of the pool where it fits)."""
 
     def __init__(self, cycle: CycleState) -> None:
-        self.reasons, self.used = cycle.reasons, cycle.used
+        self.reasons, self.used, self.held = cycle.reasons, cycle.used, cycle.held_quota
         self.models_of_pool = _models_by_pool(cycle.indexes)
         self.alternatives: dict[tuple[str, str, int, int, bool], NextAction | None] = {}
         self.merged: dict[tuple[int, ...], tuple[NextAction, ...]] = {}
@@ -336,7 +360,8 @@ class _Answers:
         job, tenant_q, reasons = entry.job, entry.tenant_q, self.reasons
         blockers = entry.blockers
         if not entry.quota_ok and tenant_q is not None:
-            blockers = _quota_at_cycle_end(reasons, blockers, job, tenant_q, entry.project_q, self.used)
+            blockers = _quota_at_cycle_end(reasons, blockers, job, tenant_q, entry.project_q, self.used,
+                                           self.held)
         node_blocked = entry.node_blocked
         if entry.shape_ok:
             blockers = _rooms_at_cycle_end(reasons, blockers, job, entry.lane.index)
@@ -363,20 +388,24 @@ class _Answers:
 
 
 def _quota_at_cycle_end(reasons: R.Reasons, blockers: tuple[Blocker, ...], job: PendingJob, tenant_q: Quota,
-                        project_q: Quota | None, used: dict[int, int]) -> tuple[Blocker, ...]:
+                        project_q: Quota | None, used: dict[int, int],
+                        held: dict[int, int]) -> tuple[Blocker, ...]:
     """An over-quota job's quota blockers with their figures after this cycle's admissions, in place of
     the marks the nominate phase left, for the reason rooms are (`_rooms_at_cycle_end`): judged at the
     job's turn, a smaller job of the same tenant admitted behind it would have used quota the job was
-    told was free. Use only grows within a cycle, so the job is still over quota."""
+    told was free. Use only grows within a cycle, so the job is still over quota. `used` counts what
+    jobs waiting on stops hold (`held`), and the figures say how much of it that is."""
     need = job.gpus * job.replicas
     out = list(blockers)
     for k, blocker in enumerate(blockers):
         if blocker is _OVER_TENANT_QUOTA:
+            kept = held.get(tenant_q.id, 0)
             out[k] = reasons.quota_exceeded(job.tenant, job.pool, job.gpu_model, need, tenant_q.gpus,
-                                            used.get(tenant_q.id, 0))
+                                            used.get(tenant_q.id, 0) - kept, held=kept)
         elif blocker is _OVER_PROJECT_QUOTA:
+            kept = held.get(project_q.id, 0)
             out[k] = reasons.quota_exceeded(job.tenant, job.pool, job.gpu_model, need, project_q.gpus,
-                                            used.get(project_q.id, 0), project=job.project)
+                                            used.get(project_q.id, 0) - kept, project=job.project, held=kept)
     return tuple(out)
 
 
@@ -392,9 +421,9 @@ def _rooms_at_cycle_end(reasons: R.Reasons, blockers: tuple[Blocker, ...], job: 
         return blockers
     head = blockers[:-1] if blockers[-1].code in _ROOM else blockers
     need = g * replicas
-    room = (reasons.fragmented(job.pool, job.gpu_model, g, replicas, index.total_free, index.max_free)
+    room = (reasons.fragmented(job.pool, job.gpu_model, g, replicas, index.total_free, index.max_free, index.held)
             if index.total_free >= need else reasons.pool_full(job.pool, job.gpu_model, need, index.total_free,
-                                                           index.capacity))
+                                                           index.capacity, index.held))
     return (*head, room)
 
 
@@ -412,11 +441,11 @@ def _add_node_blockers(reasons: R.Reasons, blockers: list[Blocker], job: Pending
         blockers.append(reasons.lower_priority(job.pool, job.gpu_model, higher_jobs, higher_gpus))
     if index.total_free >= need:
         blockers.append(reasons.fragmented(
-            job.pool, job.gpu_model, job.gpus, job.replicas, index.total_free, index.max_free
+            job.pool, job.gpu_model, job.gpus, job.replicas, index.total_free, index.max_free, index.held
         ))
     else:
         blockers.append(reasons.pool_full(
-            job.pool, job.gpu_model, need, index.total_free, index.capacity
+            job.pool, job.gpu_model, need, index.total_free, index.capacity, index.held
         ))
     return blockers
 

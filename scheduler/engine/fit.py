@@ -21,7 +21,7 @@ class ModelIndex:
     """Free-GPU index and static node facts of one (pool, gpu_model)."""
 
     __slots__ = (
-        "pool", "gpu_model", "buckets", "free", "total_free", "max_free", "capacity",
+        "pool", "gpu_model", "buckets", "free", "total_free", "max_free", "capacity", "held",
         "_all_sizes", "_sched_sizes", "_down", "_slot_cache", "_slots", "_top",
     )
 
@@ -47,6 +47,7 @@ class ModelIndex:
             self.free[node.id] = free
             self.buckets[free][node.id] = None
         self.total_free = sum(self.free.values())
+        self.held = 0  # free GPUs kept this cycle for jobs waiting on stops in progress (`hold`)
         self.max_free = self._scan_max(top)
         self._top = top
         # _slots[g]: replicas of g GPUs the free GPUs hold right now (sum of f // g).
@@ -122,12 +123,61 @@ class ModelIndex:
             self.max_free = self._scan_max(f)
         return node_id
 
+    def hold(self, gpus: int, replicas: int, coming_back: dict[int, int]) -> dict[int, int]:
+        """Keep the free GPUs a gang counts on while `coming_back` (node id -> GPUs that jobs
+        stopping for it will free) is still in use: the gang is placed as if they were back, and
+        each node keeps free only what that placement leaves beyond them. Returns the GPUs taken
+        per node (for `unhold`); none when the gang would not fit even then."""
+        coming = {n: g for n, g in coming_back.items() if n in self.free}
+        before = {n: self.free[n] for n in coming}
+        for node_id, g in coming.items():
+            self.release(node_id, g)
+        start = self.free.copy()
+        placements = self.place(gpus, replicas)
+        if placements is None:
+            for node_id, f in before.items():
+                self._set(node_id, f)
+            return {}
+        taken: dict[int, int] = {}
+        for node_id in dict.fromkeys(placements):
+            placed = start[node_id] - self.free[node_id]
+            back = coming.get(node_id, 0)
+            if back:  # the gang's part there comes out of what comes back first
+                self._set(node_id, before[node_id] - max(placed - back, 0))
+            gone = (before[node_id] if back else start[node_id]) - self.free[node_id]
+            if gone:
+                taken[node_id] = gone
+        for node_id, f in before.items():  # nodes the gang did not use: as they were
+            if node_id not in taken and self.free[node_id] != f:
+                self._set(node_id, f)
+        self.held += sum(taken.values())
+        return taken
+
+    def unhold(self, taken: dict[int, int]) -> None:
+        """Give back what `hold` took."""
+        for node_id, g in taken.items():
+            self.release(node_id, g)
+        self.held -= sum(taken.values())
+
+    def rehold(self, taken: dict[int, int]) -> None:
+        """Take again what `unhold` gave back."""
+        for node_id, g in taken.items():
+            self._set(node_id, self.free[node_id] - g)
+        self.held += sum(taken.values())
+
     def release(self, node_id: int, gpus: int) -> None:
-        """Give GPUs back to a node (used when planning reclaim or preemption)."""
-        f = self.free[node_id]
-        del self.buckets[f][node_id]
-        self._move(node_id, f, f + gpus)
-        self.max_free = max(self.max_free, f + gpus)
+        """Give GPUs back to a node."""
+        self._set(node_id, self.free[node_id] + gpus)
+
+    def _set(self, node_id: int, free: int) -> None:
+        before = self.free[node_id]
+        if free == before:
+            return
+        self.set_free(node_id, free)
+        if free > self.max_free:
+            self.max_free = free
+        elif before == self.max_free and not self.buckets[before]:
+            self.max_free = self._scan_max(before)
 
     def set_free(self, node_id: int, free: int) -> None:
         """A `Standing` keeping the index across cycles: the node now has `free` GPUs free. Its
@@ -150,6 +200,7 @@ class ModelIndex:
         other.buckets = [bucket.copy() for bucket in self.buckets]
         other.free = dict(self.free)
         other.total_free = self.total_free
+        other.held = 0
         other._top = self._top
         other.max_free = other._scan_max(self._top)
         other._slots = list(self._slots)

@@ -90,13 +90,14 @@ def maintenance(pool: str, gpu_model: str, unavailable: int, until: datetime | N
 
 def quota_exceeded(
     tenant: str, pool: str, gpu_model: str, requested: int, quota: int, used: int,
-    project: str = "",
+    project: str = "", held: int = 0,
 ) -> Blocker:
-    kind = "project_quota_exceeded" if project else "quota_exceeded"
+    """`held`: GPUs of the quota that jobs waiting on stops in progress hold, beside `used`."""
+    kind = ("project_quota_exceeded" if project else "quota_exceeded") + ("_held" if held else "")
     return _blocker(
         QUOTA_EXCEEDED, kind, tenant=tenant, project=project, pool=pool,
-        gpu_model=gpu_model, requested=requested, free=max(quota - used, 0), quota=quota,
-        used=used,
+        gpu_model=gpu_model, requested=requested, free=max(quota - used - held, 0), quota=quota,
+        used=used, **({"held": held} if held else {}),
     )
 
 
@@ -198,19 +199,20 @@ def lower_priority(pool: str, gpu_model: str, jobs_ahead: int, gpus_ahead: int) 
     )
 
 
-def pool_full(pool: str, gpu_model: str, requested: int, free: int, capacity: int) -> Blocker:
+def pool_full(pool: str, gpu_model: str, requested: int, free: int, capacity: int, held: int = 0) -> Blocker:
+    """`held`: free GPUs that jobs waiting on stops in progress hold, not counted in `free`."""
     return _blocker(
-        POOL_FULL, "pool_full", pool=pool, gpu_model=gpu_model, requested=requested,
-        free=free, capacity=capacity,
+        POOL_FULL, "pool_full_held" if held else "pool_full", pool=pool, gpu_model=gpu_model,
+        requested=requested, free=free, capacity=capacity, **({"held": held} if held else {}),
     )
 
 
 def fragmented(
-    pool: str, gpu_model: str, gpus: int, replicas: int, free: int, largest_free: int
+    pool: str, gpu_model: str, gpus: int, replicas: int, free: int, largest_free: int, held: int = 0
 ) -> Blocker:
     return _blocker(
-        FRAGMENTED, "fragmented", pool=pool, gpu_model=gpu_model, gpus=gpus,
-        replicas=replicas, free=free, largest_free=largest_free,
+        FRAGMENTED, "fragmented_held" if held else "fragmented", pool=pool, gpu_model=gpu_model, gpus=gpus,
+        replicas=replicas, free=free, largest_free=largest_free, **({"held": held} if held else {}),
     )
 
 

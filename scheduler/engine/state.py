@@ -60,6 +60,16 @@ class Candidate:
     shape_ok: bool  # some schedulable node set could hold it
 
 
+@dataclass(slots=True)
+class Hold:
+    """What a job waiting on stops in progress keeps from the jobs behind it for the rest of the
+    cycle: the free GPUs its placement counts on and its quotas' free GPUs, up to what it asks."""
+
+    index: ModelIndex
+    nodes: dict[int, int]  # GPUs taken per node id
+    quotas: tuple[tuple[int, int], ...]  # (quota id, GPUs)
+
+
 class CycleState:
     """The state of one cycle, built from the snapshot, read and changed by the phases in order."""
 
@@ -82,6 +92,17 @@ class CycleState:
         # thousand combinations of them: the jobs of one combination share its tuple (`share`), and
         # the describe phase works out what follows from it once.
         self.combinations: dict[tuple[int, ...], tuple[Blocker, ...]] = {}
+        # Pending job id -> GPUs per node that the stops planned for it will free; and what each such
+        # job holds this cycle (`hold`), so a job it stops for, requeued, does not take the GPUs or
+        # quota it freed back at once and get stopped again.
+        self.coming_back: dict[int, dict[int, int]] = {}
+        for job in snapshot.running:
+            if job.stopping_for is not None and job.stopping_until is not None:
+                nodes = self.coming_back.setdefault(job.stopping_for, {})
+                for node_id in job.placements:
+                    nodes[node_id] = nodes.get(node_id, 0) + job.gpus
+        self.holds: dict[int, Hold] = {}
+        self.held_quota: dict[int, int] = {}  # quota id -> GPUs held
         self._state()
 
     def _state(self) -> None:
@@ -143,6 +164,36 @@ class CycleState:
             lane = self.lanes[key] = Lane(self.indexes.get(key), timeline(self.pool_releases, key))
             lane.loaned = key in self.victims.on_lease
         return lane
+
+    def hold(self, entry: Candidate) -> None:
+        """A waiting job with stops in progress for it holds what it counts on (see `Hold`)."""
+        job = entry.job
+        need = job.gpus * job.replicas
+        quotas = []
+        for quota in (entry.tenant_q, entry.project_q):
+            if quota is not None:
+                gpus = min(need, max(quota.gpus - self.used.get(quota.id, 0), 0))
+                if gpus:
+                    quotas.append((quota.id, gpus))
+        index = entry.lane.index
+        hold = self.holds[job.id] = Hold(index, index.hold(job.gpus, job.replicas, self.coming_back[job.id]),
+                                         tuple(quotas))
+        self._charge_hold(hold, 1)
+
+    def unhold(self, hold: Hold) -> None:
+        """The holder itself plans with what it holds: give it back for that."""
+        hold.index.unhold(hold.nodes)
+        self._charge_hold(hold, -1)
+
+    def rehold(self, hold: Hold) -> None:
+        hold.index.rehold(hold.nodes)
+        self._charge_hold(hold, 1)
+
+    def _charge_hold(self, hold: Hold, sign: int) -> None:
+        used, held = self.used, self.held_quota
+        for quota_id, gpus in hold.quotas:
+            used[quota_id] = used.get(quota_id, 0) + sign * gpus
+            held[quota_id] = held.get(quota_id, 0) + sign * gpus
 
     def may_preempt(self, job: PendingJob, tenant_q: Quota, need: int, priority: int) -> bool:
         """Some of the tenant's own running jobs rank below this one, and stopping them keeps the

@@ -52,6 +52,16 @@ MESSAGES: dict[str, str] = {
         "Project quota exceeded for {tenant}/{project} on {pool}/{gpu_model}: requested "
         "{requested} GPUs, {free} free of project quota {quota} ({used} in use)"
     ),
+    "quota_exceeded_held": gettext_noop(
+        "Quota exceeded for {tenant} on {pool}/{gpu_model}: requested {requested} GPUs, "
+        "{free} free of base quota {quota} ({used} in use, {held} held for jobs waiting on "
+        "stops in progress)"
+    ),
+    "project_quota_exceeded_held": gettext_noop(
+        "Project quota exceeded for {tenant}/{project} on {pool}/{gpu_model}: requested "
+        "{requested} GPUs, {free} free of project quota {quota} ({used} in use, {held} held for"
+        " jobs waiting on stops in progress)"
+    ),
     "no_quota": gettext_noop(
         "No base quota of {tenant} on {pool}/{gpu_model} covers {workload_class}: requested "
         "{requested} GPUs"
@@ -120,6 +130,15 @@ MESSAGES: dict[str, str] = {
     "fragmented": gettext_noop(
         "{pool}/{gpu_model} has {free} GPUs free but not {replicas} x {gpus} on single nodes:"
         " the largest free block is {largest_free}"
+    ),
+    "pool_full_held": gettext_noop(
+        "{pool}/{gpu_model} is full: requested {requested} GPUs, {free} free of {capacity}, and"
+        " {held} more held for jobs waiting on stops in progress"
+    ),
+    "fragmented_held": gettext_noop(
+        "{pool}/{gpu_model} has {free} GPUs free but not {replicas} x {gpus} on single nodes:"
+        " the largest free block is {largest_free}, and {held} more are held for jobs waiting on"
+        " stops in progress"
     ),
 }
 

@@ -110,6 +110,9 @@ class RunningJob:
     # Set by the Django side while the job is a reclaim or preemption victim in its grace
     # period: the engine counts its GPUs as coming back at that moment and plans no new stop.
     stopping_until: datetime | None = None
+    # The waiting job this stop frees capacity for (None: a lease ended, or no such job): until the
+    # stop ends, that job holds the free GPUs and quota its plan counts on (admission.py, phase 3).
+    stopping_for: int | None = None
     # Set by the Django side when an approver refused to stop this run (manual mode): the engine
     # plans no reclaim or preemption against it for the rest of the run.
     stop_refused: bool = False

@@ -39,7 +39,8 @@ def quota(tenant, gpus, *, pool=POOL, model=H100, classes=(), project=None, id=N
 
 def running(tenant, placements, gpus=8, *, id=None, project="p", pool=POOL, model=H100,
             priority="training", ends_in=60, started_ago=30, lease_id=None,
-            checkpoint_ago=None, preemptions_24h=0, stopping_in=None, stop_refused=False) -> RunningJob:
+            checkpoint_ago=None, preemptions_24h=0, stopping_in=None, stop_refused=False,
+            stopping_for=None) -> RunningJob:
     placements = tuple(placements)
     return RunningJob(
         id=id or next(_ids), tenant=tenant, project=project, pool=pool, gpu_model=model,
@@ -49,7 +50,7 @@ def running(tenant, placements, gpus=8, *, id=None, project="p", pool=POOL, mode
         last_checkpoint_at=None if checkpoint_ago is None else NOW - timedelta(minutes=checkpoint_ago),
         preemptions_24h=preemptions_24h,
         stopping_until=None if stopping_in is None else NOW + timedelta(minutes=stopping_in),
-        stop_refused=stop_refused,
+        stop_refused=stop_refused, stopping_for=stopping_for,
     )
 
 

@@ -301,11 +301,11 @@ class _Sim:
         self.standing.add(engine)
         self.running_tuple = None
 
-    def _mark_stopping(self, job_id: int, until: datetime) -> None:
+    def _mark_stopping(self, job_id: int, until: datetime, stopping_for: int | None = None) -> None:
         run = self.running.get(job_id)
         if run is None or run.engine.stopping_until is not None:
             return
-        self._set_engine(run, _replace(run.engine, stopping_until=until))
+        self._set_engine(run, _replace(run.engine, stopping_until=until, stopping_for=stopping_for))
         self.push(until, _STOP, (job_id, run.token))
 
     def _lease_expiry(self, lease_id: int) -> None:
@@ -449,27 +449,29 @@ class _Sim:
         grace = self.now + timedelta(minutes=trace.grace_minutes)
         reclaims = len(decisions.reclaims)
         for k, stop in enumerate((*decisions.reclaims, *decisions.preemptions)):
+            stopping_for = stop.lender_job_id if k < reclaims else stop.preemptor_job_id
             if stop.needs_approval:
                 approved = self.now + timedelta(minutes=self.approval_minutes)
                 self.push(approved, _APPROVED, stop.victim_job_ids)
                 for victim in stop.victim_job_ids:
                     # The engine must not plan them again while the approval is pending.
-                    self._mark_pending_approval(victim, approved + timedelta(minutes=trace.grace_minutes))
+                    self._mark_pending_approval(victim, approved + timedelta(minutes=trace.grace_minutes),
+                                                stopping_for)
                 continue
             for victim in stop.victim_job_ids:
                 run = self.running.get(victim)
                 if run is not None and run.lease_id is not None and k < reclaims:
                     lease = self.leases[run.lease_id]
                     lease.engine = _replace(lease.engine, state="reclaiming")
-                self._mark_stopping(victim, stop.grace_until or grace)
+                self._mark_stopping(victim, stop.grace_until or grace, stopping_for)
         if self.pending and self.period_seconds and not self.tick_queued:
             self.tick_queued = True
             self.push(self.now + timedelta(seconds=self.period_seconds), _TICK, None)
 
-    def _mark_pending_approval(self, job_id: int, until: datetime) -> None:
+    def _mark_pending_approval(self, job_id: int, until: datetime, stopping_for: int) -> None:
         run = self.running.get(job_id)
         if run is not None and run.engine.stopping_until is None:
-            self._set_engine(run, _replace(run.engine, stopping_until=until))
+            self._set_engine(run, _replace(run.engine, stopping_until=until, stopping_for=stopping_for))
 
     def _approved(self, victims: tuple[int, ...]) -> None:
         for victim in victims:

@@ -207,9 +207,9 @@ def test_a_reclaimed_lease_whose_job_ends_in_its_grace_goes_back_at_once(world, 
     assert lender_job.status in (Job.Status.ADMITTED, Job.Status.RUNNING) and lender_job.lease_id is None
 
 
-def test_the_team_queue_page_names_a_job_being_stopped_even_past_its_running_rows(world, member, monkeypatch):
-    """The running section is bounded (HOLDING_LIMIT rows); jobs being stopped come first in it, so the
-    banner its people read first never misses one however many jobs the team runs."""
+def test_the_team_queue_page_pages_its_running_jobs_and_names_every_job_being_stopped(world, member, monkeypatch):
+    """The running section is paged (RUNNING_PAGE_SIZE rows), jobs being stopped first; the banner above
+    it names every job being stopped, whichever page is shown."""
     from django.test import Client
 
     from scheduler.jobs import queue
@@ -223,12 +223,23 @@ def test_the_team_queue_page_names_a_job_being_stopped_even_past_its_running_row
     running = Job.objects.filter(tenant=world.alpha, status__in=(Job.Status.ADMITTED, Job.Status.RUNNING))
     first_otherwise = running.order_by("pool__name", "-admitted_at", "-id").first()
     assert first_otherwise.pk != victim.pk  # without the rule, a one-row section would show another job
-    monkeypatch.setattr(queue, "HOLDING_LIMIT", 1)
+    monkeypatch.setattr(queue, "RUNNING_PAGE_SIZE", 1)
     client = Client()
     client.force_login(member)
-    html = client.get(f"/tenants/{world.alpha.slug}/queue/").content.decode()
-    assert 'id="stopping-banner"' in html
-    banner = html[html.index('id="stopping-banner"'):]
-    banner = banner[:banner.index("</section>")]
+
+    def banner_and_rows(query=""):
+        html = client.get(f"/tenants/{world.alpha.slug}/queue/{query}").content.decode()
+        assert 'id="stopping-banner"' in html
+        banner = html[html.index('id="stopping-banner"'):]
+        return banner[:banner.index("</section>")], html[html.index("Admitted and running"):]
+
+    banner, rows = banner_and_rows()
     assert f'href="/jobs/{victim.pk}/"' in banner
-    assert f'id="job-{victim.pk}"' in html and f'id="job-{first_otherwise.pk}"' not in html
+    assert f'id="job-{victim.pk}"' in rows and f'id="job-{first_otherwise.pk}"' not in rows
+    assert f"Page 1 of {running.count()}" in rows and 'q-running_page=2" rel="next"' in rows
+    banner, rows = banner_and_rows("?q-running_page=2&q-sort=submitted")
+    assert f'href="/jobs/{victim.pk}/"' in banner  # not on this page, still named above it
+    assert f'id="job-{victim.pk}"' not in rows and f'id="job-{first_otherwise.pk}"' in rows
+    assert 'q-sort=submitted&amp;q-running_page=1" rel="prev"' in rows
+    response = client.get(f"/tenants/{world.alpha.slug}/queue/?q-running_page=0")
+    assert response.status_code == 400 and "Page of running jobs" in response.content.decode()

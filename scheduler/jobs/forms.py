@@ -50,6 +50,7 @@ class QueueFilterForm(forms.Form):
     sort = forms.ChoiceField(label=_("Sort by"), required=False,
                              choices=[(SORT_POSITION, _("Position in queue")), (SORT_SUBMITTED, _("Submit time"))])
     page = forms.IntegerField(label=_("Page"), required=False, min_value=1)
+    running_page = forms.IntegerField(label=_("Page of running jobs"), required=False, min_value=1)
 
     def __init__(self, *args, tenant, **kwargs):
         super().__init__(*args, **kwargs)
@@ -62,4 +63,4 @@ class QueueFilterForm(forms.Form):
         data = self.cleaned_data
         return QueueFilter(status=data["status"], code=data["code"], project=data["project"],
                            workload_class=data["workload_class"], sort=data["sort"] or SORT_POSITION,
-                           page=data["page"] or 1)
+                           page=data["page"] or 1, running_page=data["running_page"] or 1)

@@ -24,7 +24,7 @@ from scheduler.preemption.victim import StopHistory, VictimStop, open_stops, sto
 
 RECENT_FINISHED = 20
 PAGE_SIZE = 50  # waiting jobs per page: a page stays well under 100 KB whatever the queue's length
-HOLDING_LIMIT = 100
+RUNNING_PAGE_SIZE = 20  # running jobs per page of their section
 NOTICE_LIMIT = 20
 SORT_POSITION = "position"
 SORT_SUBMITTED = "submitted"
@@ -198,6 +198,7 @@ class QueueFilter:
     workload_class: str = ""
     sort: str = SORT_POSITION
     page: int = 1
+    running_page: int = 1  # the page of the running section, paged on its own
 
 
 def _waiting_ids(tenant: Tenant, chosen: QueueFilter) -> tuple[list[int], dict[int, PoolOrder]]:
@@ -237,11 +238,14 @@ def tenant_queue(*, tenant: Tenant, chosen: QueueFilter | None = None, now: date
     by_id = Job.objects.select_related(*related).in_bulk(list(page.object_list))
     waiting = [by_id[i] for i in page.object_list if i in by_id]
     base = Job.objects.filter(tenant=tenant).select_related(*related)
-    # Jobs being stopped first: the section is bounded, and the banner above it is built from its rows.
+    # Jobs being stopped first, on the running section's first page, and in a banner of their own above.
     being_stopped = Exists(Preemption.objects.filter(victim=OuterRef("pk"), state__in=Preemption.OPEN_STATES))
-    holding = list(base.filter(status__in=HOLDING_STATUSES).annotate(being_stopped=being_stopped)
-                   .order_by("-being_stopped", "pool__name", "-admitted_at", "-id")[:HOLDING_LIMIT])
-    holding_count = base.filter(status__in=HOLDING_STATUSES).count() if len(holding) == HOLDING_LIMIT else len(holding)
+    holding_page = Paginator(base.filter(status__in=HOLDING_STATUSES).annotate(being_stopped=being_stopped)
+                             .order_by("-being_stopped", "pool__name", "-admitted_at", "-id"),
+                             RUNNING_PAGE_SIZE).get_page(chosen.running_page)
+    holding = list(holding_page.object_list)
+    stopped = list(base.filter(being_stopped, status__in=HOLDING_STATUSES)
+                   .order_by("pool__name", "-admitted_at", "-id")[:NOTICE_LIMIT])
     noticed = list(base.filter(Q(status=Job.Status.PREEMPTED) | Q(status__in=PENDING_STATUSES, wait_code__in=NOTICE_CODES))
                    .order_by("-id")[:NOTICE_LIMIT])
     finished = list(base.filter(status__in=FINAL_STATUSES).order_by("-finished_at", "-id")[:RECENT_FINISHED])
@@ -249,7 +253,7 @@ def tenant_queue(*, tenant: Tenant, chosen: QueueFilter | None = None, now: date
     leases = {lease.id: lease for lease in Lease.objects.filter(id__in=lease_ids).select_related("lender")} \
         if lease_ids else {}
     positions = positions_of([*waiting, *noticed], orders)
-    stops = open_stops([j.pk for j in holding], now=now)
+    stops = open_stops(list({j.pk for j in (*holding, *stopped)}), now=now)
     histories = stop_histories([j.pk for j in waiting])
     figures = _reclaim_figures([*waiting, *noticed])
     holding_rows = [queue_row(j, lease=leases.get(j.lease_id), now=now, stop=stops.get(j.pk)) for j in holding]
@@ -258,9 +262,10 @@ def tenant_queue(*, tenant: Tenant, chosen: QueueFilter | None = None, now: date
                               reclaim_gpus=figures.get(j.pk)) for j in waiting],
         "waiting_page": page,
         "holding": holding_rows,
-        "holding_count": holding_count,
-        # The team's running jobs that are being stopped: the banner the victims' people read first.
-        "stopping": [r for r in holding_rows if r.stop],
+        "holding_page": holding_page,
+        # The team's running jobs that are being stopped (up to NOTICE_LIMIT): the banner the victims'
+        # people read first, whichever page of the running section is shown.
+        "stopping": [queue_row(j, now=now, stop=stops[j.pk]) for j in stopped if j.pk in stops],
         "finished": [queue_row(j, now=now) for j in finished],
         "notices": [queue_row(j, now=now, position=positions.get(j.pk), reclaim_gpus=figures.get(j.pk))
                     for j in noticed],

@@ -34,13 +34,15 @@ def _queue_context(access, request, form=None) -> dict:
     filters = QueueFilterForm(request.GET, tenant=access.tenant, prefix=FILTER_PREFIX)
     chosen = filters.chosen() if filters.is_valid() else None
     return {"access": access, "tenant": access.tenant, "form": form, "filters": filters,
-            "query": _query_without_page(request), "live_query": f"?{request.GET.urlencode()}" if request.GET else "",
+            "query": _query_without(request, "page"), "running_query": _query_without(request, "running_page"),
+            "live_query": f"?{request.GET.urlencode()}" if request.GET else "",
             **queue.tenant_queue(tenant=access.tenant, chosen=chosen)}
 
 
-def _query_without_page(request) -> str:
+def _query_without(request, field: str) -> str:
+    """The query string without one of the filter form's page fields, for a pager's links."""
     query = request.GET.copy()
-    query.pop(f"{FILTER_PREFIX}-page", None)
+    query.pop(f"{FILTER_PREFIX}-{field}", None)
     return query.urlencode()
 
 

@@ -1,6 +1,6 @@
-"""A job waiting on the stop of its tenant's lower-priority job holds the quota it counts on: a job that
-arrives behind it does not start into that quota (and so is not stopped the next cycle as well), and the
-victim, requeued when its grace ends, does not start again into what it freed. Driven through the API,
+"""A job that stops its tenant's lower-priority job holds the quota it counts on, from the cycle that plans
+the stop until the stop ends: a job behind it does not start into that quota (to be stopped as well in
+the next cycle), and the victim, requeued when its grace ends, does not start again into what it freed. Driven through the API,
 the real cycle, the grace worker and the simulated backend; the waits are read through the API in both
 languages."""
 import pytest
@@ -23,17 +23,23 @@ def _wait(api, member, job, language="en"):
     return api(member).get(f"/api/v1/jobs/{job.pk}/", HTTP_ACCEPT_LANGUAGE=language).json()["wait"]
 
 
-def test_a_preemptor_holds_its_quota_until_its_victim_stops(world, api, member):
+@pytest.mark.parametrize("probe_at", [1, 2], ids=["in-the-cycle-that-plans-the-stop", "while-it-runs-its-grace"])
+def test_a_preemptor_holds_its_quota_until_its_victim_stops(world, api, member, probe_at):
+    """Half of alpha's quota is free, and the training job needs all of it: the sweep is stopped, and a
+    new experiment asking for the free half waits, whether it comes in the cycle that plans the stop (it
+    used to start, to be stopped in the next cycle) or during the sweep's grace (it used to start, and
+    be stopped as well)."""
     borrowing_off(world)  # alpha's 16 base GPUs are all it can use
     sweep = _submit(api, member, 0, gpus=8, name="sweep", workload_class="experiment", max_runtime_minutes=240)
     run(world, 0)
     train = _submit(api, member, 1, gpus=8, replicas=2, name="train", workload_class="training")
+    if probe_at == 1:
+        probe = _submit(api, member, 1, gpus=8, name="probe", workload_class="experiment")
     run(world, 1)
     stop = Preemption.objects.get()
     assert (stop.preemptor_id, stop.victim_id) == (train.pk, sweep.pk)
-
-    # Half of alpha's quota is free while the sweep finishes its grace; a new experiment asks for it.
-    probe = _submit(api, member, 2, gpus=8, name="probe", workload_class="experiment")
+    if probe_at == 2:
+        probe = _submit(api, member, 2, gpus=8, name="probe", workload_class="experiment")
     run(world, 2)
     probe.refresh_from_db()
     assert probe.status == Job.Status.QUEUED

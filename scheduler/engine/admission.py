@@ -8,7 +8,10 @@ order with best-effort FIFO: every job is tried in queue order and a job that do
 does not hold back the jobs behind it (as kueue's default), so a small later job may pass a
 big blocked one. This never admits a lower-priority job of a tenant while a higher-priority job
 of the same tenant that fits waits: the higher one was tried first against at least as much
-free quota and capacity, and a cycle only ever consumes capacity.
+free quota and capacity, and a cycle only ever consumes capacity. Nor does it admit one into what
+a job ahead of it counts on from stops, under way or planned in this cycle: that job holds it
+(`_hold_if_stopping_for`), as kueue keeps the usage of a workload that preempts from the
+workloads after it in the cycle.
 """
 
 from __future__ import annotations
@@ -100,13 +103,12 @@ def _nominate(cycle: CycleState, queue) -> None:
     """Phase 3, in queue order: environment, shape, maintenance, base quota (tenant, then
     project), node fit. Every blocker is collected, not just the first. A job with none is
     admitted under base quota at once; the others become waiting candidates, noted for the
-    borrow phase when they lack only quota and for the preempt phase when a stop might help. A
-    waiting job for which stops are already in progress holds, from the jobs behind it, the free
-    GPUs and quota those stops count on (`CycleState.hold`)."""
+    borrow phase when they lack only quota and for the preempt phase when a stop might help; one
+    that stops are for holds what they count on (`_hold_if_stopping_for`)."""
     book, used, now, priority_of, reasons = cycle.book, cycle.used, cycle.now, cycle.priority_of, cycle.reasons
     admissions, waiting, borrowers, stoppers, demand = (
         cycle.admissions, cycle.waiting, cycle.borrowers, cycle.stoppers, cycle.demand)
-    share, coming_back = cycle.share, cycle.coming_back
+    share = cycle.share
     for job in queue:
         lane = cycle.lane(job)
         priority = priority_of.get(job.priority_class, 0)
@@ -157,8 +159,8 @@ def _nominate(cycle: CycleState, queue) -> None:
                     stoppers.append(entry)
             elif not quota_ok and shape_ok and job.env_ready:
                 borrowers.append(entry)
-            if coming_back and job.id in coming_back and shape_ok and job.env_ready:
-                cycle.hold(entry)  # before anyone behind it may take what its stops free
+            if shape_ok and job.env_ready and tenant_q is not None:
+                _hold_if_stopping_for(cycle, entry, need, quota_ok, priority)
             continue
         placements = index.place(g, replicas)
         book.charge(tenant_q, need)
@@ -167,6 +169,27 @@ def _nominate(cycle: CycleState, queue) -> None:
         end = now + timedelta(minutes=job.max_runtime_minutes)
         lane.releases.add(end, need)
         timeline(cycle.quota_releases, tenant_q.id).add(end, need)
+
+
+def _hold_if_stopping_for(cycle: CycleState, entry: Candidate, need: int, quota_ok: bool, priority: int) -> None:
+    """A waiting job for which stops are under way, or which lacks quota that stopping its tenant's
+    lower-priority jobs would free, holds from the jobs behind it what those stops count on: its quotas'
+    free GPUs and the free GPUs its placement needs beside the stopped jobs'. Otherwise a lower-priority
+    job of its tenant would start into that quota now and be stopped for it in the next cycle (or, once
+    a victim is requeued, start again into what it freed and be stopped again)."""
+    job = entry.job
+    coming_back = cycle.coming_back.get(job.id)
+    if coming_back is None and not quota_ok and not cycle.victims.paused and cycle.may_preempt(
+            job, entry.tenant_q, need, priority):
+        chosen = cycle.victims.within_tenant_stops(job, need, entry.lane.index, cycle.used, entry.tenant_q,
+                                                   entry.project_q)
+        if chosen is not None:
+            coming_back = {}
+            for run in (*chosen[0], *chosen[1]):
+                for node_id in run.placements:
+                    coming_back[node_id] = coming_back.get(node_id, 0) + run.gpus
+    if coming_back is not None:
+        cycle.hold(entry, coming_back)
 
 
 # An over-quota job's quota blockers carry the figures of the end of the cycle (`_quota_at_cycle_end`),
@@ -207,11 +230,13 @@ def _borrow(cycle: CycleState) -> None:
         if hold is None:
             _borrow_for(cycle, desk, entry, full, joined)
             continue
-        cycle.unhold(hold)  # it may borrow with what it holds; while it waits, it holds it again
+        # It may borrow on the nodes it holds. Its quota stays held for the rest of the cycle whatever
+        # happens: the jobs behind it were judged without it, and their figures must still add up.
+        cycle.unhold(hold, quota=False)
         if _borrow_for(cycle, desk, entry, full, joined):
             del holds[entry.job.id]
         else:
-            cycle.rehold(hold)
+            cycle.rehold(hold, quota=False)
 
 
 def _borrow_for(cycle: CycleState, desk: LeaseDesk, entry: Candidate, full: dict, joined: dict) -> bool:

@@ -274,24 +274,54 @@ class Victims:
 
     def within_tenant(self, job: PendingJob, need: int, index: ModelIndex, used_gpus: dict,
                       tenant_q: Quota, project_q: Quota | None) -> tuple[str, Blocker] | None:
+        chosen = self.within_tenant_stops(job, need, index, used_gpus, tenant_q, project_q)
+        if chosen is None:
+            return None
+        used, victims = chosen
+        gpus = sum(j.total_gpus for j in used) + sum(j.total_gpus for j in victims)
+        if victims and self.paused:
+            return "add", R.preemption_paused(job.tenant, job.pool, job.gpu_model, gpus)
+        self.claim(used, victims, tenant_q.id)
+        until = self.until(used, victims)
+        if victims:
+            tenant_used = used_gpus.get(tenant_q.id, 0)
+            arithmetic = {
+                "requested": need, "base_quota": tenant_q.gpus, "base_used": tenant_used,
+                "missing": max(tenant_used + need - tenant_q.gpus, 0),
+                "freed": sum(j.total_gpus for j in victims), "free_on_nodes": index.total_free,
+            }
+            if project_q is not None:
+                arithmetic.update(project=job.project, project_quota=project_q.gpus,
+                                  project_used=used_gpus.get(project_q.id, 0))
+            self._plan(job, victims, RULE_PRIORITY, arithmetic)
+        return "replace", R.preempting(
+            job.tenant, job.pool, job.gpu_model, len(used) + len(victims), gpus, until,
+            needs_approval=bool(victims) and self.manual,
+        )
+
+    def within_tenant_stops(self, job: PendingJob, need: int, index: ModelIndex, used_gpus: dict,
+                            tenant_q: Quota, project_q: Quota | None
+                            ) -> tuple[list[RunningJob], list[RunningJob]] | None:
+        """The stops of its tenant's lower-priority jobs that would make `job` fit its quotas and the
+        nodes: (stopping jobs relied on, new victims), or None. Plans and claims nothing."""
         project_id = project_q.id if project_q else None
         question = (tenant_q.id, project_id, self.priority_of.get(job.priority_class, 0), job.gpus,
                     job.replicas, used_gpus.get(tenant_q.id, 0), used_gpus.get(project_id, 0))
         if self.known_no_plan(question):
             return None
-        outcome = self._within_tenant(job, need, index, used_gpus, tenant_q, project_q)
-        if outcome is None:
+        chosen = self._within_tenant_stops(job, need, index, used_gpus, tenant_q, project_q)
+        if chosen is None:
             self.found_no_plan(question)
-        return outcome
+        return chosen
 
-    def _within_tenant(self, job: PendingJob, need: int, index: ModelIndex, used_gpus: dict,
-                       tenant_q: Quota, project_q: Quota | None) -> tuple[str, Blocker] | None:
+    def _within_tenant_stops(self, job: PendingJob, need: int, index: ModelIndex, used_gpus: dict,
+                             tenant_q: Quota, project_q: Quota | None
+                             ) -> tuple[list[RunningJob], list[RunningJob]] | None:
         pool = self.in_base.get(tenant_q.id)
         if not pool:
             return None
         priority = self.priority_of.get(job.priority_class, 0)
-        tenant_used = used_gpus.get(tenant_q.id, 0)
-        missing_tenant = tenant_used + need - tenant_q.gpus
+        missing_tenant = used_gpus.get(tenant_q.id, 0) + need - tenant_q.gpus
         missing_project = 0
         if project_q is not None:
             missing_project = used_gpus.get(project_q.id, 0) + need - project_q.gpus
@@ -304,29 +334,7 @@ class Victims:
         charges = {j.id: (True, project_id is not None and p == project_id) for j, p in pool}
         room = Room(index, job.gpus, job.replicas, missing_tenant, missing_project, charges)
         candidates.sort(key=self.key)
-        chosen = smallest_sufficient(stopping, candidates, room)
-        if chosen is None:
-            return None
-        used, victims = chosen
-        gpus = sum(j.total_gpus for j in used) + sum(j.total_gpus for j in victims)
-        if victims and self.paused:
-            return "add", R.preemption_paused(job.tenant, job.pool, job.gpu_model, gpus)
-        self.claim(used, victims, tenant_q.id)
-        until = self.until(used, victims)
-        if victims:
-            arithmetic = {
-                "requested": need, "base_quota": tenant_q.gpus, "base_used": tenant_used,
-                "missing": max(missing_tenant, 0),
-                "freed": sum(j.total_gpus for j in victims), "free_on_nodes": index.total_free,
-            }
-            if project_q is not None:
-                arithmetic.update(project=job.project, project_quota=project_q.gpus,
-                                  project_used=used_gpus.get(project_q.id, 0))
-            self._plan(job, victims, RULE_PRIORITY, arithmetic)
-        return "replace", R.preempting(
-            job.tenant, job.pool, job.gpu_model, len(used) + len(victims), gpus, until,
-            needs_approval=bool(victims) and self.manual,
-        )
+        return smallest_sufficient(stopping, candidates, room)
 
     def protect_production(self, job: PendingJob, need: int, index: ModelIndex,
                            base_quota: int, base_used: int) -> tuple[str, Blocker] | None:

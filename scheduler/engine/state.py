@@ -165,8 +165,9 @@ class CycleState:
             lane.loaned = key in self.victims.on_lease
         return lane
 
-    def hold(self, entry: Candidate) -> None:
-        """A waiting job with stops in progress for it holds what it counts on (see `Hold`)."""
+    def hold(self, entry: Candidate, coming_back: dict[int, int]) -> None:
+        """A waiting job whose stops are under way, or will be planned this cycle, holds what it counts on
+        beside what they free (`coming_back`: GPUs per node)."""
         job = entry.job
         need = job.gpus * job.replicas
         quotas = []
@@ -176,18 +177,19 @@ class CycleState:
                 if gpus:
                     quotas.append((quota.id, gpus))
         index = entry.lane.index
-        hold = self.holds[job.id] = Hold(index, index.hold(job.gpus, job.replicas, self.coming_back[job.id]),
-                                         tuple(quotas))
+        hold = self.holds[job.id] = Hold(index, index.hold(job.gpus, job.replicas, coming_back), tuple(quotas))
         self._charge_hold(hold, 1)
 
-    def unhold(self, hold: Hold) -> None:
-        """The holder itself plans with what it holds: give it back for that."""
+    def unhold(self, hold: Hold, *, quota: bool = True) -> None:
+        """The holder itself plans (or borrows, nodes only) with what it holds: give it back for that."""
         hold.index.unhold(hold.nodes)
-        self._charge_hold(hold, -1)
+        if quota:
+            self._charge_hold(hold, -1)
 
-    def rehold(self, hold: Hold) -> None:
+    def rehold(self, hold: Hold, *, quota: bool = True) -> None:
         hold.index.rehold(hold.nodes)
-        self._charge_hold(hold, 1)
+        if quota:
+            self._charge_hold(hold, 1)
 
     def _charge_hold(self, hold: Hold, sign: int) -> None:
         used, held = self.used, self.held_quota

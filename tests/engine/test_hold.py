@@ -7,6 +7,7 @@ from datetime import timedelta
 from scheduler.engine import decide
 from scheduler.engine import reasons as R
 from scheduler.engine.texts import MESSAGES
+from scheduler.engine.types import PolicySwitches
 from tests.engine.builders import NOW, lease, nodes, pending, quota, running, snapshot, wait_of
 
 
@@ -34,15 +35,33 @@ def test_a_requeued_victim_does_not_take_back_the_quota_and_gpus_it_freed():
     assert "8 in use, 8 held for jobs waiting on stops in progress" in _text(quota_blocker)
 
 
-def test_without_its_stop_in_progress_the_same_queue_admits_the_victim():
-    """The hold follows the link from the stop to the job it is for, nothing else."""
+def test_a_job_whose_stops_are_planned_this_cycle_holds_too():
+    """Before, the experiment started into the 8 free GPUs of llm's quota, and the next cycle stopped it
+    as well for the training job (which then needed both)."""
     snap = snapshot(
         nodes=nodes(8, 8), quotas=[quota("llm", 16)],
-        running=[running("llm", [2], 8, id=61, priority="experiment", stopping_in=5)],
+        running=[running("llm", [2], 8, id=61, priority="batch")],
         pending=[pending(1, "llm", 8, replicas=2, workload="training", submitted_ago=20),
                  pending(60, "llm", 8, workload="experiment", submitted_ago=30)],
     )
-    assert [a.job_id for a in decide(snap).admissions] == [60]
+    d = decide(snap)
+    assert d.admissions == ()
+    assert [(p.preemptor_job_id, p.victim_job_ids) for p in d.preemptions] == [(1, (61,))]
+    assert wait_of(d, 60).blockers[0].kind == "quota_exceeded_held"
+
+
+def test_a_job_no_stop_can_help_holds_nothing():
+    """Best-effort FIFO stays: with preemption paused (or no lower-priority job to stop) the experiment
+    behind the blocked training job starts."""
+    for running_class, mode in (("batch", "paused"), ("production", "auto")):
+        snap = snapshot(
+            nodes=nodes(8, 8), quotas=[quota("llm", 16)],
+            running=[running("llm", [2], 8, id=61, priority=running_class)],
+            pending=[pending(1, "llm", 8, replicas=2, workload="training", submitted_ago=20),
+                     pending(60, "llm", 8, workload="experiment", submitted_ago=30)],
+            switches=PolicySwitches(preemption_mode=mode),
+        )
+        assert [a.job_id for a in decide(snap).admissions] == [60]
 
 
 def test_a_job_waiting_on_a_reclaim_holds_the_free_gpus_from_another_tenant_behind_it():

@@ -182,7 +182,7 @@ def _hold_if_stopping_for(cycle: CycleState, entry: Candidate, need: int, quota_
     if coming_back is None and not quota_ok and not cycle.victims.paused and cycle.may_preempt(
             job, entry.tenant_q, need, priority):
         chosen = cycle.victims.within_tenant_stops(job, need, entry.lane.index, cycle.used, entry.tenant_q,
-                                                   entry.project_q)
+                                                   entry.project_q, own_stops_only=True)
         if chosen is not None:
             coming_back = {}
             for run in (*chosen[0], *chosen[1]):

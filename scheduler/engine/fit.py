@@ -124,40 +124,39 @@ class ModelIndex:
         return node_id
 
     def hold(self, gpus: int, replicas: int, coming_back: dict[int, int]) -> dict[int, int]:
-        """Keep the free GPUs a gang counts on while `coming_back` (node id -> GPUs that jobs
-        stopping for it will free) is still in use: the gang is placed as if they were back, and
-        each node keeps free only what that placement leaves beyond them. Returns the GPUs taken
-        per node (for `unhold`); none when the gang would not fit even then."""
-        coming = {n: g for n, g in coming_back.items() if n in self.free}
-        before = {n: self.free[n] for n in coming}
-        for node_id, g in coming.items():
-            self.release(node_id, g)
-        start = self.free.copy()
-        placements = self.place(gpus, replicas)
-        if placements is None:
-            for node_id, f in before.items():
-                self._set(node_id, f)
-            return {}
+        """Keep the free GPUs a gang counts on while `coming_back` (node id -> GPUs that jobs stopping
+        for it will free) is still in use: replicas go first where GPUs come back (taking free GPUs there
+        only beside them), the rest best fit on free GPUs. Returns the GPUs taken per node (for
+        `unhold`); none when the gang would not fit even once they are back."""
         taken: dict[int, int] = {}
-        for node_id in dict.fromkeys(placements):
-            placed = start[node_id] - self.free[node_id]
-            back = coming.get(node_id, 0)
-            if back:  # the gang's part there comes out of what comes back first
-                self._set(node_id, before[node_id] - max(placed - back, 0))
-            gone = (before[node_id] if back else start[node_id]) - self.free[node_id]
-            if gone:
-                taken[node_id] = gone
-        for node_id, f in before.items():  # nodes the gang did not use: as they were
-            if node_id not in taken and self.free[node_id] != f:
-                self._set(node_id, f)
+        left = replicas
+        for node_id in sorted(coming_back):
+            free = self.free.get(node_id)
+            if free is None or not left:
+                continue
+            count = min((free + coming_back[node_id]) // gpus, left)
+            take = max(count * gpus - coming_back[node_id], 0)
+            if take:
+                taken[node_id] = take
+            left -= count
+        for node_id, take in taken.items():
+            self._set(node_id, self.free[node_id] - take)
+        if left:
+            placements = self.place(gpus, left)
+            if placements is None:
+                self.unhold(taken, counted=False)
+                return {}
+            for node_id in placements:
+                taken[node_id] = taken.get(node_id, 0) + gpus
         self.held += sum(taken.values())
         return taken
 
-    def unhold(self, taken: dict[int, int]) -> None:
+    def unhold(self, taken: dict[int, int], *, counted: bool = True) -> None:
         """Give back what `hold` took."""
         for node_id, g in taken.items():
             self.release(node_id, g)
-        self.held -= sum(taken.values())
+        if counted:
+            self.held -= sum(taken.values())
 
     def rehold(self, taken: dict[int, int]) -> None:
         """Take again what `unhold` gave back."""

@@ -300,22 +300,24 @@ class Victims:
         )
 
     def within_tenant_stops(self, job: PendingJob, need: int, index: ModelIndex, used_gpus: dict,
-                            tenant_q: Quota, project_q: Quota | None
+                            tenant_q: Quota, project_q: Quota | None, *, own_stops_only: bool = False
                             ) -> tuple[list[RunningJob], list[RunningJob]] | None:
         """The stops of its tenant's lower-priority jobs that would make `job` fit its quotas and the
-        nodes: (stopping jobs relied on, new victims), or None. Plans and claims nothing."""
+        nodes: (stopping jobs relied on, new victims), or None. Plans and claims nothing.
+        `own_stops_only`: rely on no stop under way for another job (phase 5 may give it to that job)."""
         project_id = project_q.id if project_q else None
         question = (tenant_q.id, project_id, self.priority_of.get(job.priority_class, 0), job.gpus,
-                    job.replicas, used_gpus.get(tenant_q.id, 0), used_gpus.get(project_id, 0))
+                    job.replicas, used_gpus.get(tenant_q.id, 0), used_gpus.get(project_id, 0),
+                    job.id if own_stops_only else None)
         if self.known_no_plan(question):
             return None
-        chosen = self._within_tenant_stops(job, need, index, used_gpus, tenant_q, project_q)
+        chosen = self._within_tenant_stops(job, need, index, used_gpus, tenant_q, project_q, own_stops_only)
         if chosen is None:
             self.found_no_plan(question)
         return chosen
 
     def _within_tenant_stops(self, job: PendingJob, need: int, index: ModelIndex, used_gpus: dict,
-                             tenant_q: Quota, project_q: Quota | None
+                             tenant_q: Quota, project_q: Quota | None, own_stops_only: bool
                              ) -> tuple[list[RunningJob], list[RunningJob]] | None:
         pool = self.in_base.get(tenant_q.id)
         if not pool:
@@ -328,6 +330,8 @@ class Victims:
         if self.freeable(tenant_q.id, priority) < max(missing_tenant, missing_project, 1):
             return None  # not even all of them would free enough
         stopping = self.stopping(j for j, _ in pool)
+        if own_stops_only:
+            stopping = [j for j in stopping if j.stopping_for is None or j.stopping_for == job.id]
         candidates = [j for j, _ in pool if self.priority_of.get(j.priority_class, 0) < priority
                       and self.may_stop(j)]
         project_id = project_q.id if project_q else None

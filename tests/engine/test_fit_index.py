@@ -83,3 +83,10 @@ def test_a_hold_keeps_what_the_gang_needs_once_the_stops_end_and_gives_it_all_ba
     index.unhold(taken)
     assert index.free == before and index.held == 0
     assert index.max_free == max(before.values(), default=0)
+
+
+def test_a_hold_puts_replicas_where_gpus_come_back_before_taking_free_ones():
+    index = ModelIndex("p", "H100-80G", [node(1, 8), node(2, 8), node(3, 8)], {2: 8, 3: 4})
+    assert index.hold(8, 1, {2: 8}) == {}  # its replica goes where the stopped job was: node 1 stays free
+    assert index.hold(8, 2, {3: 4}) == {3: 4, 1: 8}  # beside the 4 coming back on node 3, then node 1
+    assert index.free == {1: 0, 2: 0, 3: 0} and index.held == 12

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 from scheduler.engine import decide
 from scheduler.engine import reasons as R
+from scheduler.engine.state import CycleState
 from scheduler.engine.texts import MESSAGES
 from scheduler.engine.types import PolicySwitches
 from tests.engine.builders import NOW, lease, nodes, pending, quota, running, snapshot, wait_of
@@ -111,3 +112,27 @@ def test_a_holder_that_borrows_gives_back_what_it_held():
     d = decide(snap)
     assert sorted(a.job_id for a in d.admissions) == [1, 2]
     assert {a.job_id: a.lease.lender for a in d.admissions if a.lease} == {1: "beta"}
+
+
+def test_a_job_does_not_hold_on_the_strength_of_another_jobs_stop():
+    """Its hold asks which stops would help it, relying on no stop under way for another job (the
+    preempt phase gives that one to its own job): job 61 stops for job 1, so job 2 has no plan to hold
+    on, while the preempt phase itself may still count it (as before)."""
+    snap = snapshot(
+        nodes=nodes(8, 8), quotas=[quota("llm", 16)],
+        running=[running("llm", [2], 8, id=61, priority="batch", stopping_in=5, stopping_for=1),
+                 running("llm", [1], 8, id=62, priority="production")],
+        pending=[pending(2, "llm", 8, workload="training")],
+    )
+    cycle = CycleState(snap)
+    job, q = snap.pending[0], snap.quotas[0]
+    index = cycle.indexes[(job.pool, job.gpu_model)]
+    args = (job, 8, index, cycle.used, q, None)
+    assert cycle.victims.within_tenant_stops(*args, own_stops_only=True) is None
+    assert cycle.victims.within_tenant_stops(*args) == ([snap.running[0]], [])
+    mine = snapshot(nodes=snap.nodes, quotas=snap.quotas, running=(
+        running("llm", [2], 8, id=61, priority="batch", stopping_in=5, stopping_for=2), snap.running[1]),
+        pending=snap.pending)
+    cycle = CycleState(mine)
+    assert cycle.victims.within_tenant_stops(job, 8, cycle.indexes[(job.pool, job.gpu_model)], cycle.used, q, None,
+                                             own_stops_only=True) == ([mine.running[0]], [])

@@ -177,19 +177,19 @@ def _hold_if_stopping_for(cycle: CycleState, entry: Candidate, need: int, quota_
     free GPUs and the free GPUs its placement needs beside the stopped jobs'. Otherwise a lower-priority
     job of its tenant would start into that quota now and be stopped for it in the next cycle (or, once
     a victim is requeued, start again into what it freed and be stopped again)."""
-    job = entry.job
-    coming_back = cycle.coming_back.get(job.id)
-    if coming_back is None and not quota_ok and not cycle.victims.paused and cycle.may_preempt(
-            job, entry.tenant_q, need, priority):
-        chosen = cycle.victims.within_tenant_stops(job, need, entry.lane.index, cycle.used, entry.tenant_q,
-                                                   entry.project_q, own_stops_only=True)
+    job, victims = entry.job, cycle.victims
+    # Stops under way for it that no job ahead of it counts on already (the preempt phase would give
+    # them to that job first).
+    stops = [run for run in cycle.stops_for.get(job.id, ()) if not victims.earmarked(run)]
+    if stops:
+        victims.earmark(stops)
+    elif not quota_ok and not victims.paused and cycle.may_preempt(job, entry.tenant_q, need, priority):
+        chosen = victims.within_tenant_stops(job, need, entry.lane.index, cycle.used, entry.tenant_q,
+                                             entry.project_q, unearmarked_only=True)
         if chosen is not None:
-            coming_back = {}
-            for run in (*chosen[0], *chosen[1]):
-                for node_id in run.placements:
-                    coming_back[node_id] = coming_back.get(node_id, 0) + run.gpus
-    if coming_back is not None:
-        cycle.hold(entry, coming_back)
+            stops = [*chosen[0], *chosen[1]]
+    if stops:
+        cycle.hold(entry, stops)
 
 
 # An over-quota job's quota blockers carry the figures of the end of the cycle (`_quota_at_cycle_end`),

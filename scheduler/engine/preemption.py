@@ -185,6 +185,10 @@ class Victims:
         # queue asks the same one for many jobs (same quotas or lender, priority and shape), and
         # until a claim nothing it reads changes (phase 5 places nothing and charges nothing).
         self._no_plan: set[tuple] = set()
+        # The nominate phase's questions that found no plan (`within_tenant_stops`): shape -> the use at
+        # which they did; and the jobs its plans would stop.
+        self._hopeless: dict[tuple, tuple[int, int]] = {}
+        self._earmarked: set[int] = set()
 
     def _start(self, running: Iterable[RunningJob], charges) -> tuple:
         preemptible, priority_of, may_stop = self.preemptible, self.priority_of, self.may_stop
@@ -264,6 +268,17 @@ class Victims:
         self.claimed.update(j.id for j in used)
         self.claimed.update(j.id for j in victims)
 
+    def earmark(self, jobs: Iterable[RunningJob]) -> None:
+        """In the nominate phase: these jobs' stops go to a job ahead of the jobs still to come."""
+        self._earmarked.update(j.id for j in jobs)
+
+    def earmarked(self, job: RunningJob) -> bool:
+        return job.id in self._earmarked
+
+    def forget_no_plans(self) -> None:
+        """Free GPUs came back (a holder plans with what it held): a question may have a plan now."""
+        self._no_plan.clear()
+
     def known_no_plan(self, question: tuple) -> bool:
         return question in self._no_plan
 
@@ -300,24 +315,39 @@ class Victims:
         )
 
     def within_tenant_stops(self, job: PendingJob, need: int, index: ModelIndex, used_gpus: dict,
-                            tenant_q: Quota, project_q: Quota | None, *, own_stops_only: bool = False
+                            tenant_q: Quota, project_q: Quota | None, *, unearmarked_only: bool = False
                             ) -> tuple[list[RunningJob], list[RunningJob]] | None:
         """The stops of its tenant's lower-priority jobs that would make `job` fit its quotas and the
         nodes: (stopping jobs relied on, new victims), or None. Plans and claims nothing.
-        `own_stops_only`: rely on no stop under way for another job (phase 5 may give it to that job)."""
+        `unearmarked_only`: asked at the job's turn in the nominate phase, leaving out the jobs earmarked
+        for jobs ahead of it, and earmarking those it would stop."""
         project_id = project_q.id if project_q else None
-        question = (tenant_q.id, project_id, self.priority_of.get(job.priority_class, 0), job.gpus,
-                    job.replicas, used_gpus.get(tenant_q.id, 0), used_gpus.get(project_id, 0),
-                    job.id if own_stops_only else None)
+        priority = self.priority_of.get(job.priority_class, 0)
+        tenant_used, project_used = used_gpus.get(tenant_q.id, 0), used_gpus.get(project_id, 0)
+        if unearmarked_only:
+            # Asked at the job's turn in the nominate phase, where quota use only grows and free GPUs
+            # only shrink: no plan at some use means none at any higher use either.
+            shape = (tenant_q.id, project_id, priority, job.gpus, job.replicas)
+            known = self._hopeless.get(shape)
+            if known is not None and tenant_used >= known[0] and project_used >= known[1]:
+                return None
+            chosen = self._within_tenant_stops(job, need, index, used_gpus, tenant_q, project_q, True)
+            if chosen is None:
+                if known is None:
+                    self._hopeless[shape] = (tenant_used, project_used)
+            else:  # the jobs after it count on other stops, as the preempt phase will give these to it
+                self.earmark((*chosen[0], *chosen[1]))
+            return chosen
+        question = (tenant_q.id, project_id, priority, job.gpus, job.replicas, tenant_used, project_used)
         if self.known_no_plan(question):
             return None
-        chosen = self._within_tenant_stops(job, need, index, used_gpus, tenant_q, project_q, own_stops_only)
+        chosen = self._within_tenant_stops(job, need, index, used_gpus, tenant_q, project_q, False)
         if chosen is None:
             self.found_no_plan(question)
         return chosen
 
     def _within_tenant_stops(self, job: PendingJob, need: int, index: ModelIndex, used_gpus: dict,
-                             tenant_q: Quota, project_q: Quota | None, own_stops_only: bool
+                             tenant_q: Quota, project_q: Quota | None, unearmarked_only: bool
                              ) -> tuple[list[RunningJob], list[RunningJob]] | None:
         pool = self.in_base.get(tenant_q.id)
         if not pool:
@@ -330,10 +360,12 @@ class Victims:
         if self.freeable(tenant_q.id, priority) < max(missing_tenant, missing_project, 1):
             return None  # not even all of them would free enough
         stopping = self.stopping(j for j, _ in pool)
-        if own_stops_only:
-            stopping = [j for j in stopping if j.stopping_for is None or j.stopping_for == job.id]
         candidates = [j for j, _ in pool if self.priority_of.get(j.priority_class, 0) < priority
                       and self.may_stop(j)]
+        if unearmarked_only:
+            earmarked = self._earmarked
+            stopping = [j for j in stopping if j.id not in earmarked]
+            candidates = [j for j in candidates if j.id not in earmarked]
         project_id = project_q.id if project_q else None
         charges = {j.id: (True, project_id is not None and p == project_id) for j, p in pool}
         room = Room(index, job.gpus, job.replicas, missing_tenant, missing_project, charges)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Iterable
 
 from .eta import Timeline
 from .fit import ModelIndex, build_indexes
@@ -22,6 +23,7 @@ from .types import (
     PendingJob,
     Quota,
     Reclaim,
+    RunningJob,
     Snapshot,
 )
 
@@ -92,15 +94,13 @@ class CycleState:
         # thousand combinations of them: the jobs of one combination share its tuple (`share`), and
         # the describe phase works out what follows from it once.
         self.combinations: dict[tuple[int, ...], tuple[Blocker, ...]] = {}
-        # Pending job id -> GPUs per node that the stops planned for it will free; and what each such
-        # job holds this cycle (`hold`), so a job it stops for, requeued, does not take the GPUs or
-        # quota it freed back at once and get stopped again.
-        self.coming_back: dict[int, dict[int, int]] = {}
+        # Pending job id -> the running jobs stopping for it; and what each job that stops are for holds
+        # this cycle (`hold`), so a job it stops for, requeued, does not take the GPUs or quota it freed
+        # back at once and get stopped again.
+        self.stops_for: dict[int, list[RunningJob]] = {}
         for job in snapshot.running:
             if job.stopping_for is not None and job.stopping_until is not None:
-                nodes = self.coming_back.setdefault(job.stopping_for, {})
-                for node_id in job.placements:
-                    nodes[node_id] = nodes.get(node_id, 0) + job.gpus
+                self.stops_for.setdefault(job.stopping_for, []).append(job)
         self.holds: dict[int, Hold] = {}
         self.held_quota: dict[int, int] = {}  # quota id -> GPUs held
         self._state()
@@ -165,9 +165,13 @@ class CycleState:
             lane.loaned = key in self.victims.on_lease
         return lane
 
-    def hold(self, entry: Candidate, coming_back: dict[int, int]) -> None:
-        """A waiting job whose stops are under way, or will be planned this cycle, holds what it counts on
-        beside what they free (`coming_back`: GPUs per node)."""
+    def hold(self, entry: Candidate, stops: Iterable[RunningJob]) -> None:
+        """A waiting job whose `stops` are under way, or will be planned this cycle, holds what it counts
+        on beside what they free."""
+        coming_back: dict[int, int] = {}
+        for run in stops:
+            for node_id in run.placements:
+                coming_back[node_id] = coming_back.get(node_id, 0) + run.gpus
         job = entry.job
         need = job.gpus * job.replicas
         quotas = []
@@ -183,6 +187,8 @@ class CycleState:
     def unhold(self, hold: Hold, *, quota: bool = True) -> None:
         """The holder itself plans (or borrows, nodes only) with what it holds: give it back for that."""
         hold.index.unhold(hold.nodes)
+        if hold.nodes:
+            self.victims.forget_no_plans()
         if quota:
             self._charge_hold(hold, -1)
 

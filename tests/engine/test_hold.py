@@ -115,9 +115,9 @@ def test_a_holder_that_borrows_gives_back_what_it_held():
 
 
 def test_a_job_does_not_hold_on_the_strength_of_another_jobs_stop():
-    """Its hold asks which stops would help it, relying on no stop under way for another job (the
-    preempt phase gives that one to its own job): job 61 stops for job 1, so job 2 has no plan to hold
-    on, while the preempt phase itself may still count it (as before)."""
+    """Its hold asks which stops would help it, relying on no stop that a job ahead of it holds on (the
+    preempt phase gives that one to that job first): job 61 stops for job 1, so once job 1 held on it,
+    job 2 has no plan to hold on, while the preempt phase itself may still count it (as before)."""
     snap = snapshot(
         nodes=nodes(8, 8), quotas=[quota("llm", 16)],
         running=[running("llm", [2], 8, id=61, priority="batch", stopping_in=5, stopping_for=1),
@@ -128,11 +128,25 @@ def test_a_job_does_not_hold_on_the_strength_of_another_jobs_stop():
     job, q = snap.pending[0], snap.quotas[0]
     index = cycle.indexes[(job.pool, job.gpu_model)]
     args = (job, 8, index, cycle.used, q, None)
-    assert cycle.victims.within_tenant_stops(*args, own_stops_only=True) is None
+    assert cycle.victims.within_tenant_stops(*args, unearmarked_only=True) == ([snap.running[0]], [])
+    cycle.victims.earmark([snap.running[0]])  # job 1, ahead in the queue, held on it
+    assert cycle.victims.within_tenant_stops(*args, unearmarked_only=True) is None
     assert cycle.victims.within_tenant_stops(*args) == ([snap.running[0]], [])
-    mine = snapshot(nodes=snap.nodes, quotas=snap.quotas, running=(
-        running("llm", [2], 8, id=61, priority="batch", stopping_in=5, stopping_for=2), snap.running[1]),
-        pending=snap.pending)
-    cycle = CycleState(mine)
-    assert cycle.victims.within_tenant_stops(job, 8, cycle.indexes[(job.pool, job.gpu_model)], cycle.used, q, None,
-                                             own_stops_only=True) == ([mine.running[0]], [])
+
+
+def test_the_jobs_after_a_holder_do_not_hold_on_the_stops_it_will_get():
+    """At their turns, two jobs could each stop job 61; the preempt phase gives it to the first, so only
+    the first holds on it (else every job of a deep queue that a stop could help would hold)."""
+    snap = snapshot(
+        nodes=nodes(8, 8), quotas=[quota("llm", 16)],
+        running=[running("llm", [2], 8, id=61, priority="batch"), running("llm", [1], 8, id=62, priority="production")],
+        pending=[pending(1, "llm", 8, workload="training"), pending(2, "llm", 8, workload="training")],
+    )
+    cycle = CycleState(snap)
+    q = snap.quotas[0]
+    index = cycle.indexes[(q.pool, q.gpu_model)]
+    first, second = snap.pending
+    assert cycle.victims.within_tenant_stops(first, 8, index, cycle.used, q, None,
+                                             unearmarked_only=True) == ([], [snap.running[0]])
+    assert cycle.victims.within_tenant_stops(second, 8, index, cycle.used, q, None, unearmarked_only=True) is None
+    assert [p.victim_job_ids for p in decide(snap).preemptions] == [(61,)]

@@ -70,7 +70,7 @@ def test_the_victim_reads_who_preempts_it_until_when_then_that_it_was_preempted(
     assert "8 min left" in job_page  # grace 10 min from minute 1, read at minute 3
     assert f"stopping: preempted by Alpha team, grace until {until}" in job_page
     assert f"/api/v1/jobs/{victim.pk}/checkpoint/" in job_page and "Checkpoint saved" in job_page
-    assert "Preempting 1 lower-priority jobs" not in job_page  # the preemptor's words stay on its own row
+    assert "Preempting 1 lower-priority job " not in job_page  # the preemptor's words stay on its own row
 
     queue = page(member, "/tenants/alpha/queue/", at(3))
     row = queue[queue.index(f'id="job-{victim.pk}"'):]

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import translation
 
 from scheduler.engine import reasons
-from scheduler.engine.texts import LABELS, MESSAGES
+from scheduler.engine.texts import LABELS, MESSAGES, Counted
 from scheduler.jobs.wait_text import action_label, blocker_message, localized_wait
 from tests.jobs import borrowing_off, cycle, reload, submit
 
@@ -24,9 +24,31 @@ def fields(template: str) -> set[str]:
 def test_every_reason_and_action_text_has_a_chinese_translation_with_the_same_numbers():
     with translation.override("zh-hans"):
         for template in (*MESSAGES.values(), *LABELS.values()):
+            if isinstance(template, Counted):
+                assert fields(template.singular) == fields(template.plural) >= {template.count}, template
+                for n in (1, 2):
+                    chinese = translation.ngettext(template.singular, template.plural, n)
+                    assert chinese not in template and fields(chinese) == fields(template.plural), template
+                continue
             chinese = translation.gettext(template)
             assert chinese != template, template
             assert fields(chinese) == fields(template), template
+
+
+@pytest.mark.parametrize("kind, details, text", [
+    ("preempting", {"victims": 1, "gpus": 8}, "Preempting 1 lower-priority job (8 GPUs) of alpha"),
+    ("preempting", {"victims": 2, "gpus": 16}, "Preempting 2 lower-priority jobs (16 GPUs) of alpha"),
+    ("quota_exceeded", {"requested": 1, "free": 0, "quota": 8, "used": 8}, "requested 1 GPU, 0 free"),
+    ("maintenance", {"unavailable": 1}, "1 H100-80G node in gpu-a that could run this job is cordoned"),
+    ("lower_priority", {"jobs_ahead": 1, "gpus_ahead": 8}, "1 ahead asks for 8 GPUs"),
+])
+def test_a_count_of_one_reads_in_the_singular(kind, details, text):
+    blocker = {"code": "X", "kind": kind, "details": {
+        "tenant": "alpha", "project": "", "pool": "gpu-a", "gpu_model": "H100-80G", "until": "", **details}}
+    with translation.override("en"):
+        assert text in blocker_message(blocker)
+    with translation.override("zh-hans"):  # one form in Chinese
+        assert "个" in blocker_message(blocker) or "项" in blocker_message(blocker)
 
 
 def quota_wait() -> dict:

@@ -8,15 +8,37 @@ on the Django side in the reader's language, these templates being the gettext m
 
 from __future__ import annotations
 
+from typing import Mapping, NamedTuple
+
 
 def gettext_noop(message: str) -> str:
     return message
 
 
+class Counted(NamedTuple):
+    """A template whose noun agrees with one of its numbers (`count`, a detail's name): gettext's
+    singular and plural message ids, which each language then says as its grammar wants."""
+
+    singular: str
+    plural: str
+    count: str
+
+
+def ngettext_noop(singular: str, plural: str, count: str) -> Counted:
+    return Counted(singular, plural, count)
+
+
+def english(template: str | Counted, values: Mapping[str, int | str]) -> str:
+    """A template filled in English (the Django side renders in the reader's language)."""
+    if isinstance(template, Counted):
+        template = template.singular if int(values[template.count]) == 1 else template.plural
+    return template.format_map(values)
+
+
 # What an environment detail says when the backend has not reported one.
 NOT_REPORTED = gettext_noop("not reported")
 
-MESSAGES: dict[str, str] = {
+MESSAGES: dict[str, str | Counted] = {
     "env_not_ready": gettext_noop(
         "Environment not ready: {detail}; the job is not retried until it is fixed"
     ),
@@ -28,43 +50,71 @@ MESSAGES: dict[str, str] = {
         "{pool}/{gpu_model} can hold at most {slots} replicas of {gpus} GPUs, {replicas} "
         "requested"
     ),
-    "maintenance": gettext_noop(
-        "{unavailable} {gpu_model} nodes in {pool} that could run this job are cordoned or in"
-        " maintenance"
+    "maintenance": ngettext_noop(
+        "{unavailable} {gpu_model} node in {pool} that could run this job is cordoned or in "
+        "maintenance",
+        "{unavailable} {gpu_model} nodes in {pool} that could run this job are cordoned or in "
+        "maintenance",
+        "unavailable",
     ),
-    "maintenance_until": gettext_noop(
-        "{unavailable} {gpu_model} nodes in {pool} that could run this job are cordoned or in"
-        " maintenance until {until}"
+    "maintenance_until": ngettext_noop(
+        "{unavailable} {gpu_model} node in {pool} that could run this job is cordoned or in "
+        "maintenance until {until}",
+        "{unavailable} {gpu_model} nodes in {pool} that could run this job are cordoned or in "
+        "maintenance until {until}",
+        "unavailable",
     ),
-    "maintenance_reason": gettext_noop(
-        "{unavailable} {gpu_model} nodes in {pool} that could run this job are cordoned or in"
-        " maintenance: {reason}"
+    "maintenance_reason": ngettext_noop(
+        "{unavailable} {gpu_model} node in {pool} that could run this job is cordoned or in "
+        "maintenance: {reason}",
+        "{unavailable} {gpu_model} nodes in {pool} that could run this job are cordoned or in "
+        "maintenance: {reason}",
+        "unavailable",
     ),
-    "maintenance_until_reason": gettext_noop(
-        "{unavailable} {gpu_model} nodes in {pool} that could run this job are cordoned or in"
-        " maintenance until {until}: {reason}"
+    "maintenance_until_reason": ngettext_noop(
+        "{unavailable} {gpu_model} node in {pool} that could run this job is cordoned or in "
+        "maintenance until {until}: {reason}",
+        "{unavailable} {gpu_model} nodes in {pool} that could run this job are cordoned or in "
+        "maintenance until {until}: {reason}",
+        "unavailable",
     ),
-    "quota_exceeded": gettext_noop(
-        "Quota exceeded for {tenant} on {pool}/{gpu_model}: requested {requested} GPUs, "
-        "{free} free of base quota {quota} ({used} in use)"
+    "quota_exceeded": ngettext_noop(
+        "Quota exceeded for {tenant} on {pool}/{gpu_model}: requested {requested} GPU, {free} free "
+        "of base quota {quota} ({used} in use)",
+        "Quota exceeded for {tenant} on {pool}/{gpu_model}: requested {requested} GPUs, {free} "
+        "free of base quota {quota} ({used} in use)",
+        "requested",
     ),
-    "project_quota_exceeded": gettext_noop(
+    "project_quota_exceeded": ngettext_noop(
         "Project quota exceeded for {tenant}/{project} on {pool}/{gpu_model}: requested "
-        "{requested} GPUs, {free} free of project quota {quota} ({used} in use)"
-    ),
-    "quota_exceeded_held": gettext_noop(
-        "Quota exceeded for {tenant} on {pool}/{gpu_model}: requested {requested} GPUs, "
-        "{free} free of base quota {quota} ({used} in use, {held} held for jobs waiting on "
-        "stops in progress)"
-    ),
-    "project_quota_exceeded_held": gettext_noop(
+        "{requested} GPU, {free} free of project quota {quota} ({used} in use)",
         "Project quota exceeded for {tenant}/{project} on {pool}/{gpu_model}: requested "
-        "{requested} GPUs, {free} free of project quota {quota} ({used} in use, {held} held for"
-        " jobs waiting on stops in progress)"
+        "{requested} GPUs, {free} free of project quota {quota} ({used} in use)",
+        "requested",
     ),
-    "no_quota": gettext_noop(
+    "quota_exceeded_held": ngettext_noop(
+        "Quota exceeded for {tenant} on {pool}/{gpu_model}: requested {requested} GPU, {free} free "
+        "of base quota {quota} ({used} in use, {held} held for jobs waiting on stops in progress)",
+        "Quota exceeded for {tenant} on {pool}/{gpu_model}: requested {requested} GPUs, {free} "
+        "free of base quota {quota} ({used} in use, {held} held for jobs waiting on stops in "
+        "progress)",
+        "requested",
+    ),
+    "project_quota_exceeded_held": ngettext_noop(
+        "Project quota exceeded for {tenant}/{project} on {pool}/{gpu_model}: requested "
+        "{requested} GPU, {free} free of project quota {quota} ({used} in use, {held} held for "
+        "jobs waiting on stops in progress)",
+        "Project quota exceeded for {tenant}/{project} on {pool}/{gpu_model}: requested "
+        "{requested} GPUs, {free} free of project quota {quota} ({used} in use, {held} held for "
+        "jobs waiting on stops in progress)",
+        "requested",
+    ),
+    "no_quota": ngettext_noop(
         "No base quota of {tenant} on {pool}/{gpu_model} covers {workload_class}: requested "
-        "{requested} GPUs"
+        "{requested} GPU",
+        "No base quota of {tenant} on {pool}/{gpu_model} covers {workload_class}: requested "
+        "{requested} GPUs",
+        "requested",
     ),
     "no_idle_capacity": gettext_noop(
         "Cannot borrow on {pool}/{gpu_model}: a lease covers the whole job ({needed} GPUs) or"
@@ -83,57 +133,83 @@ MESSAGES: dict[str, str] = {
         "Borrow limit reached for {tenant}: {borrowed} of {limit} GPUs borrowed, {requested} "
         "more requested"
     ),
-    "reclaiming": gettext_noop(
-        "Reclaiming {gpus} GPUs that {tenant} lent out on {pool}/{gpu_model}; grace ends "
-        "{until}"
+    "reclaiming": ngettext_noop(
+        "Reclaiming {gpus} GPU that {tenant} lent out on {pool}/{gpu_model}; grace ends {until}",
+        "Reclaiming {gpus} GPUs that {tenant} lent out on {pool}/{gpu_model}; grace ends {until}",
+        "gpus",
     ),
-    "reclaiming_approval": gettext_noop(
+    "reclaiming_approval": ngettext_noop(
+        "Reclaim of {gpus} GPU that {tenant} lent out on {pool}/{gpu_model} awaits platform "
+        "approval; grace would end {until}",
         "Reclaim of {gpus} GPUs that {tenant} lent out on {pool}/{gpu_model} awaits platform "
-        "approval; grace would end {until}"
+        "approval; grace would end {until}",
+        "gpus",
     ),
-    "reclaim_paused": gettext_noop(
+    "reclaim_paused": ngettext_noop(
+        "Reclaim is paused by the platform; {gpus} GPU that {tenant} lent out on "
+        "{pool}/{gpu_model} could otherwise be reclaimed",
         "Reclaim is paused by the platform; {gpus} GPUs that {tenant} lent out on "
-        "{pool}/{gpu_model} could otherwise be reclaimed"
+        "{pool}/{gpu_model} could otherwise be reclaimed",
+        "gpus",
     ),
-    "preempting_approval": gettext_noop(
+    "preempting_approval": ngettext_noop(
+        "Preemption of {victims} lower-priority job ({gpus} GPUs) of {tenant} on "
+        "{pool}/{gpu_model} awaits platform approval; grace would end {until}",
         "Preemption of {victims} lower-priority jobs ({gpus} GPUs) of {tenant} on "
-        "{pool}/{gpu_model} awaits platform approval; grace would end {until}"
+        "{pool}/{gpu_model} awaits platform approval; grace would end {until}",
+        "victims",
     ),
-    "protecting": gettext_noop(
-        "Preempting {victims} jobs on borrowed capacity ({gpus} GPUs) on {pool}/{gpu_model} "
-        "to protect production capacity of {tenant}; grace ends {until}"
+    "protecting": ngettext_noop(
+        "Preempting {victims} job on borrowed capacity ({gpus} GPUs) on {pool}/{gpu_model} to "
+        "protect production capacity of {tenant}; grace ends {until}",
+        "Preempting {victims} jobs on borrowed capacity ({gpus} GPUs) on {pool}/{gpu_model} to "
+        "protect production capacity of {tenant}; grace ends {until}",
+        "victims",
     ),
-    "protecting_approval": gettext_noop(
-        "Preemption of {victims} jobs on borrowed capacity ({gpus} GPUs) on "
-        "{pool}/{gpu_model} to protect production capacity of {tenant} awaits platform "
-        "approval; grace would end {until}"
+    "protecting_approval": ngettext_noop(
+        "Preemption of {victims} job on borrowed capacity ({gpus} GPUs) on {pool}/{gpu_model} to "
+        "protect production capacity of {tenant} awaits platform approval; grace would end {until}",
+        "Preemption of {victims} jobs on borrowed capacity ({gpus} GPUs) on {pool}/{gpu_model} to "
+        "protect production capacity of {tenant} awaits platform approval; grace would end {until}",
+        "victims",
     ),
     "protection_paused": gettext_noop(
         "Preemption is paused by the platform; {gpus} GPUs of jobs on borrowed capacity on "
         "{pool}/{gpu_model} could otherwise be freed for production capacity of {tenant}"
     ),
-    "preempting": gettext_noop(
-        "Preempting {victims} lower-priority jobs ({gpus} GPUs) of {tenant} on "
-        "{pool}/{gpu_model}; grace ends {until}"
+    "preempting": ngettext_noop(
+        "Preempting {victims} lower-priority job ({gpus} GPUs) of {tenant} on {pool}/{gpu_model}; "
+        "grace ends {until}",
+        "Preempting {victims} lower-priority jobs ({gpus} GPUs) of {tenant} on {pool}/{gpu_model}; "
+        "grace ends {until}",
+        "victims",
     ),
     "preemption_paused": gettext_noop(
         "Preemption is paused by the platform; {gpus} GPUs of lower-priority jobs of {tenant}"
         " could otherwise be reclaimed"
     ),
-    "lower_priority": gettext_noop(
+    "lower_priority": ngettext_noop(
+        "Higher-priority jobs come first on {pool}/{gpu_model}: {jobs_ahead} ahead asks for "
+        "{gpus_ahead} GPUs",
         "Higher-priority jobs come first on {pool}/{gpu_model}: {jobs_ahead} ahead ask for "
-        "{gpus_ahead} GPUs"
+        "{gpus_ahead} GPUs",
+        "jobs_ahead",
     ),
-    "pool_full": gettext_noop(
-        "{pool}/{gpu_model} is full: requested {requested} GPUs, {free} free of {capacity}"
+    "pool_full": ngettext_noop(
+        "{pool}/{gpu_model} is full: requested {requested} GPU, {free} free of {capacity}",
+        "{pool}/{gpu_model} is full: requested {requested} GPUs, {free} free of {capacity}",
+        "requested",
     ),
     "fragmented": gettext_noop(
         "{pool}/{gpu_model} has {free} GPUs free but not {replicas} x {gpus} on single nodes:"
         " the largest free block is {largest_free}"
     ),
-    "pool_full_held": gettext_noop(
-        "{pool}/{gpu_model} is full: requested {requested} GPUs, {free} free of {capacity}, and"
-        " {held} more held for jobs waiting on stops in progress"
+    "pool_full_held": ngettext_noop(
+        "{pool}/{gpu_model} is full: requested {requested} GPU, {free} free of {capacity}, and "
+        "{held} more held for jobs waiting on stops in progress",
+        "{pool}/{gpu_model} is full: requested {requested} GPUs, {free} free of {capacity}, and "
+        "{held} more held for jobs waiting on stops in progress",
+        "requested",
     ),
     "fragmented_held": gettext_noop(
         "{pool}/{gpu_model} has {free} GPUs free but not {replicas} x {gpus} on single nodes:"
@@ -142,19 +218,33 @@ MESSAGES: dict[str, str] = {
     ),
 }
 
-LABELS: dict[str, str] = {
+LABELS: dict[str, str | Counted] = {
     "fix_environment": gettext_noop(
         "Fix the environment ({detail}), then report it fixed on the job page"
     ),
     "split": gettext_noop(
         "Split it into jobs of at most {replicas} replicas of {gpus} GPUs: more never fit at once"
     ),
-    "request_quota": gettext_noop(
-        "Request {gpus} more GPUs of {gpu_model} quota on {pool} for {tenant}"
+    "request_quota": ngettext_noop(
+        "Request {gpus} more GPU of {gpu_model} quota on {pool} for {tenant}",
+        "Request {gpus} more GPUs of {gpu_model} quota on {pool} for {tenant}",
+        "gpus",
     ),
-    "resize": gettext_noop("Ask for at most {gpus} GPUs per replica"),
-    "resize_total": gettext_noop("Ask for at most {gpus} GPUs in total"),
-    "other_model": gettext_noop("Submit to {gpu_model} on {pool}: {free} GPUs free now"),
+    "resize": ngettext_noop(
+        "Ask for at most {gpus} GPU per replica",
+        "Ask for at most {gpus} GPUs per replica",
+        "gpus",
+    ),
+    "resize_total": ngettext_noop(
+        "Ask for at most {gpus} GPU in total",
+        "Ask for at most {gpus} GPUs in total",
+        "gpus",
+    ),
+    "other_model": ngettext_noop(
+        "Submit to {gpu_model} on {pool}: {free} GPU free now",
+        "Submit to {gpu_model} on {pool}: {free} GPUs free now",
+        "free",
+    ),
     "wait": gettext_noop("Wait; the job starts by itself when capacity frees up"),
     "wait_until": gettext_noop("Wait until {until}"),
 }

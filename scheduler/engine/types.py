@@ -12,7 +12,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
-from .texts import LABELS, MESSAGES
+from .texts import LABELS, MESSAGES, english
 
 NODE_SCHEDULABLE = "schedulable"
 NODE_CORDONED = "cordoned"
@@ -264,7 +264,7 @@ class Blocker(NamedTuple):
     @property
     def message(self) -> str:
         """In English; formatted on demand, since most are never read in English."""
-        return MESSAGES[self.kind].format_map(dict(self.detail_pairs))
+        return english(MESSAGES[self.kind], dict(self.detail_pairs))
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "kind": self.kind, "message": self.message,
@@ -282,7 +282,7 @@ class NextAction(NamedTuple):
 
     @property
     def label(self) -> str:
-        return LABELS[self.kind].format_map(dict(self.param_pairs))
+        return english(LABELS[self.kind], dict(self.param_pairs))
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "kind": self.kind, "label": self.label,

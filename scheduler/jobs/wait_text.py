@@ -9,11 +9,11 @@ said is lost. Position, GPUs ahead and ETA come from the pool's order of the las
 """
 
 from django.utils.dateparse import parse_datetime
-from django.utils.translation import gettext, pgettext
+from django.utils.translation import gettext, ngettext, pgettext
 
 from quotas import times
 from quotas.models import WorkloadClass
-from scheduler.engine.texts import CODE_TITLES, LABELS, MESSAGES, NOT_REPORTED
+from scheduler.engine.texts import CODE_TITLES, LABELS, MESSAGES, NOT_REPORTED, Counted
 
 
 def _moment(value: str) -> str:
@@ -40,8 +40,12 @@ def _render(templates: dict, kind: str | None, values: dict, stored: str) -> str
     if template is None:
         return stored
     try:
-        return gettext(template).format_map(_readable(values))
-    except (KeyError, IndexError, ValueError):  # details of another version of the template
+        if isinstance(template, Counted):  # its noun agrees with one of the numbers
+            text = ngettext(template.singular, template.plural, int(values[template.count]))
+        else:
+            text = gettext(template)
+        return text.format_map(_readable(values))
+    except (KeyError, IndexError, ValueError, TypeError):  # details of another version of the template
         return stored
 
 

@@ -149,7 +149,7 @@ def test_project_quota_message():
         ("too many replicas for the pool",
          "gpu-a/H100-80G can hold at most 2 replicas of 8 GPUs, 3 requested"),
         ("capable nodes in maintenance",
-         "1 H100-80G nodes in gpu-a that could run this job are cordoned or in maintenance "
+         "1 H100-80G node in gpu-a that could run this job is cordoned or in maintenance "
          "until 2025-03-03T11:00:00+00:00"),
         ("environment not ready is never admitted",
          "Environment not ready: image pull failed; the job is not retried until it is fixed"),
@@ -158,7 +158,7 @@ def test_project_quota_message():
         ("free GPUs spread over nodes",
          "gpu-a/H100-80G has 8 GPUs free but not 1 x 8 on single nodes: the largest free block is 4"),
         ("higher priority takes the last node",
-         "Higher-priority jobs come first on gpu-a/H100-80G: 1 ahead ask for 8 GPUs; "
+         "Higher-priority jobs come first on gpu-a/H100-80G: 1 ahead asks for 8 GPUs; "
          "gpu-a/H100-80G is full: requested 8 GPUs, 0 free of 8"),
     ],
 )

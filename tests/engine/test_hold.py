@@ -7,13 +7,13 @@ from datetime import timedelta
 from scheduler.engine import decide
 from scheduler.engine import reasons as R
 from scheduler.engine.state import CycleState
-from scheduler.engine.texts import MESSAGES
+from scheduler.engine.texts import MESSAGES, english
 from scheduler.engine.types import PolicySwitches
 from tests.engine.builders import NOW, lease, nodes, pending, quota, running, snapshot, wait_of
 
 
 def _text(blocker) -> str:
-    return MESSAGES[blocker.kind].format(**blocker.details)
+    return english(MESSAGES[blocker.kind], blocker.details)
 
 
 def test_a_requeued_victim_does_not_take_back_the_quota_and_gpus_it_freed():

@@ -84,7 +84,7 @@ def test_preemptor_waits_with_preempting_until_grace_and_the_plan_has_the_arithm
     wait = wait_of(d, 1)
     assert [b.code for b in wait.blockers] == [R.PREEMPTING]
     assert wait.message == (
-        "Preempting 1 lower-priority jobs (8 GPUs) of llm on gpu-a/H100-80G; grace ends "
+        "Preempting 1 lower-priority job (8 GPUs) of llm on gpu-a/H100-80G; grace ends "
         "2025-03-03T09:10:00+00:00"
     )
     assert wait.eta.earliest == GRACE

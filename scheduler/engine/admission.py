@@ -172,18 +172,19 @@ def _nominate(cycle: CycleState, queue) -> None:
 
 
 def _hold_if_stopping_for(cycle: CycleState, entry: Candidate, need: int, quota_ok: bool, priority: int) -> None:
-    """A waiting job for which stops are under way, or which lacks quota that stopping its tenant's
-    lower-priority jobs would free, holds from the jobs behind it what those stops count on: its quotas'
-    free GPUs and the free GPUs its placement needs beside the stopped jobs'. Otherwise a lower-priority
-    job of its tenant would start into that quota now and be stopped for it in the next cycle (or, once
-    a victim is requeued, start again into what it freed and be stopped again)."""
+    """A waiting job for which stops are under way, or which lacks quota or room that stopping its
+    tenant's lower-priority jobs would free, holds from the jobs behind it what those stops count on: its
+    quotas' free GPUs and the free GPUs its placement needs beside the stopped jobs'. Otherwise a job
+    behind it would start into them now and be stopped for it in the next cycle (or, once a victim is
+    requeued, start again into what it freed and be stopped again)."""
     job, victims = entry.job, cycle.victims
     # Stops under way for it that no job ahead of it counts on already (the preempt phase would give
     # them to that job first).
     stops = [run for run in cycle.stops_for.get(job.id, ()) if not victims.earmarked(run)]
     if stops:
         victims.earmark(stops)
-    elif not quota_ok and not victims.paused and cycle.may_preempt(job, entry.tenant_q, need, priority):
+    elif (not quota_ok or entry.node_blocked) and not victims.paused and cycle.may_preempt(
+            job, entry.tenant_q, need, priority):
         chosen = victims.within_tenant_stops(job, need, entry.lane.index, cycle.used, entry.tenant_q,
                                              entry.project_q, unearmarked_only=True)
         if chosen is not None:

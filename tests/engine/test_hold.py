@@ -150,3 +150,22 @@ def test_the_jobs_after_a_holder_do_not_hold_on_the_stops_it_will_get():
                                              unearmarked_only=True) == ([], [snap.running[0]])
     assert cycle.victims.within_tenant_stops(second, 8, index, cycle.used, q, None, unearmarked_only=True) is None
     assert [p.victim_job_ids for p in decide(snap).preemptions] == [(61,)]
+
+
+def test_a_job_within_quota_that_a_stop_gives_room_holds_the_room_beside_it():
+    """Seen live: job 2 (4 GPUs) waited on job 61's stop; job 1 (training, 2 x 4, within quota) came
+    and fitted once that stop ended, beside 4 of node 2's 6 free GPUs. Before, job 2 was admitted into
+    those and stopped for job 1 in the next cycle; now job 1 holds them and waits on job 61's stop."""
+    snap = snapshot(
+        nodes=nodes(8, 8, 8), quotas=[quota("llm", 16), quota("ops", 8)],
+        running=[running("ops", [1], 8, id=70, priority="production"),
+                 running("ops", [2], 2, id=71, priority="production"),
+                 running("llm", [3], 4, id=61, priority="experiment", stopping_in=5, stopping_for=2),
+                 running("ops", [3], 2, id=72, priority="production")],
+        pending=[pending(1, "llm", 4, replicas=2, workload="training", submitted_ago=1),
+                 pending(2, "llm", 4, workload="batch_inference", submitted_ago=5)],
+    )
+    d = decide(snap)
+    assert d.admissions == ()
+    assert wait_of(d, 1).code == R.PREEMPTING
+    assert wait_of(d, 2).blockers[-1].kind in ("pool_full_held", "fragmented_held")

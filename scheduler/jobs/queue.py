@@ -244,8 +244,11 @@ def tenant_queue(*, tenant: Tenant, chosen: QueueFilter | None = None, now: date
                              .order_by("-being_stopped", "pool__name", "-admitted_at", "-id"),
                              RUNNING_PAGE_SIZE).get_page(chosen.running_page)
     holding = list(holding_page.object_list)
-    stopped = list(base.filter(being_stopped, status__in=HOLDING_STATUSES)
-                   .order_by("pool__name", "-admitted_at", "-id")[:NOTICE_LIMIT])
+    stopped = [j for j in holding if j.being_stopped]
+    if holding_page.number != 1 or len(stopped) == RUNNING_PAGE_SIZE:
+        # Not all of them are on this page (they come first on the first): ask for them.
+        stopped = list(base.filter(being_stopped, status__in=HOLDING_STATUSES)
+                       .order_by("pool__name", "-admitted_at", "-id")[:NOTICE_LIMIT])
     noticed = list(base.filter(Q(status=Job.Status.PREEMPTED) | Q(status__in=PENDING_STATUSES, wait_code__in=NOTICE_CODES))
                    .order_by("-id")[:NOTICE_LIMIT])
     finished = list(base.filter(status__in=FINAL_STATUSES).order_by("-finished_at", "-id")[:RECENT_FINISHED])

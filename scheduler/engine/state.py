@@ -64,8 +64,9 @@ class Candidate:
 
 @dataclass(slots=True)
 class Hold:
-    """What a job waiting on stops in progress keeps from the jobs behind it for the rest of the
-    cycle: the free GPUs its placement counts on and its quotas' free GPUs, up to what it asks."""
+    """What a job that stops are for (under way, or planned this cycle) keeps from the jobs behind it
+    for the rest of the cycle: the free GPUs its placement counts on beside what the stops free, and
+    its quotas' free GPUs, up to what it asks."""
 
     index: ModelIndex
     nodes: dict[int, int]  # GPUs taken per node id
@@ -94,15 +95,14 @@ class CycleState:
         # thousand combinations of them: the jobs of one combination share its tuple (`share`), and
         # the describe phase works out what follows from it once.
         self.combinations: dict[tuple[int, ...], tuple[Blocker, ...]] = {}
-        # Pending job id -> the running jobs stopping for it; and what each job that stops are for holds
-        # this cycle (`hold`), so a job it stops for, requeued, does not take the GPUs or quota it freed
-        # back at once and get stopped again.
+        # Pending job id -> the running jobs stopping for it; the holds of this cycle (`hold`), by job id;
+        # and the GPUs held per quota id (the describe phase says so in the quota figures).
         self.stops_for: dict[int, list[RunningJob]] = {}
         for job in snapshot.running:
             if job.stopping_for is not None and job.stopping_until is not None:
                 self.stops_for.setdefault(job.stopping_for, []).append(job)
         self.holds: dict[int, Hold] = {}
-        self.held_quota: dict[int, int] = {}  # quota id -> GPUs held
+        self.held_quota: dict[int, int] = {}
         self._state()
 
     def _state(self) -> None:

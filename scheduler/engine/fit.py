@@ -139,27 +139,25 @@ class ModelIndex:
             if take:
                 taken[node_id] = take
             left -= count
-        for node_id, take in taken.items():
-            self._set(node_id, self.free[node_id] - take)
+        self.take(taken)
         if left:
             placements = self.place(gpus, left)
             if placements is None:
-                self.unhold(taken, counted=False)
+                self.unhold(taken)
                 return {}
             for node_id in placements:
                 taken[node_id] = taken.get(node_id, 0) + gpus
-        self.held += sum(taken.values())
+            self.held += gpus * left
         return taken
 
-    def unhold(self, taken: dict[int, int], *, counted: bool = True) -> None:
-        """Give back what `hold` took."""
+    def unhold(self, taken: dict[int, int]) -> None:
+        """Give back what `hold` (or `take`) took."""
         for node_id, g in taken.items():
             self.release(node_id, g)
-        if counted:
-            self.held -= sum(taken.values())
+        self.held -= sum(taken.values())
 
-    def rehold(self, taken: dict[int, int]) -> None:
-        """Take again what `unhold` gave back."""
+    def take(self, taken: dict[int, int]) -> None:
+        """Hold these free GPUs (node id -> GPUs): what `hold` worked out, again after `unhold`."""
         for node_id, g in taken.items():
             self._set(node_id, self.free[node_id] - g)
         self.held += sum(taken.values())

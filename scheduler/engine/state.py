@@ -193,7 +193,7 @@ class CycleState:
             self._charge_hold(hold, -1)
 
     def rehold(self, hold: Hold, *, quota: bool = True) -> None:
-        hold.index.rehold(hold.nodes)
+        hold.index.take(hold.nodes)
         if quota:
             self._charge_hold(hold, 1)
 

@@ -154,13 +154,12 @@ def _nominate(cycle: CycleState, queue) -> None:
             if shape_ok and job.env_ready and tenant_q is not None:
                 if not quota_ok:
                     borrowers.append(entry)
-                if (cycle.may_preempt(job, tenant_q, need, priority)
-                        or (quota_ok and node_blocked and lane.loaned)):
+                may_preempt = cycle.may_preempt(job, tenant_q, need, priority)
+                if may_preempt or (quota_ok and node_blocked and lane.loaned):
                     stoppers.append(entry)
+                _hold_if_stopping_for(cycle, entry, need, may_preempt)
             elif not quota_ok and shape_ok and job.env_ready:
                 borrowers.append(entry)
-            if shape_ok and job.env_ready and tenant_q is not None:
-                _hold_if_stopping_for(cycle, entry, need, quota_ok, priority)
             continue
         placements = index.place(g, replicas)
         book.charge(tenant_q, need)
@@ -171,7 +170,7 @@ def _nominate(cycle: CycleState, queue) -> None:
         timeline(cycle.quota_releases, tenant_q.id).add(end, need)
 
 
-def _hold_if_stopping_for(cycle: CycleState, entry: Candidate, need: int, quota_ok: bool, priority: int) -> None:
+def _hold_if_stopping_for(cycle: CycleState, entry: Candidate, need: int, may_preempt: bool) -> None:
     """A waiting job for which stops are under way, or which lacks quota or room that stopping its
     tenant's lower-priority jobs would free, holds from the jobs behind it what those stops count on: its
     quotas' free GPUs and the free GPUs its placement needs beside the stopped jobs'. Otherwise a job
@@ -183,8 +182,7 @@ def _hold_if_stopping_for(cycle: CycleState, entry: Candidate, need: int, quota_
     stops = [run for run in cycle.stops_for.get(job.id, ()) if not victims.earmarked(run)]
     if stops:
         victims.earmark(stops)
-    elif (not quota_ok or entry.node_blocked) and not victims.paused and cycle.may_preempt(
-            job, entry.tenant_q, need, priority):
+    elif may_preempt and (not entry.quota_ok or entry.node_blocked) and not victims.paused:
         chosen = victims.within_tenant_stops(job, need, entry.lane.index, cycle.used, entry.tenant_q,
                                              entry.project_q, unearmarked_only=True)
         if chosen is not None:

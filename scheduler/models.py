@@ -144,6 +144,8 @@ class Preemption(models.Model):
         STOPPED = "stopped", _("Stopped at the deadline")
         CANCELLED = "cancelled", _("Cancelled")
         REJECTED = "rejected", _("Rejected by an approver")
+        # The job it was for no longer waits (it started without it, or was cancelled): the victim runs on.
+        WITHDRAWN = "withdrawn", _("Withdrawn: no longer needed")
     OPEN_STATES = (State.PLANNED, State.AWAITING_APPROVAL, State.NOTIFIED)
     DONE_STATES = (State.RELEASED_EARLY, State.STOPPED)
 

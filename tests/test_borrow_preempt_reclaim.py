@@ -34,7 +34,8 @@ def test_borrow_then_reclaim_then_lender_admitted_after_grace(world, member):
     # Another cycle during grace plans nothing more against the same victim.
     run(world, 35)
     assert Preemption.objects.count() == 1
-    assert preemption_grace_due(now=at(40)) == {"stopped": 0, "cancelled": 0, "lease_closed": 0, "leases_returned": 0}
+    assert preemption_grace_due(now=at(40)) == {"stopped": 0, "cancelled": 0, "lease_closed": 0, "leases_returned": 0,
+                                              "withdrawn": 0}
 
     assert preemption_grace_due(now=at(42))["stopped"] == 1
     p.refresh_from_db()

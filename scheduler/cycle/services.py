@@ -7,7 +7,8 @@ Phases:
   3. run the engine;
   4. write admissions (compare-and-swap against concurrent cancels) and their audit events; an
      admission on borrowed capacity opens its lease first (a refused grant leaves the job pending);
-  5. record the engine's reclaims and preemptions (scheduler.preemptions);
+  5. record the engine's reclaims and preemptions (scheduler.preemptions), and withdraw the open stops
+     planned for jobs it admits now (they started without them);
   6. write every wait whose data (code, blockers, numbers) changed, with an audit event when a code
      changes; unchanged waits are not touched (scheduler.cycle.waits);
   7. record the cycle's figures on the pool's PoolCycle row, with the pool's queue order (positions,
@@ -31,7 +32,7 @@ from scheduler.engine import decide
 from scheduler.jobs.bulk import update_rows
 from scheduler.jobs.faults import job_fault_record
 from scheduler.models import PENDING_STATUSES, Job, PoolCycle
-from scheduler.preemption.services import preemptions_plan
+from scheduler.preemption.services import preemptions_plan, preemptions_withdraw_stale
 
 # First key of the two-int advisory lock: a namespace so other advisory locks never collide.
 LOCK_NAMESPACE = 0x5CED
@@ -117,8 +118,10 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
         update_rows(Job, admitted_rows, ["status", "admitted_at", "queued_at", "placements", "wait", "wait_code",
                                          "wait_digest", "expected_end", "lease_id"],
                     only_statuses=PENDING_STATUSES)
-        # 5. planned stops
+        # 5. planned stops; and the open ones whose job started now without them are withdrawn
         stops = preemptions_plan(decisions=decisions, now=now)
+        if admitted_rows:
+            preemptions_withdraw_stale(now=now, pool_id=pool.id, preemptor_ids=[row["pk"] for row in admitted_rows])
         # 6. waits: only rows whose stored data changed (a cleared code, as after an environment
         #    report, counts as changed)
         digests = WaitDigests()

@@ -18,6 +18,7 @@ from scheduler.jobs import errors
 from scheduler.jobs.lifecycle import job_finish, job_start
 from scheduler.jobs.submit import job_submit, job_submit_bulk
 from scheduler.models import FINAL_STATUSES, HOLDING_STATUSES, PENDING_STATUSES, Job
+from scheduler.preemption.services import preemptions_withdraw_stale
 from scheduler.runs.services import run_stop_request
 
 __all__ = ["job_submit", "job_submit_bulk", "job_cancel", "job_environment_update", "job_start", "job_finish"]
@@ -50,7 +51,9 @@ def job_cancel(*, actor, job: Job, reason: str = "") -> Job:
             run_stop_request(job=job, cause="cancel")  # the backend stops it after commit
         audit_record(event_type="job.cancelled", target=job, actor=actor, tenant=job.tenant, occurred_at=now,
                      payload={"name": job.name, "old_status": old, "reason": reason, "gpus": job.total_gpus})
-        if old in HOLDING_STATUSES:
+        # Stops planned for it are withdrawn: their victims run on.
+        withdrawn = preemptions_withdraw_stale(now=now, pool_id=job.pool_id, preemptor_ids=[job.pk])
+        if old in HOLDING_STATUSES or withdrawn:
             request_pool_evaluation(job.pool_id)
     return job
 

@@ -13,6 +13,7 @@ from quotas import times
 from quotas.models import Node
 from scheduler.jobs.wait_text import code_title
 from scheduler.models import Job, Preemption
+from scheduler.preemption.services import WITHDRAWN_WHY
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,9 @@ def _text(event_type: str, p: dict) -> str:
         return _("Stop rejected by an approver")
     if event_type == "preemption.released_early":
         return _("Released early after a checkpoint")
+    if event_type == "preemption.withdrawn":
+        why = WITHDRAWN_WHY.get(p.get("why", ""), "")
+        return _("Stop withdrawn: %(why)s") % {"why": _(why)} if why else _("Stop withdrawn")
     if event_type in ("job.succeeded", "job.failed", "job.cancelled"):
         return {"job.succeeded": _("Succeeded"), "job.failed": _("Failed"), "job.cancelled": _("Cancelled")}[event_type]
     return event_type

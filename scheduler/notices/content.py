@@ -202,3 +202,34 @@ def reclaim_notice(*, job_id: int, job_name: str, project, pool, gpu_model, gpus
                          + (f" · lease / 借用单 #{lease_id}" if lease_id else ""),
                  at=at, grace_deadline=grace_deadline, last_checkpoint_at=last_checkpoint_at)
     return NoticeContent(kind="reclaim", subject=subject[:200], body=body, facts=facts)
+
+
+def preemption_withdrawn_notice(*, job_id: int, job_name: str, project, pool, gpu_model, gpus: int,
+                                replicas: int = 1, reason: str, reason_code: str = "", preempting_tenant: str,
+                                at: datetime, grace_deadline: datetime, gpu_hours_at_risk: float,
+                                last_checkpoint_at: datetime | None = None,
+                                checkpoint_interval_minutes: int | None = None) -> NoticeContent:
+    """The stop announced for ``grace_deadline`` is called off: the job it was for no longer needs these
+    GPUs (``reason`` says why), so the victim runs on and has nothing to do."""
+    facts = _facts("preemption_withdrawn", job_id=job_id, job_name=job_name, project=project, pool=pool,
+                   gpu_model=gpu_model, gpus=gpus, replicas=replicas, reason=reason, reason_code=reason_code,
+                   tenant_field="preempting_tenant", tenant_name=preempting_tenant, at=at,
+                   grace_deadline=grace_deadline, gpu_hours_at_risk=gpu_hours_at_risk,
+                   last_checkpoint_at=last_checkpoint_at, checkpoint_interval_minutes=checkpoint_interval_minutes,
+                   extra={"next": "keeps_running"})
+    deadline = _when(grace_deadline)
+    subject = (f"[GPU portal] Job #{job_id} {job_name} will not be preempted: the stop is withdrawn / "
+               f"抢占已撤销")
+    body = "\n".join([
+        f"The stop of your job #{job_id} {job_name} planned for {deadline} is withdrawn; the job keeps running.",
+        f"您的任务 #{job_id} {job_name} 原定于 {deadline} 的停止已撤销，任务继续运行。",
+        "",
+        f"Why / 原因: {_both_languages(reason)}",
+        f"Preempting tenant / 抢占方租户: {facts['preempting_tenant']}",
+        f"Withdrawn at / 撤销时间: {_when(at)}",
+        "",
+        "What to do / 建议操作:",
+        "- Nothing: the job was not stopped and loses no work. A checkpoint you saved for the stop stays valid.",
+        "- 无需操作：任务未被停止，没有损失进度；为这次停止保存的检查点仍然有效。",
+    ])
+    return NoticeContent(kind="preemption_withdrawn", subject=subject[:200], body=body, facts=facts)

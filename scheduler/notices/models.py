@@ -42,6 +42,7 @@ class Notice(models.Model):
 
     class Kind(models.TextChoices):
         PREEMPTION = "preemption", _("Preemption")
+        PREEMPTION_WITHDRAWN = "preemption_withdrawn", _("Preemption withdrawn")
         RECLAIM = "reclaim", _("Reclaim of lent quota")
         LEASE_EXPIRY = "lease_expiry", _("Lease expiry")
         LEASE_EXPIRING = outbox.LEASE_EXPIRING, _("Lease expiry warning")

@@ -7,12 +7,14 @@ State machine of a Preemption (every change a compare-and-swap on `state`, audit
                                                notified --checkpoint--> released_early
   awaiting_approval --reject--> rejected (the victim's current run is never planned as a victim again)
   any open state --victim ended on its own--> cancelled
+  any open state of a priority stop --the job it was for no longer waits--> withdrawn (the victim runs on)
 """
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop
@@ -28,7 +30,7 @@ from quotas.models import Membership
 from scheduler.cycle.snapshot import grace_minutes
 from scheduler.cycle.triggers import request_pool_evaluation
 from scheduler.engine.types import Decisions
-from scheduler.models import HOLDING_STATUSES, Job, Preemption
+from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job, Preemption
 from scheduler.notices import content
 from scheduler.notices.models import Notice
 from scheduler.notices.selectors import notice_recipients
@@ -46,6 +48,16 @@ REASONS = {
     "production_protection": gettext_noop("A production job needs the capacity held on borrowed GPUs"),
     RULE_LEASE_CLOSED: gettext_noop("The lease your job ran on was returned or expired"),
     RULE_LEASE_EXPIRY: gettext_noop("The lease your job ran on expired and its lender needs the GPUs back"),
+}
+
+# Why a priority stop is withdrawn (audit `why`, the victim's notice); stored in English, translated on pages.
+WITHDRAWN_STARTED = "preemptor_started"
+WITHDRAWN_CANCELLED = "preemptor_cancelled"
+WITHDRAWN_GONE = "preemptor_gone"
+WITHDRAWN_WHY = {
+    WITHDRAWN_STARTED: gettext_noop("The job it was for started without these GPUs"),
+    WITHDRAWN_CANCELLED: gettext_noop("The job it was for was cancelled"),
+    WITHDRAWN_GONE: gettext_noop("The job it was for no longer waits"),
 }
 
 APPROVE_NEEDS_APPROVER = _("Only platform quota approvers may approve a planned preemption.")
@@ -206,6 +218,59 @@ def preemption_reject(*, actor, preemption: Preemption, comment: str, now: datet
     return p
 
 
+# --- withdrawing -----------------------------------------------------------------------------------------
+
+def _withdrawn_why(preemptor: Job | None) -> str:
+    if preemptor is None or preemptor.status == Job.Status.FAILED:
+        return WITHDRAWN_GONE
+    if preemptor.status == Job.Status.CANCELLED:
+        return WITHDRAWN_CANCELLED
+    return WITHDRAWN_STARTED  # admitted, running or even done: it got GPUs without this stop
+
+
+def preemptions_withdraw_stale(*, now: datetime, pool_id: int | None = None,
+                               preemptor_ids=None) -> list[Preemption]:
+    """Withdraw the open priority stops (within-tenant priority, production protection) whose job no longer
+    waits: it started on GPUs that freed up meanwhile, or was cancelled. Its victims are not stopped for
+    nothing: each open stop becomes `withdrawn`, audited, and a victim that was told of a deadline hears
+    it is called off. Called in the caller's transaction by the cycle (for the jobs it admits), by a cancel
+    and by the grace worker before any deadline.
+
+    Reclaims are left to run: the lease is already marked reclaiming and the lender's quota is its own,
+    with or without the job that asked for it back."""
+    rows = Preemption.objects.select_for_update(of=("self",)).select_related(
+        "preemptor__tenant", *(f"victim__{f}" for f in VICTIM_RELATED)).filter(
+        kind=Preemption.Kind.PREEMPTION, state__in=Preemption.OPEN_STATES).filter(
+        Q(preemptor__isnull=True) | ~Q(preemptor__status__in=PENDING_STATUSES))
+    if pool_id is not None:
+        rows = rows.filter(victim__pool_id=pool_id)
+    if preemptor_ids is not None:
+        rows = rows.filter(preemptor_id__in=list(preemptor_ids))
+    withdrawn = []
+    for p in rows.order_by("pk"):
+        told = p.state == Preemption.State.NOTIFIED
+        previous, why = p.state, _withdrawn_why(p.preemptor)
+        p.state, p.ended_at = Preemption.State.WITHDRAWN, now
+        p.save(update_fields=["state", "ended_at"])
+        _preemption_event("preemption.withdrawn", p, now, why=why, previous_state=previous)
+        if told:
+            _notify_withdrawn(p, now, why)
+        withdrawn.append(p)
+    return withdrawn
+
+
+def _notify_withdrawn(p: Preemption, now: datetime, why: str) -> Notice:
+    victim = p.victim
+    built = content.preemption_withdrawn_notice(
+        **content.victim_from_job(victim), reason=WITHDRAWN_WHY[why], reason_code=why, at=now,
+        grace_deadline=p.grace_until, gpu_hours_at_risk=gpu_hours_at_risk(victim, now),
+        last_checkpoint_at=victim.last_checkpoint_at,
+        preempting_tenant=p.preemptor.tenant.name if p.preemptor_id else "")
+    return notice_enqueue(kind=built.kind, tenant=victim.tenant, job_id=victim.pk, facts=built.facts,
+                          subject=built.subject, body=built.body, dedupe_key=f"preemption-{p.pk}-withdrawn",
+                          recipients=notice_recipients(tenant=victim.tenant, owner=victim.submitted_by))
+
+
 # --- stopping -------------------------------------------------------------------------------------------
 
 def _stop_and_requeue(job: Job, now: datetime, *, cause: str) -> float | None:
@@ -275,7 +340,14 @@ def preemption_grace_due(*, now: datetime | None = None) -> dict[str, int]:
     own, stop jobs whose lease closed, return leases (active or reclaiming) whose jobs are gone.
     Idempotent under several workers."""
     now = now or timezone.now()
-    counts = {"stopped": 0, "cancelled": 0, "lease_closed": 0, "leases_returned": 0}
+    counts = {"stopped": 0, "cancelled": 0, "lease_closed": 0, "leases_returned": 0, "withdrawn": 0}
+    # First the stops whose job no longer waits (the cycle and a cancel withdraw them as they happen;
+    # this catches any left, so no deadline below stops a victim for nothing).
+    with transaction.atomic():
+        withdrawn = preemptions_withdraw_stale(now=now)
+    counts["withdrawn"] = len(withdrawn)
+    for pool_id in {p.victim.pool_id for p in withdrawn}:
+        request_pool_evaluation(pool_id)
     for pid in list(Preemption.objects.filter(state=Preemption.State.NOTIFIED, grace_until__lte=now)
                     .order_by("grace_until", "pk").values_list("pk", flat=True)):
         state = _settle(pid, now, final=Preemption.State.STOPPED)

@@ -29,6 +29,13 @@ HEADLINE_STOPPED = _("This job was stopped at {at} and requeued; it restarts fro
                      "capacity frees up.")
 HEADLINE_RELEASED = _("This job gave its GPUs back early at {at} on a checkpoint report and was requeued.")
 HEADLINE_REJECTED = _("A platform approver refused to stop this job; it keeps running.")
+HEADLINE_WITHDRAWN = _("The stop planned for this job was withdrawn at {at}: the job it was for no longer "
+                       "needed these GPUs. This job keeps running.")
+HEADLINE_CANCELLED = _("The stop planned for this job was called off at {at}: the job ended before its "
+                       "deadline.")
+ENDED_STOPPED = _("Stopped at")
+ENDED_WITHDRAWN = _("Withdrawn at")
+ENDED_OTHER = _("Ended at")
 MINUTES_LEFT = _("{minutes} min left")
 UNASSIGNED_POOL = _("the unassigned pool")
 A_JOB = _("waiting")  # a lease-expiry reclaim has no preempting job: "Beta's waiting job"
@@ -91,6 +98,10 @@ class VictimStop:
             template = HEADLINE_RELEASED
         elif self.state == Preemption.State.REJECTED:
             template = HEADLINE_REJECTED
+        elif self.state == Preemption.State.WITHDRAWN:
+            template = HEADLINE_WITHDRAWN
+        elif self.state == Preemption.State.CANCELLED:
+            template = HEADLINE_CANCELLED
         elif self.awaiting_approval:
             template = HEADLINE_AWAITING
         elif self.kind == Preemption.Kind.RECLAIM:
@@ -100,6 +111,13 @@ class VictimStop:
         else:
             template = HEADLINE_PREEMPTED
         return str(template).format(**values)
+
+    @property
+    def ended_label(self) -> str:
+        """What the end time of a closed stop was: a stop, a withdrawal, or another ending."""
+        if self.state in Preemption.DONE_STATES:
+            return str(ENDED_STOPPED)
+        return str(ENDED_WITHDRAWN if self.state == Preemption.State.WITHDRAWN else ENDED_OTHER)
 
     @property
     def countdown(self) -> str:

@@ -57,3 +57,30 @@ def test_jobs_started_in_one_cycle_count_as_one_moment_in_the_fidelity_order():
     # A real swap between moments is still one.
     swapped = [job(1, "a", 4, 0, 30, observed_start=at(5)), job(2, "b", 4, 0, 30, observed_start=at(0))]
     assert fidelity(replay(trace(swapped)))["same_admission_order"] is False
+
+
+# One node of 8 H100, all a's base quota. J1 (training, ends at t=8) and J2 (experiment, 100 min) start at
+# t=0; at t=5 J3 (evaluation) lacks quota and J2 is to be stopped for it at t=15 (10 minutes' grace).
+# J1 ends at t=8: J3 starts on its GPUs and J2's stop is withdrawn, as the live cycle withdraws it.
+WITHDRAWN = [job(1, "a", 4, 0, 8), job(2, "a", 4, 0, 100, workload="experiment", priority="experiment"),
+             job(3, "a", 4, 5, 30, workload="evaluation", priority="candidate")]
+
+
+def test_a_stop_whose_job_started_without_it_is_withdrawn():
+    outcome = replay(trace(WITHDRAWN, quota={"a": 8}))
+    runs = [(r.job_id, r.start, r.end, r.outcome) for r in outcome.runs]
+    assert runs == [(1, at(0), at(8), "completed"), (2, at(0), at(100), "completed"),
+                    (3, at(8), at(38), "completed")]
+    assert outcome.jobs[2].preemptions == 0
+
+
+def test_a_stop_whose_job_was_cancelled_is_withdrawn():
+    jobs = [job(1, "a", 4, 0, 30), *WITHDRAWN[1:2], job(3, "a", 4, 5, 30, workload="evaluation",
+                                                          priority="candidate", cancelled_at=at(7))]
+    outcome = replay(trace(jobs, quota={"a": 8}))
+    assert [(r.job_id, r.end, r.outcome) for r in outcome.runs] == [(1, at(30), "completed"),
+                                                                    (2, at(100), "completed")]
+    assert outcome.jobs[2].preemptions == 0
+    # Without the cancel, J2 is stopped at the deadline (t=15) for J3.
+    stopped = replay(trace([job(1, "a", 4, 0, 30), *WITHDRAWN[1:]], quota={"a": 8}))
+    assert [(r.job_id, r.end, r.outcome) for r in stopped.runs][1] == (2, at(15), "preempted")

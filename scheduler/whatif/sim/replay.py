@@ -11,7 +11,8 @@ cycle on every submit, end or change; the decisions are applied the way the serv
   an ended lease stops at once (the grace worker's `lease_closed` path);
 - a reclaim or preemption gives each victim the snapshot's grace (after an approval delay in manual
   mode), then stops it and requeues it with its original submit time; work since its last checkpoint
-  is lost and counted;
+  is lost and counted; a preemption whose job starts or is cancelled before then is withdrawn, as the
+  live cycle and cancel withdraw it (scheduler.preemption.services.preemptions_withdraw_stale);
 - a run ends when its real run time is done (or at its max runtime when the trace does not know it).
 
 Why no periodic cycle: a cycle only consumes capacity, quota and lenders, so a job that did not fit
@@ -123,6 +124,8 @@ class _Sim:
     runs: list[RunRecord] = field(default_factory=list)
     order: list[int] = field(default_factory=list)
     stops: dict[int, list[datetime]] = field(default_factory=dict)  # job -> stop times (24 h cap)
+    # Preemptions (not reclaims) under way or awaiting approval: job they are for -> its victims.
+    stops_for: dict[int, list[int]] = field(default_factory=dict)
     refused: set[int] = field(default_factory=set)
     next_lease: int = 1
     token: int = 0
@@ -240,6 +243,7 @@ class _Sim:
             self.quota_use.add(engine, 1)
         self._usage_start(job.tenant, job.total_gpus, started)
         self.push(max(started + timedelta(seconds=remaining), self.now), _END, (job.id, self.token))
+        self._withdraw(job.id)  # it started without the stops planned for it
 
     def _stops_24h(self, job_id: int) -> int:
         horizon = self.now - timedelta(hours=24)
@@ -306,7 +310,20 @@ class _Sim:
         if run is None or run.engine.stopping_until is not None:
             return
         self._set_engine(run, _replace(run.engine, stopping_until=until, stopping_for=stopping_for))
-        self.push(until, _STOP, (job_id, run.token))
+        self.push(until, _STOP, (job_id, run.token, until))
+
+    def _grace_over(self, job_id: int, token: int, until: datetime) -> None:
+        """A deadline comes: the stop happens unless it was withdrawn (or replaced by a later one)."""
+        run = self.running.get(job_id)
+        if run is not None and run.token == token and run.engine.stopping_until == until:
+            self._stop(job_id, token)
+
+    def _withdraw(self, preemptor: int) -> None:
+        """The job no longer waits: its preemptions' victims run on, no longer stopping."""
+        for victim in self.stops_for.pop(preemptor, ()):
+            run = self.running.get(victim)
+            if run is not None and run.engine.stopping_for == preemptor:
+                self._set_engine(run, _replace(run.engine, stopping_until=None, stopping_for=None))
 
     def _lease_expiry(self, lease_id: int) -> None:
         lease = self.leases.get(lease_id)
@@ -450,6 +467,8 @@ class _Sim:
         reclaims = len(decisions.reclaims)
         for k, stop in enumerate((*decisions.reclaims, *decisions.preemptions)):
             stopping_for = stop.lender_job_id if k < reclaims else stop.preemptor_job_id
+            if k >= reclaims:  # a preemption, withdrawn if its job starts or is cancelled first
+                self.stops_for.setdefault(stopping_for, []).extend(stop.victim_job_ids)
             if stop.needs_approval:
                 approved = self.now + timedelta(minutes=self.approval_minutes)
                 self.push(approved, _APPROVED, stop.victim_job_ids)
@@ -477,7 +496,7 @@ class _Sim:
         for victim in victims:
             run = self.running.get(victim)
             if run is not None and run.engine.stopping_until is not None:
-                self.push(run.engine.stopping_until, _STOP, (victim, run.token))
+                self.push(run.engine.stopping_until, _STOP, (victim, run.token, run.engine.stopping_until))
 
     # --- the loop -----------------------------------------------------------------------------------
 
@@ -522,7 +541,7 @@ class _Sim:
                 elif kind == _END:
                     self._end(*payload)
                 elif kind == _STOP:
-                    self._stop(*payload)
+                    self._grace_over(*payload)
                 elif kind == _LEASE_EXPIRY:
                     self._lease_expiry(payload)
                 elif kind == _APPROVED:
@@ -530,6 +549,7 @@ class _Sim:
                 elif kind == _CANCEL:
                     if self.pending.pop(payload, None) is not None:
                         self.remaining.pop(payload, None)
+                        self._withdraw(payload)
                         self.dirty = True
                 elif kind == _NODES:
                     self._refresh_nodes()

@@ -1,0 +1,109 @@
+"""A stop is for one waiting job. When that job no longer waits — it started on GPUs that freed up during
+the grace period, or its owner cancelled it — the stop is withdrawn: the victim runs on past its
+deadline, its people hear the stop is called off, and the audit says why. Driven through the API, the
+real cycle, the grace worker and the simulated backend; read back through the job page in both
+languages and the notices."""
+import pytest
+import time_machine
+
+from audit.models import AuditEvent
+from quotas.leases.models import PolicySwitch
+from quotas.leases.services import policy_switch_set
+from scheduler.models import Job, Preemption
+from scheduler.notices.models import Notice
+from scheduler.preemption.services import preemption_grace_due
+from tests.borrow_preempt_helpers import at, run
+from tests.jobs import borrowing_off, spec
+
+pytestmark = pytest.mark.django_db
+
+
+def _submit(api, member, **kw):
+    response = api(member).post("/api/v1/jobs/", spec(**kw), format="json")
+    assert response.status_code == 201, response.content
+    return Job.objects.get(pk=response.json()["id"])
+
+
+def _cancel(api, member, job, minute):
+    with time_machine.travel(at(minute), tick=False):
+        response = api(member).post(f"/api/v1/jobs/{job.pk}/cancel/", {}, format="json")
+    assert response.status_code == 200, response.content
+
+
+def _alpha_full_and_a_stop_planned(world, api, member):
+    """alpha's 16 base GPUs run a training job and a sweep; an evaluation job (higher priority) arrives
+    and the sweep, the lowest, is to be stopped for it."""
+    borrowing_off(world)
+    # Long limits: the simulated runs (30–90 % of their limit) cannot end within the test.
+    base = _submit(api, member, gpus=8, name="base", workload_class="training", max_runtime_minutes=600)
+    sweep = _submit(api, member, gpus=8, name="sweep", workload_class="experiment", max_runtime_minutes=600)
+    run(world, 0)
+    evaluation = _submit(api, member, gpus=8, name="eval", workload_class="evaluation", max_runtime_minutes=600)
+    run(world, 1)
+    return base, sweep, evaluation
+
+
+@pytest.mark.parametrize("how", ["started", "cancelled"])
+def test_a_stop_whose_job_no_longer_waits_is_withdrawn_and_the_victim_runs_on(world, api, member, how):
+    base, sweep, evaluation = _alpha_full_and_a_stop_planned(world, api, member)
+    stop = Preemption.objects.get()
+    assert (stop.victim_id, stop.preemptor_id, stop.state) == (sweep.pk, evaluation.pk, Preemption.State.NOTIFIED)
+
+    if how == "started":  # the training job is cancelled: its 8 GPUs free up, the evaluation starts on them
+        _cancel(api, member, base, 3)
+    else:  # the evaluation job is cancelled by its owner
+        _cancel(api, member, evaluation, 3)
+    run(world, 3)
+    evaluation.refresh_from_db()
+    assert evaluation.status == (Job.Status.RUNNING if how == "started" else Job.Status.CANCELLED)
+    stop.refresh_from_db()
+    assert (stop.state, stop.ended_at) == (Preemption.State.WITHDRAWN, at(3))
+    event = AuditEvent.objects.get(event_type="preemption.withdrawn")
+    assert event.payload["why"] == f"preemptor_{how}" and event.payload["previous_state"] == "notified"
+
+    # The deadline (minute 11) passes: the sweep keeps its GPUs, and nothing else is stopped.
+    for minute in (11, 12, 20):
+        preemption_grace_due(now=at(minute))
+        run(world, minute)
+    sweep.refresh_from_db()
+    assert sweep.status == Job.Status.RUNNING and sweep.started_at is not None
+    assert list(Preemption.objects.values_list("state", flat=True)) == ["withdrawn"]
+
+    # Its people were told of the deadline, then that it is called off.
+    notices = list(Notice.objects.filter(job_id=sweep.pk).order_by("pk"))
+    assert [n.kind for n in notices] == ["preemption", "preemption_withdrawn"]
+    withdrawn = notices[1]
+    assert "will not be preempted" in withdrawn.subject and "抢占已撤销" in withdrawn.subject
+    why = {"started": "The job it was for started without these GPUs",
+           "cancelled": "The job it was for was cancelled"}[how]
+    assert why in withdrawn.body and "the job keeps running" in withdrawn.body
+    assert withdrawn.facts["next"] == "keeps_running" and withdrawn.facts["reason_code"] == f"preemptor_{how}"
+
+    client = api(member)
+    client.force_login(member)
+    page = client.get(f"/jobs/{sweep.pk}/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "The stop planned for this job was withdrawn" in page and "Withdrawn at" in page
+    assert "Stopped at" not in page
+    assert f"Stop withdrawn: {why}" in page  # the job's timeline, from the audit evidence
+    page = client.get(f"/jobs/{sweep.pk}/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "撤销" in page and "此作业继续运行" in page
+
+
+def test_a_stop_awaiting_approval_is_withdrawn_without_a_notice_when_its_job_is_cancelled(
+        world, api, member, platform_admin):
+    policy_switch_set(actor=platform_admin, key=PolicySwitch.Key.PREEMPTION_MODE, value="manual", reason="test")
+    _, sweep, evaluation = _alpha_full_and_a_stop_planned(world, api, member)
+    stop = Preemption.objects.get()
+    assert stop.state == Preemption.State.AWAITING_APPROVAL
+    _cancel(api, member, evaluation, 5)
+    stop.refresh_from_db()
+    assert stop.state == Preemption.State.WITHDRAWN
+    # Approvers no longer see it; the victim was never told of a deadline, so it hears nothing now.
+    client = api(platform_admin)
+    assert client.get("/api/v1/preemptions/?state=awaiting_approval").json()["count"] == 0
+    assert not Notice.objects.filter(job_id=sweep.pk).exists()
+    for minute in (6, 40):
+        preemption_grace_due(now=at(minute))
+        run(world, minute)
+    sweep.refresh_from_db()
+    assert sweep.status == Job.Status.RUNNING

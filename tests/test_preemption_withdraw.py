@@ -1,18 +1,19 @@
 """A stop is for one waiting job. When that job no longer waits — it started on GPUs that freed up during
 the grace period, or its owner cancelled it — the stop is withdrawn: the victim runs on past its
-deadline, its people hear the stop is called off, and the audit says why. Driven through the API, the
+deadline (a reclaimed lease is active again), its people hear the stop is called off, and the audit
+says why. Driven through the API, the
 real cycle, the grace worker and the simulated backend; read back through the job page in both
 languages and the notices."""
 import pytest
 import time_machine
 
 from audit.models import AuditEvent
-from quotas.leases.models import PolicySwitch
+from quotas.leases.models import Lease, PolicySwitch
 from quotas.leases.services import policy_switch_set
 from scheduler.models import Job, Preemption
 from scheduler.notices.models import Notice
 from scheduler.preemption.services import preemption_grace_due
-from tests.borrow_preempt_helpers import at, run
+from tests.borrow_preempt_helpers import alpha_borrows_from_beta, at, beta_wants_its_quota, run
 from tests.jobs import borrowing_off, spec
 
 pytestmark = pytest.mark.django_db
@@ -107,3 +108,45 @@ def test_a_stop_awaiting_approval_is_withdrawn_without_a_notice_when_its_job_is_
         run(world, minute)
     sweep.refresh_from_db()
     assert sweep.status == Job.Status.RUNNING
+
+
+@pytest.mark.parametrize("how", ["started", "cancelled"])
+def test_a_reclaim_whose_lender_job_no_longer_waits_is_withdrawn_and_the_lease_runs_on(world, api, member, outsider,
+                                                                                       how):
+    """alpha runs 4 × 8 H100, one of them on beta's lease; beta's job needs its quota back and the lease is
+    being reclaimed. Then beta's job starts on a node an alpha job freed, or beta cancels it: the reclaim
+    is withdrawn and alpha's job runs on, on its lease."""
+    jobs, victim = alpha_borrows_from_beta(world, member)
+    lender_job = beta_wants_its_quota(world)  # minute 31: the reclaim's grace ends at minute 41
+    stop, lease = Preemption.objects.get(), Lease.objects.get(lender=world.beta)
+    assert (stop.kind, stop.victim_id, stop.preemptor_id) == ("reclaim", victim.pk, lender_job.pk)
+    assert lease.state == Lease.State.RECLAIMING
+
+    if how == "started":
+        on_base = next(j for j in jobs if Job.objects.get(pk=j.pk).lease_id is None)
+        _cancel(api, member, on_base, 33)
+    else:
+        _cancel(api, outsider, lender_job, 33)
+    run(world, 33)
+    lender_job.refresh_from_db()
+    assert lender_job.status == (Job.Status.RUNNING if how == "started" else Job.Status.CANCELLED)
+    stop.refresh_from_db()
+    lease.refresh_from_db()
+    assert stop.state == Preemption.State.WITHDRAWN
+    assert (lease.state, lease.reclaim_deadline, lease.reclaim_lender_job_id) == (Lease.State.ACTIVE, None, None)
+    assert AuditEvent.objects.filter(event_type="lease.reclaim_withdrawn", object_id=str(lease.pk)).exists()
+
+    for minute in (41, 42, 45):
+        preemption_grace_due(now=at(minute))
+        run(world, minute)
+    victim.refresh_from_db()
+    assert (victim.status, victim.lease_id) == (Job.Status.RUNNING, lease.pk)
+    assert list(Preemption.objects.values_list("state", flat=True)) == ["withdrawn"]
+    notices = list(Notice.objects.filter(job_id=victim.pk).order_by("pk"))
+    assert [n.kind for n in notices] == ["reclaim", "preemption_withdrawn"]
+    assert "are not reclaimed" in notices[1].subject and "keeps running on its lease" in notices[1].body
+    assert notices[1].facts["withdrawn"] == "reclaim" and notices[1].facts["lease_id"] == lease.pk
+    # The lease ledger says so too.
+    listed = api(member).get("/api/v1/leases/").json()
+    (row,) = [r for r in listed.get("results", listed) if r["id"] == lease.pk]
+    assert (row["state"], row["reclaim_deadline"]) == ("active", None)

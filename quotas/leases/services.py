@@ -270,6 +270,22 @@ def lease_reclaim_start(*, lease: Lease, lender_job_id: int | None, grace_until:
     return current
 
 
+def lease_reclaim_withdraw(*, lease_id: int, lender_job_id: int, now: datetime) -> Lease | None:
+    """Call off a reclaim started for a lender's job that no longer waits (it started without these GPUs,
+    or was cancelled): the lease runs on to its expiry. None when the lease is not reclaiming for that job
+    (a reclaim at expiry has no lender job and is never withdrawn)."""
+    with transaction.atomic():
+        updated = Lease.objects.filter(pk=lease_id, state=Lease.State.RECLAIMING,
+                                       reclaim_lender_job_id=lender_job_id).update(
+            state=Lease.State.ACTIVE, reclaim_deadline=None, reclaim_lender_job_id=None)
+        if updated != 1:
+            return None
+        lease = Lease.objects.select_related("borrower", "lender", "pool", "gpu_model").get(pk=lease_id)
+        audit_record(event_type="lease.reclaim_withdrawn", target=lease, actor=None, tenant=lease.borrower,
+                     occurred_at=now, payload=lease_payload(lease, lender_job_id=lender_job_id))
+    return lease
+
+
 def lease_reclaims_apply(*, reclaim: Reclaim, lender_is_production: bool = False,
                          now: datetime | None = None) -> list[Lease]:
     """The cycle's one call per engine Reclaim."""

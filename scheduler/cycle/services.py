@@ -8,7 +8,8 @@ Phases:
   4. write admissions (compare-and-swap against concurrent cancels) and their audit events; an
      admission on borrowed capacity opens its lease first (a refused grant leaves the job pending);
   5. record the engine's reclaims and preemptions (scheduler.preemptions), and withdraw the open stops
-     planned for jobs it admits now (they started without them);
+     planned for jobs it admits now (they started without them; the next cycle, requested at once, may
+     plan their victims for other jobs);
   6. write every wait whose data (code, blockers, numbers) changed, with an audit event when a code
      changes; unchanged waits are not touched (scheduler.cycle.waits);
   7. record the cycle's figures on the pool's PoolCycle row, with the pool's queue order (positions,
@@ -27,6 +28,7 @@ from quotas.leases.grants import lease_requests_for_plans, leases_grant
 from quotas.models import Pool
 from scheduler.cycle.order import order_payload
 from scheduler.cycle.snapshot import build_snapshot
+from scheduler.cycle.triggers import request_pool_evaluation
 from scheduler.cycle.waits import WaitDigests
 from scheduler.engine import decide
 from scheduler.jobs.bulk import update_rows
@@ -120,8 +122,10 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
                     only_statuses=PENDING_STATUSES)
         # 5. planned stops; and the open ones whose job started now without them are withdrawn
         stops = preemptions_plan(decisions=decisions, now=now)
-        if admitted_rows:
-            preemptions_withdraw_stale(now=now, pool_id=pool.id, preemptor_ids=[row["pk"] for row in admitted_rows])
+        # A withdrawn stop's victim may now be planned for another waiting job: the next cycle looks.
+        if admitted_rows and preemptions_withdraw_stale(now=now, pool_id=pool.id,
+                                                        preemptor_ids=[row["pk"] for row in admitted_rows]):
+            request_pool_evaluation(pool.id)
         # 6. waits: only rows whose stored data changed (a cleared code, as after an environment
         #    report, counts as changed)
         digests = WaitDigests()

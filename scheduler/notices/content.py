@@ -204,28 +204,40 @@ def reclaim_notice(*, job_id: int, job_name: str, project, pool, gpu_model, gpus
     return NoticeContent(kind="reclaim", subject=subject[:200], body=body, facts=facts)
 
 
-def preemption_withdrawn_notice(*, job_id: int, job_name: str, project, pool, gpu_model, gpus: int,
-                                replicas: int = 1, reason: str, reason_code: str = "", preempting_tenant: str,
-                                at: datetime, grace_deadline: datetime, gpu_hours_at_risk: float,
-                                last_checkpoint_at: datetime | None = None,
-                                checkpoint_interval_minutes: int | None = None) -> NoticeContent:
-    """The stop announced for ``grace_deadline`` is called off: the job it was for no longer needs these
-    GPUs (``reason`` says why), so the victim runs on and has nothing to do."""
+def stop_withdrawn_notice(*, job_id: int, job_name: str, project, pool, gpu_model, gpus: int, replicas: int = 1,
+                          reason: str, reason_code: str = "", by_tenant: str, at: datetime,
+                          grace_deadline: datetime, gpu_hours_at_risk: float, reclaim: bool = False,
+                          lease_id: int | None = None, last_checkpoint_at: datetime | None = None,
+                          checkpoint_interval_minutes: int | None = None) -> NoticeContent:
+    """The stop (a preemption, or with ``reclaim`` the reclaim of the job's lease) announced for
+    ``grace_deadline`` is called off: the job it was for no longer needs these GPUs (``reason`` says why),
+    so the victim runs on and has nothing to do."""
+    tenant_field = "reclaiming_tenant" if reclaim else "preempting_tenant"
     facts = _facts("preemption_withdrawn", job_id=job_id, job_name=job_name, project=project, pool=pool,
                    gpu_model=gpu_model, gpus=gpus, replicas=replicas, reason=reason, reason_code=reason_code,
-                   tenant_field="preempting_tenant", tenant_name=preempting_tenant, at=at,
+                   tenant_field=tenant_field, tenant_name=by_tenant, at=at,
                    grace_deadline=grace_deadline, gpu_hours_at_risk=gpu_hours_at_risk,
                    last_checkpoint_at=last_checkpoint_at, checkpoint_interval_minutes=checkpoint_interval_minutes,
-                   extra={"next": "keeps_running"})
+                   extra={"next": "keeps_running", "withdrawn": "reclaim" if reclaim else "preemption",
+                          **({"lease_id": lease_id} if reclaim else {})})
     deadline = _when(grace_deadline)
-    subject = (f"[GPU portal] Job #{job_id} {job_name} will not be preempted: the stop is withdrawn / "
-               f"抢占已撤销")
+    if reclaim:
+        subject = (f"[GPU portal] Borrowed GPUs of job #{job_id} {job_name} are not reclaimed: the reclaim is "
+                   f"withdrawn / 借用资源回收已撤销")
+        headline = [f"The reclaim of the borrowed GPUs of your job #{job_id} {job_name} planned for {deadline} is "
+                    f"withdrawn; the job keeps running on its lease" + (f" #{lease_id}" if lease_id else "") + ".",
+                    f"您的任务 #{job_id} {job_name} 借用资源原定于 {deadline} 的回收已撤销，任务继续在借用资源上运行。"]
+        by_line = f"Reclaiming tenant (lender) / 回收方租户（出借方）: {facts['reclaiming_tenant']}"
+    else:
+        subject = f"[GPU portal] Job #{job_id} {job_name} will not be preempted: the stop is withdrawn / 抢占已撤销"
+        headline = [f"The stop of your job #{job_id} {job_name} planned for {deadline} is withdrawn; the job keeps "
+                    f"running.", f"您的任务 #{job_id} {job_name} 原定于 {deadline} 的停止已撤销，任务继续运行。"]
+        by_line = f"Preempting tenant / 抢占方租户: {facts['preempting_tenant']}"
     body = "\n".join([
-        f"The stop of your job #{job_id} {job_name} planned for {deadline} is withdrawn; the job keeps running.",
-        f"您的任务 #{job_id} {job_name} 原定于 {deadline} 的停止已撤销，任务继续运行。",
+        *headline,
         "",
         f"Why / 原因: {_both_languages(reason)}",
-        f"Preempting tenant / 抢占方租户: {facts['preempting_tenant']}",
+        by_line,
         f"Withdrawn at / 撤销时间: {_when(at)}",
         "",
         "What to do / 建议操作:",

@@ -7,7 +7,8 @@ State machine of a Preemption (every change a compare-and-swap on `state`, audit
                                                notified --checkpoint--> released_early
   awaiting_approval --reject--> rejected (the victim's current run is never planned as a victim again)
   any open state --victim ended on its own--> cancelled
-  any open state of a priority stop --the job it was for no longer waits--> withdrawn (the victim runs on)
+  any open state --the job it was for no longer waits--> withdrawn (the victim runs on; a reclaim's
+                    lease is active again)
 """
 from datetime import datetime, timedelta
 
@@ -230,18 +231,18 @@ def _withdrawn_why(preemptor: Job | None) -> str:
 
 def preemptions_withdraw_stale(*, now: datetime, pool_id: int | None = None,
                                preemptor_ids=None) -> list[Preemption]:
-    """Withdraw the open priority stops (within-tenant priority, production protection) whose job no longer
-    waits: it started on GPUs that freed up meanwhile, or was cancelled. Its victims are not stopped for
-    nothing: each open stop becomes `withdrawn`, audited, and a victim that was told of a deadline hears
-    it is called off. Called in the caller's transaction by the cycle (for the jobs it admits), by a cancel
-    and by the grace worker before any deadline.
-
-    Reclaims are left to run: the lease is already marked reclaiming and the lender's quota is its own,
-    with or without the job that asked for it back."""
+    """Withdraw the open stops whose job no longer waits: it started on GPUs that freed up meanwhile, or
+    was cancelled. Its victims are not stopped for nothing: each open stop becomes `withdrawn`, audited;
+    a reclaim's lease is active again (it runs on to its expiry); a victim that was told of a deadline
+    hears it is called off. Called in the caller's transaction by the cycle (for the jobs it admits), by a
+    cancel and by the grace worker before any deadline. A reclaim at a lease's expiry is for no job and
+    stays."""
+    gone = ~Q(preemptor__status__in=PENDING_STATUSES)
     rows = Preemption.objects.select_for_update(of=("self",)).select_related(
         "preemptor__tenant", *(f"victim__{f}" for f in VICTIM_RELATED)).filter(
-        kind=Preemption.Kind.PREEMPTION, state__in=Preemption.OPEN_STATES).filter(
-        Q(preemptor__isnull=True) | ~Q(preemptor__status__in=PENDING_STATUSES))
+        state__in=Preemption.OPEN_STATES).filter(
+        Q(kind=Preemption.Kind.PREEMPTION, preemptor__isnull=True)
+        | (Q(kind__in=(Preemption.Kind.PREEMPTION, Preemption.Kind.RECLAIM), preemptor__isnull=False) & gone))
     if pool_id is not None:
         rows = rows.filter(victim__pool_id=pool_id)
     if preemptor_ids is not None:
@@ -253,6 +254,8 @@ def preemptions_withdraw_stale(*, now: datetime, pool_id: int | None = None,
         p.state, p.ended_at = Preemption.State.WITHDRAWN, now
         p.save(update_fields=["state", "ended_at"])
         _preemption_event("preemption.withdrawn", p, now, why=why, previous_state=previous)
+        if p.kind == Preemption.Kind.RECLAIM and p.lease_id and p.preemptor_id:
+            lease_services.lease_reclaim_withdraw(lease_id=p.lease_id, lender_job_id=p.preemptor_id, now=now)
         if told:
             _notify_withdrawn(p, now, why)
         withdrawn.append(p)
@@ -261,11 +264,11 @@ def preemptions_withdraw_stale(*, now: datetime, pool_id: int | None = None,
 
 def _notify_withdrawn(p: Preemption, now: datetime, why: str) -> Notice:
     victim = p.victim
-    built = content.preemption_withdrawn_notice(
+    built = content.stop_withdrawn_notice(
         **content.victim_from_job(victim), reason=WITHDRAWN_WHY[why], reason_code=why, at=now,
         grace_deadline=p.grace_until, gpu_hours_at_risk=gpu_hours_at_risk(victim, now),
-        last_checkpoint_at=victim.last_checkpoint_at,
-        preempting_tenant=p.preemptor.tenant.name if p.preemptor_id else "")
+        last_checkpoint_at=victim.last_checkpoint_at, reclaim=p.kind == Preemption.Kind.RECLAIM,
+        by_tenant=p.preemptor.tenant.name if p.preemptor_id else "", lease_id=p.lease_id)
     return notice_enqueue(kind=built.kind, tenant=victim.tenant, job_id=victim.pk, facts=built.facts,
                           subject=built.subject, body=built.body, dedupe_key=f"preemption-{p.pk}-withdrawn",
                           recipients=notice_recipients(tenant=victim.tenant, owner=victim.submitted_by))

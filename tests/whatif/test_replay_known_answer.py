@@ -84,3 +84,17 @@ def test_a_stop_whose_job_was_cancelled_is_withdrawn():
     # Without the cancel, J2 is stopped at the deadline (t=15) for J3.
     stopped = replay(trace([job(1, "a", 4, 0, 30), *WITHDRAWN[1:]], quota={"a": 8}))
     assert [(r.job_id, r.end, r.outcome) for r in stopped.runs][1] == (2, at(15), "preempted")
+
+
+def test_a_reclaim_whose_lender_job_started_without_it_is_withdrawn_and_the_lease_runs_on():
+    # KNOWN, but J1 ends at t=45, inside the reclaim's grace (t=40 to t=50): J3 starts on J1's GPUs under
+    # b's base quota, the reclaim is withdrawn and J2 finishes on its lease at t=61.
+    outcome = replay(trace([job(1, "a", 4, 0, 45), job(2, "a", 4, 1, 60), job(3, "b", 4, 40, 30, max_runtime=60)]))
+    runs = [(r.job_id, r.start, r.end, r.lender, r.outcome) for r in outcome.runs]
+    assert runs == [(1, at(0), at(45), None, "completed"), (2, at(1), at(61), "b", "completed"),
+                    (3, at(45), at(75), None, "completed")]
+    assert outcome.jobs[2].preemptions == 0
+    cancelled = replay(trace([job(1, "a", 4, 0, 60), job(2, "a", 4, 1, 60),
+                              job(3, "b", 4, 40, 30, max_runtime=60, cancelled_at=at(45))]))
+    assert [(r.job_id, r.end, r.outcome) for r in cancelled.runs] == [(1, at(60), "completed"),
+                                                                      (2, at(61), "completed")]

@@ -11,8 +11,9 @@ cycle on every submit, end or change; the decisions are applied the way the serv
   an ended lease stops at once (the grace worker's `lease_closed` path);
 - a reclaim or preemption gives each victim the snapshot's grace (after an approval delay in manual
   mode), then stops it and requeues it with its original submit time; work since its last checkpoint
-  is lost and counted; a preemption whose job starts or is cancelled before then is withdrawn, as the
-  live cycle and cancel withdraw it (scheduler.preemption.services.preemptions_withdraw_stale);
+  is lost and counted; a stop whose job starts or is cancelled before then is withdrawn (a reclaimed
+  lease is active again), as the live cycle and cancel withdraw it
+  (scheduler.preemption.services.preemptions_withdraw_stale);
 - a run ends when its real run time is done (or at its max runtime when the trace does not know it).
 
 Why no periodic cycle: a cycle only consumes capacity, quota and lenders, so a job that did not fit
@@ -124,7 +125,7 @@ class _Sim:
     runs: list[RunRecord] = field(default_factory=list)
     order: list[int] = field(default_factory=list)
     stops: dict[int, list[datetime]] = field(default_factory=dict)  # job -> stop times (24 h cap)
-    # Preemptions (not reclaims) under way or awaiting approval: job they are for -> its victims.
+    # Stops under way or awaiting approval for a waiting job: that job -> their victims.
     stops_for: dict[int, list[int]] = field(default_factory=dict)
     refused: set[int] = field(default_factory=set)
     next_lease: int = 1
@@ -319,11 +320,21 @@ class _Sim:
             self._stop(job_id, token)
 
     def _withdraw(self, preemptor: int) -> None:
-        """The job no longer waits: its preemptions' victims run on, no longer stopping."""
+        """The job no longer waits: the victims of its stops run on, no longer stopping, and a lease being
+        reclaimed for it is active again (at once at its expiry if that has passed)."""
         for victim in self.stops_for.pop(preemptor, ()):
             run = self.running.get(victim)
-            if run is not None and run.engine.stopping_for == preemptor:
-                self._set_engine(run, _replace(run.engine, stopping_until=None, stopping_for=None))
+            if run is None or run.engine.stopping_for != preemptor:
+                continue
+            self._set_engine(run, _replace(run.engine, stopping_until=None, stopping_for=None))
+            # Its victim may now be planned for another job: the pool is evaluated again, as the live
+            # cycle requests (dirty alone would not do: a cycle clears it when it ends).
+            self.push(self.now, _WAKE, None)
+            lease = self.leases.get(run.lease_id) if run.lease_id is not None else None
+            if lease is not None and lease.engine.state == "reclaiming":
+                lease.engine = _replace(lease.engine, state="active")
+                if lease.engine.expires_at <= self.now:
+                    self.push(self.now, _LEASE_EXPIRY, lease.engine.id)
 
     def _lease_expiry(self, lease_id: int) -> None:
         lease = self.leases.get(lease_id)
@@ -467,7 +478,7 @@ class _Sim:
         reclaims = len(decisions.reclaims)
         for k, stop in enumerate((*decisions.reclaims, *decisions.preemptions)):
             stopping_for = stop.lender_job_id if k < reclaims else stop.preemptor_job_id
-            if k >= reclaims:  # a preemption, withdrawn if its job starts or is cancelled first
+            if stopping_for is not None:  # withdrawn if that job starts or is cancelled first
                 self.stops_for.setdefault(stopping_for, []).extend(stop.victim_job_ids)
             if stop.needs_approval:
                 approved = self.now + timedelta(minutes=self.approval_minutes)

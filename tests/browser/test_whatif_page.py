@@ -10,7 +10,8 @@ from django.conf import settings
 from quotas.models import Node, Quota
 from scheduler.whatif.models import WhatIfRun
 from scheduler.whatif.services import whatif_execute
-from tests.whatif.test_fidelity import MINUTES, _live
+from tests.whatif.live_plan import MINUTES, live
+from tests.whatif.test_fidelity import PLAN
 
 T0 = (datetime.now(timezone.utc) - timedelta(days=2)).replace(hour=8, minute=0, second=0, microsecond=0)
 SHOTS = "/tmp/whatif-shots"
@@ -29,7 +30,7 @@ def _world_existed_before(moment):
 def test_admin_replays_a_window_and_watches_it_finish(world, member, outsider, platform_admin, api, login,
                                                      live_server, browser):
     _world_existed_before(T0)
-    _live(world, api, {"alpha": member, "beta": outsider}, t0=T0)
+    live(world, api, {"alpha": member, "beta": outsider}, PLAN, t0=T0)
     page = login(platform_admin)
     page.goto(f"{live_server.url}/what-if/")
     page.select_option("#id_pool", "gpu-a")

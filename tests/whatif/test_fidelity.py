@@ -1,24 +1,14 @@
 """Baseline fidelity: jobs run through the live system (API submit → the real cycle → the simulated
 backend, with the lease and grace workers), then the window is replayed from the evidence. The replay
 admits them in the same order at the same times, and the stored result and the page say so."""
-from datetime import datetime, timedelta, timezone
-
 import time_machine
 
-from quotas.leases.expiry import lease_expire_due
-from scheduler.backends import backend_tick
-from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.models import Job
-from scheduler.preemption.services import preemption_grace_due
 from scheduler.whatif.models import WhatIfRun
-from scheduler.whatif.selectors import trace_build
 from scheduler.whatif.services import whatif_create, whatif_execute
 from scheduler.whatif.sim.metrics import fidelity
 from scheduler.whatif.sim.replay import replay
-
-# After the fixtures' rows exist: the trace reads nodes and quotas as they were at the window start.
-T0 = (datetime.now(timezone.utc) + timedelta(days=1)).replace(hour=8, minute=0, second=0, microsecond=0)
-MINUTES = 300
+from tests.whatif.live_plan import MINUTES, T0, at, live, window_trace
 
 # (minute, submitter, tenant, project, gpus, replicas, workload class, max runtime): alpha (16 H100 base)
 # asks for more than its quota and borrows; beta (8 base) comes later and needs its quota back.
@@ -32,40 +22,13 @@ PLAN = [
 ]
 
 
-def _at(minute: int, t0: datetime = T0) -> datetime:
-    return t0 + timedelta(minutes=minute)
-
-
-def _live(world, api, users, t0: datetime = T0):
-    """Drive the running system minute by minute: the backend ends what finished, the lease and grace
-    workers settle what is due (a lease whose job ended goes back), the cycle decides, the backend starts
-    what was admitted."""
-    plan = list(PLAN)
-    with time_machine.travel(t0, tick=False) as clock:
-        for minute in range(MINUTES):
-            now = _at(minute, t0)
-            clock.move_to(now)
-            while plan and plan[0][0] == minute:
-                _, tenant, project, gpus, replicas, workload, runtime = plan.pop(0)
-                response = api(users[tenant]).post("/api/v1/jobs/", {
-                    "tenant": tenant, "project": project, "name": f"{tenant}-{minute}-{gpus}", "pool": "gpu-a",
-                    "gpu_model": "H100-80G", "gpus": gpus, "replicas": replicas, "workload_class": workload,
-                    "max_runtime_minutes": runtime}, format="json")
-                assert response.status_code == 201, response.content
-            backend_tick(now=now)
-            lease_expire_due(now=now)
-            preemption_grace_due(now=now)
-            scheduler_cycle_run(pool=world.pool, now=now)
-            backend_tick(now=now)
-
-
 def test_the_baseline_replay_reproduces_the_live_admission_order_and_waits(world, api, member, outsider,
                                                                            platform_admin):
-    _live(world, api, {"alpha": member, "beta": outsider})
+    live(world, api, {"alpha": member, "beta": outsider}, PLAN)
     started = Job.objects.filter(started_at__isnull=False).count() + Job.objects.filter(
         status=Job.Status.SUCCEEDED).count()
     assert started >= 10
-    trace = trace_build(pool=world.pool, start=T0, end=_at(MINUTES))
+    trace = window_trace(world.pool)
     assert len(trace.jobs) == len(PLAN)
     outcome = replay(trace)
     figures = fidelity(outcome)
@@ -81,8 +44,8 @@ def test_the_baseline_replay_reproduces_the_live_admission_order_and_waits(world
     # The live pool here decided once a minute; a replay held to that cadence gives the same.
     assert fidelity(replay(trace, cycle_seconds=60))["wait_diff_max_seconds"] == 0
 
-    with time_machine.travel(_at(MINUTES + 5), tick=False):
-        run = whatif_create(actor=platform_admin, pool=world.pool, window_start=T0, window_end=_at(MINUTES),
+    with time_machine.travel(at(MINUTES + 5), tick=False):
+        run = whatif_create(actor=platform_admin, pool=world.pool, window_start=T0, window_end=at(MINUTES),
                             changes=[{"kind": "borrowing", "enabled": False}], label="borrowing off")
         assert whatif_execute(run_id=run.pk) == WhatIfRun.Status.DONE
     run.refresh_from_db()

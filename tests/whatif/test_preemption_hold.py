@@ -13,13 +13,10 @@ workers. Two rules fixed it (admission.py, `_hold_if_stopping_for`):
 tests/test_preemption_hold.py drives both rules on their own."""
 from collections import Counter
 
-from django.db import connection
-
-import tests.whatif.test_fidelity as fidelity_test
 from scheduler.models import Job, Preemption
-from scheduler.whatif.selectors import trace_build
 from scheduler.whatif.sim.metrics import fidelity
 from scheduler.whatif.sim.replay import replay
+from tests.whatif.live_plan import at, live, window_trace
 
 # (minute, tenant, project, GPUs, replicas, workload class, max runtime); alpha-122 (evaluation, 2 x 8 GPUs)
 # preempts alpha's batch and validation jobs.
@@ -34,20 +31,15 @@ PLAN = [
 ]
 
 
-def test_that_plan_stops_no_job_twice_and_its_replay_agrees_with_what_happened(world, api, member, outsider,
-                                                                              monkeypatch):
-    with connection.cursor() as cursor:  # the job ids of the run that found it: placement ties follow ids
-        cursor.execute("SELECT setval(pg_get_serial_sequence('scheduler_job', 'id'), 2007)")
-    monkeypatch.setattr(fidelity_test, "PLAN", PLAN)
-    fidelity_test._live(world, api, {"alpha": member, "beta": outsider})
+def test_that_plan_stops_no_job_twice_and_its_replay_agrees_with_what_happened(world, api, member, outsider):
+    live(world, api, {"alpha": member, "beta": outsider}, PLAN, ids_after=2007)  # the ids of the run that found it
 
     stops = Counter(Preemption.objects.values_list("victim_id", flat=True))
     assert max(stops.values(), default=0) <= 1, dict(stops)
     evaluation = Job.objects.get(name="alpha-122-8")
     # Minute 132, when alpha's validation job ends (minute 141 with the first rule alone).
-    assert evaluation.started_at == fidelity_test._at(132)
+    assert evaluation.started_at == at(132)
 
-    figures = fidelity(replay(trace_build(pool=world.pool, start=fidelity_test.T0,
-                                          end=fidelity_test._at(fidelity_test.MINUTES))))
+    figures = fidelity(replay(window_trace(world.pool)))
     assert figures["same_admission_order"] is True
     assert figures["wait_diff_max_seconds"] == 0

@@ -5,13 +5,10 @@ training gang (16 GPUs) is to be stopped for a 2-GPU evaluation job; before the 
 ends and the evaluation job starts on its GPUs, so the stop is withdrawn. Its victim is then free to be
 planned for the next waiting job (a 16-GPU evaluation), and is stopped once, for that one. Driven through
 the API, the real cycle, the backend tick and the lease and grace workers."""
-from django.db import connection
-
-import tests.whatif.test_fidelity as fidelity_test
 from scheduler.models import Job, Preemption
-from scheduler.whatif.selectors import trace_build
 from scheduler.whatif.sim.metrics import fidelity
 from scheduler.whatif.sim.replay import replay
+from tests.whatif.live_plan import at, live, window_trace
 
 # (minute, tenant, project, GPUs, replicas, workload class, max runtime)
 PLAN = [
@@ -25,13 +22,8 @@ PLAN = [
 ]
 
 
-def test_a_stop_withdrawn_when_its_job_started_frees_the_victim_for_the_next_job(world, api, member, outsider,
-                                                                                 monkeypatch):
-    with connection.cursor() as cursor:  # the job ids of the run that found it: placement ties follow ids
-        cursor.execute("SELECT setval(pg_get_serial_sequence('scheduler_job', 'id'), 2007)")
-    monkeypatch.setattr(fidelity_test, "PLAN", PLAN)
-    fidelity_test._live(world, api, {"alpha": member, "beta": outsider})
-    at = fidelity_test._at
+def test_a_stop_withdrawn_when_its_job_started_frees_the_victim_for_the_next_job(world, api, member, outsider):
+    live(world, api, {"alpha": member, "beta": outsider}, PLAN, ids_after=2007)  # the ids of the run that found it
 
     training, small_eval, big_eval = (Job.objects.get(name=n) for n in ("alpha-75-8", "alpha-108-2", "alpha-109-8"))
     stops = list(Preemption.objects.filter(victim=training).order_by("planned_at", "pk"))
@@ -41,7 +33,7 @@ def test_a_stop_withdrawn_when_its_job_started_frees_the_victim_for_the_next_job
     ]
     assert (small_eval.started_at, big_eval.started_at) == (at(117), at(128))
 
-    trace = trace_build(pool=world.pool, start=fidelity_test.T0, end=at(fidelity_test.MINUTES))
+    trace = window_trace(world.pool)
     # The live pool here decided once a minute, so the stop for the big job was planned a minute after the
     # withdrawal; a replay held to that cadence agrees to the second, an event-driven one within a minute.
     assert fidelity(replay(trace, cycle_seconds=60))["wait_diff_max_seconds"] == 0

@@ -51,7 +51,7 @@ REASONS = {
     RULE_LEASE_EXPIRY: gettext_noop("The lease your job ran on expired and its lender needs the GPUs back"),
 }
 
-# Why a priority stop is withdrawn (audit `why`, the victim's notice); stored in English, translated on pages.
+# Why a stop is withdrawn (audit `why`, the victim's notice); stored in English, translated on pages.
 WITHDRAWN_STARTED = "preemptor_started"
 WITHDRAWN_CANCELLED = "preemptor_cancelled"
 WITHDRAWN_GONE = "preemptor_gone"

@@ -182,6 +182,13 @@ class Preemption(models.Model):
     def __str__(self) -> str:
         return f"{self.kind} of job {self.victim_id} ({self.state})"
 
+    @property
+    def grace_ran(self) -> bool:
+        """A grace period starts when the victim is told (its notice). A stop that was only planned, awaited
+        an approver, was rejected, or was withdrawn or cancelled before approval had none: its stored
+        `grace_until` is provisional and no reader is shown it."""
+        return self.notice_id is not None
+
 
 from scheduler.runs.models import JobRun  # noqa: E402,F401  (re-exported: `from scheduler.models import JobRun`)
 from scheduler.backends.models import BackendStatus  # noqa: E402,F401

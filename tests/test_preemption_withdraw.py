@@ -103,6 +103,9 @@ def test_a_stop_awaiting_approval_is_withdrawn_without_a_notice_when_its_job_is_
     client = api(platform_admin)
     assert client.get("/api/v1/preemptions/?state=awaiting_approval").json()["count"] == 0
     assert not Notice.objects.filter(job_id=sweep.pk).exists()
+    # No grace ever ran: the provisional deadline is shown nowhere.
+    stop_read = api(member).get(f"/api/v1/jobs/{sweep.pk}/").json()["preemption"]
+    assert (stop_read["state"], stop_read["grace_until"]) == ("withdrawn", None)
     for minute in (6, 40):
         preemption_grace_due(now=at(minute))
         run(world, minute)

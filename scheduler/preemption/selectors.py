@@ -16,11 +16,6 @@ def _iso(value):
     return value.isoformat() if value else None
 
 
-# A stop that is planned, awaits an approver or was rejected has no running grace: its stored
-# grace_until is provisional (approval starts the clock afresh), so no reader is shown it.
-_NO_GRACE_YET = (Preemption.State.PLANNED, Preemption.State.AWAITING_APPROVAL, Preemption.State.REJECTED)
-
-
 def preemption_view(p: Preemption, *, now=None) -> dict:
     now = now or timezone.now()
     victim = p.victim
@@ -32,7 +27,7 @@ def preemption_view(p: Preemption, *, now=None) -> dict:
         "kind_label": texts.kind_label(p.kind), "state_label": texts.state_label(p.state),
         "notice_state_label": texts.notice_state_label(notice),
         "by_tenant": p.preemptor.tenant.name if p.preemptor_id else None,
-        "planned_at": _iso(p.planned_at), "grace_until": None if p.state in _NO_GRACE_YET else _iso(p.grace_until), "ended_at": _iso(p.ended_at),
+        "planned_at": _iso(p.planned_at), "grace_until": _iso(p.grace_until) if p.grace_ran else None, "ended_at": _iso(p.ended_at),
         "approved_at": _iso(p.approved_at),
         "gpu_hours_at_risk": round(gpu_hours_at_risk(victim, now), 2) if open_ else None,
         "gpu_hours_lost": p.gpu_hours_lost, "arithmetic": p.arithmetic, "notice_state": notice,

@@ -141,7 +141,7 @@ def _victim_stop(p: Preemption, lenders: dict[int, str], now: datetime) -> Victi
             else preemptor.priority_class
     else:
         tenant, job_class = lenders.get(p.lease_id, str(UNASSIGNED_POOL)), str(A_JOB)
-    deadline = None if p.state in (Preemption.State.AWAITING_APPROVAL, Preemption.State.PLANNED) else p.grace_until
+    deadline = p.grace_until if p.grace_ran else None
     return VictimStop(
         id=p.pk, kind=p.kind, state=p.state, state_label=Preemption.State(p.state).label, by_tenant=tenant,
         planned_at=p.planned_at,

@@ -153,3 +153,25 @@ def test_a_reclaim_whose_lender_job_no_longer_waits_is_withdrawn_and_the_lease_r
     listed = api(member).get("/api/v1/leases/").json()
     (row,) = [r for r in listed.get("results", listed) if r["id"] == lease.pk]
     assert (row["state"], row["reclaim_deadline"]) == ("active", None)
+
+
+def test_the_grace_worker_withdraws_a_stop_left_open_for_a_job_that_started(world, api, member, monkeypatch):
+    """A cycle that does not withdraw (a worker still on the previous release during a rolling upgrade)
+    admits the job a stop was for: the grace worker withdraws the stop before its deadline instead of
+    stopping the victim."""
+    base, sweep, evaluation = _alpha_full_and_a_stop_planned(world, api, member)
+    monkeypatch.setattr("scheduler.cycle.services.preemptions_withdraw_stale", lambda **kw: [])
+    _cancel(api, member, base, 3)
+    run(world, 3)
+    evaluation.refresh_from_db()
+    assert evaluation.status == Job.Status.RUNNING
+    assert Preemption.objects.get().state == Preemption.State.NOTIFIED  # left open by that cycle
+    monkeypatch.undo()
+
+    counts = preemption_grace_due(now=at(11))
+    assert (counts["withdrawn"], counts["stopped"]) == (1, 0)
+    stop = Preemption.objects.get()
+    assert (stop.state, stop.ended_at) == (Preemption.State.WITHDRAWN, at(11))
+    sweep.refresh_from_db()
+    assert sweep.status == Job.Status.RUNNING
+    assert AuditEvent.objects.get(event_type="preemption.withdrawn").payload["why"] == "preemptor_started"

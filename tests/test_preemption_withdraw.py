@@ -6,6 +6,7 @@ real cycle, the grace worker and the simulated backend; read back through the jo
 languages and the notices."""
 import pytest
 import time_machine
+from django.utils import timezone
 
 from audit.models import AuditEvent
 from quotas.leases.models import Lease, PolicySwitch
@@ -45,7 +46,8 @@ def _alpha_full_and_a_stop_planned(world, api, member):
 
 
 @pytest.mark.parametrize("how", ["started", "cancelled"])
-def test_a_stop_whose_job_no_longer_waits_is_withdrawn_and_the_victim_runs_on(world, api, member, how):
+def test_a_stop_whose_job_no_longer_waits_is_withdrawn_and_the_victim_runs_on(world, api, member, tenant_admin,
+                                                                              how):
     base, sweep, evaluation = _alpha_full_and_a_stop_planned(world, api, member)
     stop = Preemption.objects.get()
     assert (stop.victim_id, stop.preemptor_id, stop.state) == (sweep.pk, evaluation.pk, Preemption.State.NOTIFIED)
@@ -88,6 +90,17 @@ def test_a_stop_whose_job_no_longer_waits_is_withdrawn_and_the_victim_runs_on(wo
     assert f"Stop withdrawn: {why}" in page  # the job's timeline, from the audit evidence
     page = client.get(f"/jobs/{sweep.pk}/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "撤销" in page and "此作业继续运行" in page
+
+    # The month's report counts it as evidence, with the work its victim kept (told at minute 1, so the
+    # 8 GPUs had run for 3 minutes since the sweep started at minute 0, none checkpointed).
+    month = timezone.localtime(at(3)).strftime("%Y-%m")
+    report = api(tenant_admin).get(f"/api/v1/reports/usage/?tenant=alpha&month={month}").json()
+    assert (report["preemptions"]["withdrawn"], report["preemptions"]["count"]) == (1, 0)
+    assert report["preemptions"]["gpu_hours_spared"] == pytest.approx(round(8 * 3 / 60, 2))
+    reports = api(tenant_admin)
+    reports.force_login(tenant_admin)
+    page = reports.get(f"/reports/?tenant=alpha&month={month}", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "1 planned stop was withdrawn before its deadline, as its job no longer needed it" in page
 
 
 def test_a_stop_awaiting_approval_is_withdrawn_without_a_notice_when_its_job_is_cancelled(

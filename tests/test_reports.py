@@ -69,7 +69,7 @@ def test_tenant_report_matches_the_hand_computed_month(month):
     # Ended in March: R2 (failed), R1, R3, R4 (cancelled), R9; R6 ends in April, R5 runs.
     assert r["outcomes"] == {"runs_ended": 5, "failed": 1, "cancelled": 1, "preempted": 0, "failure_rate": 0.2,
                              "cancel_rate": 0.2}
-    assert r["preemptions"] == {"count": 0, "gpu_hours_lost": 0.0}
+    assert r["preemptions"] == {"count": 0, "gpu_hours_lost": 0.0, "withdrawn": 0, "gpu_hours_spared": 0.0}
     assert r["waits"] == [
         {"priority_class": "experiment", "runs": 1, "p50_minutes": 60.0, "p95_minutes": 60.0},
         {"priority_class": "training", "runs": 5, "p50_minutes": 2.0, "p95_minutes": 10.0},  # 0-600 s
@@ -126,7 +126,7 @@ def test_project_and_other_tenant_reports(month):
     assert beta["totals"] == {"gpu_hours": 440.0, "chargeback_units": 720.0, "borrowed_gpu_hours": 40.0,
                               "lent_gpu_hours": 0.0}
     assert beta["quota"]["idle_base_gpu_hours"] == 2576.0 and beta["quota"]["utilisation"] == 0.1344
-    assert beta["preemptions"] == {"count": 1, "gpu_hours_lost": 40.0}
+    assert beta["preemptions"] == {"count": 1, "gpu_hours_lost": 40.0, "withdrawn": 0, "gpu_hours_spared": 0.0}
     assert beta["waits"] == [{"priority_class": "experiment", "runs": 2, "p50_minutes": 0.5, "p95_minutes": 1.0}]
     assert beta["wait_reasons"] == [{"code": "QUOTA_EXCEEDED", "jobs": 1}]
 

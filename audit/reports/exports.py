@@ -105,6 +105,8 @@ def summary_rows(report: dict) -> list[tuple[str, object, str]]:
         (_("Runs cancelled"), o["cancelled"], COUNT), (_("Failure rate"), o["failure_rate"], SHARE),
         (_("Cancel rate"), o["cancel_rate"], SHARE), (_("Preemptions"), p["count"], COUNT),
         (_("GPU-hours lost to preemption"), p["gpu_hours_lost"], HOURS),
+        (_("Stops withdrawn before their deadline"), p["withdrawn"], COUNT),
+        (_("GPU-hours kept by withdrawn stops"), p["gpu_hours_spared"], HOURS),
     ]
 
 

@@ -21,6 +21,8 @@ from audit.usage.rollups import MONTHLY_KEY, MONTHLY_SUMS, ROW_FIELDS, Contribut
 from quotas.models import GpuModel, Node, Pool, Project, Quota, Tenant
 
 WAIT_EVENT = "job.waiting"  # payload {"code": <wait reason code>, ...}; written by the scheduler
+# payload {"project": <victim's project>, "gpu_hours_spared": <work since its last checkpoint>, ...}
+WITHDRAWN_EVENT = "preemption.withdrawn"
 TOP_WAIT_REASONS = 5
 
 
@@ -134,6 +136,18 @@ def _collect(month: date, lo, hi, now, scope: Q, tenant) -> tuple[dict, list, fl
     return sums, waits, lent
 
 
+def _withdrawn_stops(lo, hi, tenant: Tenant | None, project: Project | None) -> dict:
+    """Planned stops withdrawn before their deadline because their job no longer needed them, from the
+    audit evidence, and the GPU-hours of work their victims kept (since each one's last checkpoint)."""
+    events = AuditEvent.objects.filter(event_type=WITHDRAWN_EVENT, occurred_at__gte=lo, occurred_at__lt=hi)
+    if tenant is not None:
+        events = events.filter(tenant_id=tenant.id)
+    if project is not None:
+        events = events.filter(payload__project=project.slug)
+    spared = [float(p.get("gpu_hours_spared") or 0) for p in events.values_list("payload", flat=True)]
+    return {"withdrawn": len(spared), "gpu_hours_spared": round(sum(spared), 2)}
+
+
 def _chargeback_rows(by_charge: dict, models: dict) -> list[dict]:
     """GPU-hours and chargeback units per tenant × project × GPU model, sorted by those names. Units are
     the model's weight × GPU-hours, rounded per row as the per-model totals are."""
@@ -235,6 +249,7 @@ def usage_report(*, month: date, tenant: Tenant | None = None, project: Project 
                           "p50_minutes": wait_minutes(percentile_disc(pairs, 0.5)),
                           "p95_minutes": wait_minutes(percentile_disc(pairs, 0.95))})
 
+    withdrawn = _withdrawn_stops(lo, hi, tenant, project)
     reasons = AuditEvent.objects.filter(event_type=WAIT_EVENT, occurred_at__gte=lo, occurred_at__lt=hi)
     if tenant is not None:
         reasons = reasons.filter(tenant_id=tenant.id)
@@ -268,7 +283,7 @@ def usage_report(*, month: date, tenant: Tenant | None = None, project: Project 
                      "failure_rate": _ratio(totals["runs_failed"], ended),
                      "cancel_rate": _ratio(totals["runs_cancelled"], ended)},
         "preemptions": {"count": int(totals["runs_preempted"]),
-                        "gpu_hours_lost": gpu_hours(totals["preempted_gpu_seconds"])},
+                        "gpu_hours_lost": gpu_hours(totals["preempted_gpu_seconds"]), **withdrawn},
         "trend": usage_trend(month=month, tenant=tenant, project=project, now=now),
         "waits": wait_rows,
         "wait_reasons": top_reasons,

@@ -253,7 +253,9 @@ def preemptions_withdraw_stale(*, now: datetime, pool_id: int | None = None,
         previous, why = p.state, _withdrawn_why(p.preemptor)
         p.state, p.ended_at = Preemption.State.WITHDRAWN, now
         p.save(update_fields=["state", "ended_at"])
-        _preemption_event("preemption.withdrawn", p, now, why=why, previous_state=previous)
+        _preemption_event("preemption.withdrawn", p, now, why=why, previous_state=previous,
+                          project=p.victim.project.slug,  # the monthly report's project scope
+                          gpu_hours_spared=round(gpu_hours_at_risk(p.victim, now), 4) if told else 0.0)
         if p.kind == Preemption.Kind.RECLAIM and p.lease_id and p.preemptor_id:
             lease_services.lease_reclaim_withdraw(lease_id=p.lease_id, lender_job_id=p.preemptor_id, now=now)
         if told:

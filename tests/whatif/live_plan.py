@@ -8,7 +8,9 @@ from django.db import connection
 from quotas.leases.expiry import lease_expire_due
 from scheduler.backends import backend_tick
 from scheduler.cycle.services import scheduler_cycle_run
-from scheduler.preemption.services import preemption_grace_due
+from scheduler.models import Preemption
+from scheduler.preemption.services import preemption_approve, preemption_grace_due
+from scheduler.whatif.sim.replay import APPROVAL_MINUTES
 from scheduler.whatif.selectors import trace_build
 
 # After the fixtures' rows exist: the trace reads nodes and quotas as they were at the window start.
@@ -20,12 +22,13 @@ def at(minute: int, t0: datetime = T0) -> datetime:
     return t0 + timedelta(minutes=minute)
 
 
-def live(world, api, users, plan, t0: datetime = T0, *, ids_after: int | None = None) -> None:
+def live(world, api, users, plan, t0: datetime = T0, *, ids_after: int | None = None, approver=None) -> None:
     """Each minute the backend ends what finished, the lease and grace workers settle what is due (a lease
     whose job ended goes back), the cycle decides, the backend starts what was admitted. A plan row is
     (minute, tenant, project, GPUs, replicas, workload class, max runtime), submitted by `users[tenant]`.
     With `ids_after`, job ids follow that number, as in the run a plan was found in: placement ties
-    follow ids."""
+    follow ids. With an `approver` (manual mode), each stop awaiting approval is approved as long after
+    it was planned as the replay assumes an approver takes."""
     if ids_after is not None:
         with connection.cursor() as cursor:
             cursor.execute("SELECT setval(pg_get_serial_sequence('scheduler_job', 'id'), %s)", [ids_after])
@@ -43,6 +46,10 @@ def live(world, api, users, plan, t0: datetime = T0, *, ids_after: int | None = 
                 assert response.status_code == 201, response.content
             backend_tick(now=now)
             lease_expire_due(now=now)
+            if approver is not None:
+                for stop in Preemption.objects.filter(state=Preemption.State.AWAITING_APPROVAL,
+                                                      planned_at__lte=now - timedelta(minutes=APPROVAL_MINUTES)):
+                    preemption_approve(actor=approver, preemption=stop, now=now)
             preemption_grace_due(now=now)
             scheduler_cycle_run(pool=world.pool, now=now)
             backend_tick(now=now)

@@ -9,6 +9,7 @@ import time_machine
 from django.utils import timezone
 
 from audit.models import AuditEvent
+from audit.reports.emails import report_email_render
 from quotas.leases.models import Lease, PolicySwitch
 from quotas.leases.services import policy_switch_set
 from scheduler.models import Job, Preemption
@@ -101,6 +102,9 @@ def test_a_stop_whose_job_no_longer_waits_is_withdrawn_and_the_victim_runs_on(wo
     reports.force_login(tenant_admin)
     page = reports.get(f"/reports/?tenant=alpha&month={month}", HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert "1 planned stop was withdrawn before its deadline, as its job no longer needed it" in page
+    local = timezone.localtime(at(3))
+    mail = report_email_render(tenant=world.alpha, month=local.date().replace(day=1))
+    assert "Stops withdrawn before their deadline, as their jobs no longer needed them: 1 (0.4 GPU-hours" in mail.body
 
 
 def test_a_stop_awaiting_approval_is_withdrawn_without_a_notice_when_its_job_is_cancelled(

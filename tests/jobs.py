@@ -14,6 +14,13 @@ def submit(actor=None, **overrides) -> Job:
     return job_submit(actor=actor, **spec(**overrides))
 
 
+def submit_api(api, user, **overrides) -> Job:
+    """Submit through the API as `user` (the `api` fixture's client factory); the job as stored."""
+    response = api(user).post("/api/v1/jobs/", spec(**overrides), format="json")
+    assert response.status_code == 201, response.content
+    return Job.objects.get(pk=response.json()["id"])
+
+
 def beta(**overrides) -> dict:
     return spec(tenant="beta", project="exp", **overrides)
 

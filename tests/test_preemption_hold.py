@@ -8,15 +8,9 @@ import pytest
 from scheduler.models import PENDING_STATUSES, Job, Preemption
 from scheduler.preemption.services import preemption_grace_due
 from tests.borrow_preempt_helpers import at, run
-from tests.jobs import borrowing_off, spec
+from tests.jobs import borrowing_off, submit_api
 
 pytestmark = pytest.mark.django_db
-
-
-def _submit(api, member, minute, **kw):
-    response = api(member).post("/api/v1/jobs/", spec(**kw), format="json")
-    assert response.status_code == 201, response.content
-    return Job.objects.get(pk=response.json()["id"])
 
 
 def _wait(api, member, job, language="en"):
@@ -30,16 +24,16 @@ def test_a_preemptor_holds_its_quota_until_its_victim_stops(world, api, member, 
     used to start, to be stopped in the next cycle) or during the sweep's grace (it used to start, and
     be stopped as well)."""
     borrowing_off(world)  # alpha's 16 base GPUs are all it can use
-    sweep = _submit(api, member, 0, gpus=8, name="sweep", workload_class="experiment", max_runtime_minutes=240)
+    sweep = submit_api(api, member, gpus=8, name="sweep", workload_class="experiment", max_runtime_minutes=240)
     run(world, 0)
-    train = _submit(api, member, 1, gpus=8, replicas=2, name="train", workload_class="training")
+    train = submit_api(api, member, gpus=8, replicas=2, name="train", workload_class="training")
     if probe_at == 1:
-        probe = _submit(api, member, 1, gpus=8, name="probe", workload_class="experiment")
+        probe = submit_api(api, member, gpus=8, name="probe", workload_class="experiment")
     run(world, 1)
     stop = Preemption.objects.get()
     assert (stop.preemptor_id, stop.victim_id) == (train.pk, sweep.pk)
     if probe_at == 2:
-        probe = _submit(api, member, 2, gpus=8, name="probe", workload_class="experiment")
+        probe = submit_api(api, member, gpus=8, name="probe", workload_class="experiment")
     run(world, 2)
     probe.refresh_from_db()
     assert probe.status == Job.Status.QUEUED

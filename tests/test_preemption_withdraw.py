@@ -16,15 +16,9 @@ from scheduler.models import Job, Preemption
 from scheduler.notices.models import Notice
 from scheduler.preemption.services import preemption_grace_due
 from tests.borrow_preempt_helpers import alpha_borrows_from_beta, at, beta_wants_its_quota, run
-from tests.jobs import borrowing_off, spec
+from tests.jobs import borrowing_off, submit_api
 
 pytestmark = pytest.mark.django_db
-
-
-def _submit(api, member, **kw):
-    response = api(member).post("/api/v1/jobs/", spec(**kw), format="json")
-    assert response.status_code == 201, response.content
-    return Job.objects.get(pk=response.json()["id"])
 
 
 def _cancel(api, member, job, minute):
@@ -38,10 +32,10 @@ def _alpha_full_and_a_stop_planned(world, api, member):
     and the sweep, the lowest, is to be stopped for it."""
     borrowing_off(world)
     # Long limits: the simulated runs (30–90 % of their limit) cannot end within the test.
-    base = _submit(api, member, gpus=8, name="base", workload_class="training", max_runtime_minutes=600)
-    sweep = _submit(api, member, gpus=8, name="sweep", workload_class="experiment", max_runtime_minutes=600)
+    base = submit_api(api, member, gpus=8, name="base", workload_class="training", max_runtime_minutes=600)
+    sweep = submit_api(api, member, gpus=8, name="sweep", workload_class="experiment", max_runtime_minutes=600)
     run(world, 0)
-    evaluation = _submit(api, member, gpus=8, name="eval", workload_class="evaluation", max_runtime_minutes=600)
+    evaluation = submit_api(api, member, gpus=8, name="eval", workload_class="evaluation", max_runtime_minutes=600)
     run(world, 1)
     return base, sweep, evaluation
 

@@ -19,7 +19,7 @@ from scheduler.preemption.tasks import preemption_grace_tick
 from scheduler.preemption.victim import local_time
 from tests import factories
 from tests.borrow_preempt_helpers import alpha_borrows_from_beta, at, run
-from tests.jobs import beta, borrowing_off, spec
+from tests.jobs import beta, borrowing_off, submit_api
 
 pytestmark = pytest.mark.django_db
 
@@ -32,12 +32,6 @@ def page(user, url: str, moment, language: str = "en") -> str:
         response = client.get(url)
     assert response.status_code == 200, response.content[:500]
     return re.sub(r"\s+", " ", html.unescape(response.content.decode()))
-
-
-def submit_api(api, user, **overrides) -> Job:
-    response = api(user).post("/api/v1/jobs/", spec(**overrides), format="json")
-    assert response.status_code == 201, response.content
-    return Job.objects.get(pk=response.json()["id"])
 
 
 def grace_tick(moment):

@@ -123,8 +123,7 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
         # 5. planned stops; and the open ones whose job started now without them are withdrawn
         stops = preemptions_plan(decisions=decisions, now=now)
         # A withdrawn stop's victim may now be planned for another waiting job: the next cycle looks.
-        if admitted_rows and preemptions_withdraw_stale(now=now, pool_id=pool.id,
-                                                        preemptor_ids=[row["pk"] for row in admitted_rows]):
+        if admitted_rows and preemptions_withdraw_stale(now=now, preemptor_ids=[row["pk"] for row in admitted_rows]):
             request_pool_evaluation(pool.id)
         # 6. waits: only rows whose stored data changed (a cleared code, as after an environment
         #    report, counts as changed)

@@ -52,7 +52,7 @@ def job_cancel(*, actor, job: Job, reason: str = "") -> Job:
         audit_record(event_type="job.cancelled", target=job, actor=actor, tenant=job.tenant, occurred_at=now,
                      payload={"name": job.name, "old_status": old, "reason": reason, "gpus": job.total_gpus})
         # Stops planned for it are withdrawn: their victims run on.
-        withdrawn = preemptions_withdraw_stale(now=now, pool_id=job.pool_id, preemptor_ids=[job.pk])
+        withdrawn = preemptions_withdraw_stale(now=now, preemptor_ids=[job.pk])
         if old in HOLDING_STATUSES or withdrawn:
             request_pool_evaluation(job.pool_id)
     return job

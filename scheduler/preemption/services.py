@@ -229,46 +229,45 @@ def _withdrawn_why(preemptor: Job | None) -> str:
     return WITHDRAWN_STARTED  # admitted, running or even done: it got GPUs without this stop
 
 
-def preemptions_withdraw_stale(*, now: datetime, pool_id: int | None = None,
-                               preemptor_ids=None) -> list[Preemption]:
+def preemptions_withdraw_stale(*, now: datetime, preemptor_ids=None) -> list[Preemption]:
     """Withdraw the open stops whose job no longer waits: it started on GPUs that freed up meanwhile, or
     was cancelled. Its victims are not stopped for nothing: each open stop becomes `withdrawn`, audited;
     a reclaim's lease is active again (it runs on to its expiry); a victim that was told of a deadline
     hears it is called off. Called in the caller's transaction by the cycle (for the jobs it admits), by a
-    cancel and by the grace worker before any deadline. A reclaim at a lease's expiry is for no job and
-    stays."""
+    cancel and by the grace worker before any deadline (all pools; the others name their jobs in
+    `preemptor_ids`). A reclaim at a lease's expiry is for no job and stays."""
     gone = ~Q(preemptor__status__in=PENDING_STATUSES)
     rows = Preemption.objects.select_for_update(of=("self",)).select_related(
         "preemptor__tenant", *(f"victim__{f}" for f in VICTIM_RELATED)).filter(
         state__in=Preemption.OPEN_STATES).filter(
         Q(kind=Preemption.Kind.PREEMPTION, preemptor__isnull=True)
         | (Q(kind__in=(Preemption.Kind.PREEMPTION, Preemption.Kind.RECLAIM), preemptor__isnull=False) & gone))
-    if pool_id is not None:
-        rows = rows.filter(victim__pool_id=pool_id)
     if preemptor_ids is not None:
         rows = rows.filter(preemptor_id__in=list(preemptor_ids))
     withdrawn = []
     for p in rows.order_by("pk"):
         told = p.state == Preemption.State.NOTIFIED
         previous, why = p.state, _withdrawn_why(p.preemptor)
+        # Work since the last checkpoint, which the stop would have cost (none before its grace ran).
+        at_risk = gpu_hours_at_risk(p.victim, now) if told else 0.0
         p.state, p.ended_at = Preemption.State.WITHDRAWN, now
         p.save(update_fields=["state", "ended_at"])
         _preemption_event("preemption.withdrawn", p, now, why=why, previous_state=previous,
                           project=p.victim.project.slug,  # the monthly report's project scope
-                          gpu_hours_spared=round(gpu_hours_at_risk(p.victim, now), 4) if told else 0.0)
+                          gpu_hours_spared=round(at_risk, 4))
         if p.kind == Preemption.Kind.RECLAIM and p.lease_id and p.preemptor_id:
             lease_services.lease_reclaim_withdraw(lease_id=p.lease_id, lender_job_id=p.preemptor_id, now=now)
         if told:
-            _notify_withdrawn(p, now, why)
+            _notify_withdrawn(p, now, why, at_risk)
         withdrawn.append(p)
     return withdrawn
 
 
-def _notify_withdrawn(p: Preemption, now: datetime, why: str) -> Notice:
+def _notify_withdrawn(p: Preemption, now: datetime, why: str, at_risk: float) -> Notice:
     victim = p.victim
     built = content.stop_withdrawn_notice(
         **content.victim_from_job(victim), reason=WITHDRAWN_WHY[why], reason_code=why, at=now,
-        grace_deadline=p.grace_until, gpu_hours_at_risk=gpu_hours_at_risk(victim, now),
+        grace_deadline=p.grace_until, gpu_hours_at_risk=at_risk,
         last_checkpoint_at=victim.last_checkpoint_at, reclaim=p.kind == Preemption.Kind.RECLAIM,
         by_tenant=p.preemptor.tenant.name if p.preemptor_id else "", lease_id=p.lease_id)
     return notice_enqueue(kind=built.kind, tenant=victim.tenant, job_id=victim.pk, facts=built.facts,

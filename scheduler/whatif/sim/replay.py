@@ -322,19 +322,22 @@ class _Sim:
     def _withdraw(self, preemptor: int) -> None:
         """The job no longer waits: the victims of its stops run on, no longer stopping, and a lease being
         reclaimed for it is active again (at once at its expiry if that has passed)."""
+        withdrawn = False
         for victim in self.stops_for.pop(preemptor, ()):
             run = self.running.get(victim)
             if run is None or run.engine.stopping_for != preemptor:
                 continue
+            withdrawn = True
             self._set_engine(run, _replace(run.engine, stopping_until=None, stopping_for=None))
-            # Its victim may now be planned for another job: the pool is evaluated again, as the live
-            # cycle requests (dirty alone would not do: a cycle clears it when it ends).
-            self.push(self.now, _WAKE, None)
             lease = self.leases.get(run.lease_id) if run.lease_id is not None else None
             if lease is not None and lease.engine.state == "reclaiming":
                 lease.engine = _replace(lease.engine, state="active")
                 if lease.engine.expires_at <= self.now:
                     self.push(self.now, _LEASE_EXPIRY, lease.engine.id)
+        if withdrawn:
+            # Its victims may now be planned for another job: the pool is evaluated again, as the live
+            # cycle requests (dirty alone would not do: a cycle clears it when it ends).
+            self.push(self.now, _WAKE, None)
 
     def _lease_expiry(self, lease_id: int) -> None:
         lease = self.leases.get(lease_id)

@@ -186,3 +186,59 @@ def test_the_grace_worker_withdraws_a_stop_left_open_for_a_job_that_started(worl
     sweep.refresh_from_db()
     assert sweep.status == Job.Status.RUNNING
     assert AuditEvent.objects.get(event_type="preemption.withdrawn").payload["why"] == "preemptor_started"
+
+
+def test_a_stop_its_job_can_no_longer_start_with_is_withdrawn_and_the_victim_runs_on(world, api, member,
+                                                                                      tenant_admin):
+    """alpha's sweep holds 8 of alpha's 16 base GPUs; a 2 × 8 training job needs all 16, so the sweep is to
+    be stopped for it. Then an evaluation job (higher priority, not preemptible) starts into the 8 free: the
+    training job could no longer start even once the sweep stopped. Before, the sweep was stopped at its
+    deadline anyway, lost its work, and started again into the very GPUs it had freed."""
+    borrowing_off(world)
+    sweep = submit_api(api, member, gpus=8, name="sweep", workload_class="experiment", max_runtime_minutes=600)
+    run(world, 0)
+    training = submit_api(api, member, gpus=8, replicas=2, name="train", workload_class="training",
+                          max_runtime_minutes=600)
+    run(world, 1)
+    stop = Preemption.objects.get()
+    assert (stop.victim_id, stop.preemptor_id, stop.state) == (sweep.pk, training.pk, Preemption.State.NOTIFIED)
+
+    with time_machine.travel(at(3), tick=False):
+        evaluation = submit_api(api, member, gpus=8, name="eval", workload_class="evaluation",
+                                max_runtime_minutes=600)
+    run(world, 3)
+    evaluation.refresh_from_db()
+    assert evaluation.status == Job.Status.RUNNING
+    stop.refresh_from_db()
+    assert (stop.state, stop.ended_at) == (Preemption.State.WITHDRAWN, at(3))
+    event = AuditEvent.objects.get(event_type="preemption.withdrawn")
+    assert event.payload["why"] == "preemptor_cannot_use" and event.payload["previous_state"] == "notified"
+    # The training job says what it waits for now: alpha's quota, not a stop.
+    training.refresh_from_db()
+    assert (training.status, training.wait_code) == (Job.Status.QUEUED, "QUOTA_EXCEEDED")
+
+    for minute in (11, 12, 20):
+        preemption_grace_due(now=at(minute))
+        run(world, minute)
+    sweep.refresh_from_db()
+    assert sweep.status == Job.Status.RUNNING and sweep.started_at == at(0)
+    assert list(Preemption.objects.values_list("state", flat=True)) == ["withdrawn"]
+
+    notices = list(Notice.objects.filter(job_id=sweep.pk).order_by("pk"))
+    assert [n.kind for n in notices] == ["preemption", "preemption_withdrawn"]
+    why = "The job it was for cannot start even with these GPUs, or needs fewer stops now"
+    assert why in notices[1].body and notices[1].facts["reason_code"] == "preemptor_cannot_use"
+    assert "抢占方作业即使得到这些 GPU 也无法启动" in notices[1].body
+
+    client = api(member)
+    client.force_login(member)
+    page = client.get(f"/jobs/{sweep.pk}/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert f"Stop withdrawn: {why}" in page and "Withdrawn at" in page
+    page = client.get(f"/jobs/{sweep.pk}/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "抢占方作业即使得到这些 GPU 也无法启动" in page
+
+    month = timezone.localtime(at(3)).strftime("%Y-%m")
+    report = api(tenant_admin).get(f"/api/v1/reports/usage/?tenant=alpha&month={month}").json()
+    assert (report["preemptions"]["withdrawn"], report["preemptions"]["count"]) == (1, 0)
+    # Told at minute 1, the sweep had run 3 minutes on 8 GPUs since it started, none checkpointed.
+    assert report["preemptions"]["gpu_hours_spared"] == pytest.approx(round(8 * 3 / 60, 2))

@@ -8,8 +8,9 @@ Phases:
   4. write admissions (compare-and-swap against concurrent cancels) and their audit events; an
      admission on borrowed capacity opens its lease first (a refused grant leaves the job pending);
   5. record the engine's reclaims and preemptions (scheduler.preemptions), and withdraw the open stops
-     planned for jobs it admits now (they started without them; the next cycle, requested at once, may
-     plan their victims for other jobs);
+     planned for jobs it admits now (they started without them) and those the engine found no plan
+     counting on (their job cannot start even with them); the next cycle, requested at once, may plan
+     their victims for other jobs;
   6. write every wait whose data (code, blockers, numbers) changed, with an audit event when a code
      changes; unchanged waits are not touched (scheduler.cycle.waits);
   7. record the cycle's figures on the pool's PoolCycle row, with the pool's queue order (positions,
@@ -34,7 +35,11 @@ from scheduler.engine import decide
 from scheduler.jobs.bulk import update_rows
 from scheduler.jobs.faults import job_fault_record
 from scheduler.models import PENDING_STATUSES, Job, PoolCycle
-from scheduler.preemption.services import preemptions_plan, preemptions_withdraw_stale
+from scheduler.preemption.services import (
+    preemptions_plan,
+    preemptions_withdraw_stale,
+    preemptions_withdraw_unused,
+)
 
 # First key of the two-int advisory lock: a namespace so other advisory locks never collide.
 LOCK_NAMESPACE = 0x5CED
@@ -120,10 +125,16 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
         update_rows(Job, admitted_rows, ["status", "admitted_at", "queued_at", "placements", "wait", "wait_code",
                                          "wait_digest", "expected_end", "lease_id"],
                     only_statuses=PENDING_STATUSES)
-        # 5. planned stops; and the open ones whose job started now without them are withdrawn
+        # 5. planned stops; and the open ones whose job started now without them, or that no plan counts
+        #    on, are withdrawn
         stops = preemptions_plan(decisions=decisions, now=now)
-        # A withdrawn stop's victim may now be planned for another waiting job: the next cycle looks.
-        if admitted_rows and preemptions_withdraw_stale(now=now, preemptor_ids=[row["pk"] for row in admitted_rows]):
+        withdrawn = preemptions_withdraw_stale(
+            now=now, preemptor_ids=[row["pk"] for row in admitted_rows]) if admitted_rows else []
+        if decisions.withdrawals:
+            withdrawn += preemptions_withdraw_unused(now=now, victim_ids=decisions.withdrawals)
+        # A withdrawn stop's victim may now be planned for another waiting job, and the jobs behind the
+        # one it was for no longer wait on what that job held: the next cycle looks.
+        if withdrawn:
             request_pool_evaluation(pool.id)
         # 6. waits: only rows whose stored data changed (a cleared code, as after an environment
         #    report, counts as changed)

@@ -92,10 +92,11 @@ def _decide(snapshot: Snapshot, describe: bool, standing: Standing | None) -> De
     _nominate(cycle, queue)  # 3. nominate and fit under base quota
     _borrow(cycle)  # 4. borrow for jobs that lack only quota
     _preempt(cycle)  # 5. reclaim and preempt for jobs still waiting
+    withdrawals = _stops_not_counted_on(cycle)  # 5b. and stops under way that no plan counts on
     waits = _describe(cycle) if describe else ()  # 6. describe every waiting job
     return Decisions(
         admissions=tuple(cycle.admissions), waits=tuple(waits), lease_plans=tuple(cycle.lease_plans),
-        reclaims=tuple(cycle.reclaims), preemptions=tuple(cycle.victims.preemptions),
+        reclaims=tuple(cycle.reclaims), preemptions=tuple(cycle.victims.preemptions), withdrawals=withdrawals,
     )
 
 
@@ -304,6 +305,23 @@ def _preempt(cycle: CycleState) -> None:
             how, blocker = outcome
             entry.blockers = ((blocker,) if how == "replace"
                               else R.sort_blockers([*entry.blockers, blocker]))
+
+
+def _stops_not_counted_on(cycle: CycleState) -> tuple[int, ...]:
+    """Phase 5b: the running jobs stopping for a job that still waits, which no plan of this cycle relied
+    on. Phase 5 offers every stop under way to the waiting jobs first (`smallest_sufficient`), so a stop
+    none took frees nothing anyone can start with: its job can no longer start even with it (a job ahead
+    took the quota or nodes it counted on), or needs fewer stops now. Stopping it would cost its victim the
+    work since its last checkpoint for nothing, so it is withdrawn, as Slurm preempts only for a job that
+    can then start. A stop whose job started or was cancelled is the services' to withdraw; one for no job
+    (a lease's expiry) always runs; and while preemption is paused nothing is planned, so nothing is
+    judged unused."""
+    victims = cycle.victims
+    if victims.paused or not cycle.stops_for:
+        return ()
+    waiting = {entry.job.id for entry in cycle.waiting if entry.blockers is not None}
+    return tuple(sorted(run.id for job_id, runs in cycle.stops_for.items() if job_id in waiting
+                        for run in runs if run.id not in victims.claimed))
 
 
 def _describe(cycle: CycleState) -> list[Wait]:

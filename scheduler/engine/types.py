@@ -384,6 +384,9 @@ class Decisions:
     lease_plans: tuple[LeasePlan, ...] = ()
     reclaims: tuple[Reclaim, ...] = ()
     preemptions: tuple[PreemptionPlan, ...] = ()
+    # Running jobs whose stop, under way for a job that still waits, no plan of this cycle counts on:
+    # the stop is withdrawn and the job runs on (admission.py, `_stops_not_counted_on`).
+    withdrawals: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -392,4 +395,5 @@ class Decisions:
             "lease_plans": [p.to_dict() for p in self.lease_plans],
             "reclaims": [r.to_dict() for r in self.reclaims],
             "preemptions": [p.to_dict() for p in self.preemptions],
+            "withdrawals": list(self.withdrawals),
         }

@@ -7,8 +7,8 @@ State machine of a Preemption (every change a compare-and-swap on `state`, audit
                                                notified --checkpoint--> released_early
   awaiting_approval --reject--> rejected (the victim's current run is never planned as a victim again)
   any open state --victim ended on its own--> cancelled
-  any open state --the job it was for no longer waits--> withdrawn (the victim runs on; a reclaim's
-                    lease is active again)
+  any open state --the job it was for no longer waits, or no plan counts on it--> withdrawn (the victim
+                    runs on; a reclaim's lease is active again)
 """
 from datetime import datetime, timedelta
 
@@ -55,10 +55,13 @@ REASONS = {
 WITHDRAWN_STARTED = "preemptor_started"
 WITHDRAWN_CANCELLED = "preemptor_cancelled"
 WITHDRAWN_GONE = "preemptor_gone"
+WITHDRAWN_UNUSED = "preemptor_cannot_use"
 WITHDRAWN_WHY = {
     WITHDRAWN_STARTED: gettext_noop("The job it was for started without these GPUs"),
     WITHDRAWN_CANCELLED: gettext_noop("The job it was for was cancelled"),
     WITHDRAWN_GONE: gettext_noop("The job it was for no longer waits"),
+    WITHDRAWN_UNUSED: gettext_noop("The job it was for cannot start even with these GPUs, or needs fewer stops "
+                                   "now"),
 }
 
 APPROVE_NEEDS_APPROVER = _("Only platform quota approvers may approve a planned preemption.")
@@ -226,24 +229,43 @@ def _withdrawn_why(preemptor: Job | None) -> str:
         return WITHDRAWN_GONE
     if preemptor.status == Job.Status.CANCELLED:
         return WITHDRAWN_CANCELLED
+    if preemptor.status in PENDING_STATUSES:
+        return WITHDRAWN_UNUSED
     return WITHDRAWN_STARTED  # admitted, running or even done: it got GPUs without this stop
+
+
+def _open_stops():
+    return Preemption.objects.select_for_update(of=("self",)).select_related(
+        "preemptor__tenant", *(f"victim__{f}" for f in VICTIM_RELATED)).filter(state__in=Preemption.OPEN_STATES)
 
 
 def preemptions_withdraw_stale(*, now: datetime, preemptor_ids=None) -> list[Preemption]:
     """Withdraw the open stops whose job no longer waits: it started on GPUs that freed up meanwhile, or
-    was cancelled. Its victims are not stopped for nothing: each open stop becomes `withdrawn`, audited;
-    a reclaim's lease is active again (it runs on to its expiry); a victim that was told of a deadline
-    hears it is called off. Called in the caller's transaction by the cycle (for the jobs it admits), by a
-    cancel and by the grace worker before any deadline (all pools; the others name their jobs in
-    `preemptor_ids`). A reclaim at a lease's expiry is for no job and stays."""
+    was cancelled. Called in the caller's transaction by the cycle (for the jobs it admits), by a cancel and
+    by the grace worker before any deadline (all pools; the others name their jobs in `preemptor_ids`). A
+    reclaim at a lease's expiry is for no job and stays."""
     gone = ~Q(preemptor__status__in=PENDING_STATUSES)
-    rows = Preemption.objects.select_for_update(of=("self",)).select_related(
-        "preemptor__tenant", *(f"victim__{f}" for f in VICTIM_RELATED)).filter(
-        state__in=Preemption.OPEN_STATES).filter(
+    rows = _open_stops().filter(
         Q(kind=Preemption.Kind.PREEMPTION, preemptor__isnull=True)
         | (Q(kind__in=(Preemption.Kind.PREEMPTION, Preemption.Kind.RECLAIM), preemptor__isnull=False) & gone))
     if preemptor_ids is not None:
         rows = rows.filter(preemptor_id__in=list(preemptor_ids))
+    return _withdraw(rows, now)
+
+
+def preemptions_withdraw_unused(*, now: datetime, victim_ids) -> list[Preemption]:
+    """Withdraw the open stops of these victims, which the cycle's engine found no plan counting on
+    (`Decisions.withdrawals`): the job each is for still waits, but cannot start even with it, or needs
+    fewer stops now. Called in the cycle's transaction."""
+    rows = _open_stops().filter(victim_id__in=list(victim_ids), preemptor__isnull=False,
+                                kind__in=(Preemption.Kind.PREEMPTION, Preemption.Kind.RECLAIM))
+    return _withdraw(rows, now)
+
+
+def _withdraw(rows, now: datetime) -> list[Preemption]:
+    """No victim is stopped for nothing: each open stop becomes `withdrawn`, audited; a reclaim's lease
+    is active again (it runs on to its expiry); a victim that was told of a deadline hears it is called
+    off."""
     withdrawn = []
     for p in rows.order_by("pk"):
         told = p.state == Preemption.State.NOTIFIED

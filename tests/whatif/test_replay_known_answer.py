@@ -98,3 +98,20 @@ def test_a_reclaim_whose_lender_job_started_without_it_is_withdrawn_and_the_leas
                               job(3, "b", 4, 40, 30, max_runtime=60, cancelled_at=at(45))]))
     assert [(r.job_id, r.end, r.outcome) for r in cancelled.runs] == [(1, at(60), "completed"),
                                                                       (2, at(61), "completed")]
+
+
+def test_a_stop_its_job_can_no_longer_start_with_is_withdrawn():
+    # One node of 8 H100, all a's base quota. J1 (experiment, 100 min) runs from t=0; at t=1 J2 (training,
+    # 8 GPUs) lacks 4 of a's quota and J1 is to be stopped for it at t=11. At t=3 J3 (evaluation, not
+    # preemptible) starts into the 4 free: J2 could not start even with J1 stopped, so the stop is
+    # withdrawn, as the live cycle withdraws it. J3 ends at t=63: J2 plans J1's stop again, which runs
+    # out at t=73; J2 runs from t=73 to t=133 and J1 restarts then.
+    jobs = [job(1, "a", 4, 0, 100, workload="experiment", priority="experiment", max_runtime=200),
+            job(2, "a", 8, 1, 60), job(3, "a", 4, 3, 60, workload="evaluation", priority="candidate")]
+    outcome = replay(trace(jobs, quota={"a": 8}))
+    runs = [(r.job_id, r.start, r.end, r.outcome) for r in outcome.runs]
+    assert runs == [(1, at(0), at(73), "preempted"), (3, at(3), at(63), "completed"),
+                    (2, at(73), at(133), "completed"), (1, at(133), at(180), "running")]
+    # Without the withdrawal J1 was stopped at t=11 for nothing, restarted into the GPUs it freed, and
+    # was stopped again at t=73: two preemptions instead of one.
+    assert outcome.jobs[1].preemptions == 1

@@ -11,9 +11,9 @@ cycle on every submit, end or change; the decisions are applied the way the serv
   an ended lease stops at once (the grace worker's `lease_closed` path);
 - a reclaim or preemption gives each victim the snapshot's grace (after an approval delay in manual
   mode), then stops it and requeues it with its original submit time; work since its last checkpoint
-  is lost and counted; a stop whose job starts or is cancelled before then is withdrawn (a reclaimed
-  lease is active again), as the live cycle and cancel withdraw it
-  (scheduler.preemption.services.preemptions_withdraw_stale);
+  is lost and counted; a stop whose job starts or is cancelled before then, or that the engine finds no
+  plan counting on, is withdrawn (a reclaimed lease is active again), as the live cycle and cancel
+  withdraw it (scheduler.preemption.services);
 - a run ends when its real run time is done (or at its max runtime when the trace does not know it).
 
 Why no periodic cycle: a cycle only consumes capacity, quota and lenders, so a job that did not fit
@@ -320,24 +320,41 @@ class _Sim:
             self._stop(job_id, token)
 
     def _withdraw(self, preemptor: int) -> None:
-        """The job no longer waits: the victims of its stops run on, no longer stopping, and a lease being
-        reclaimed for it is active again (at once at its expiry if that has passed)."""
+        """The job no longer waits: the victims of its stops run on, no longer stopping."""
         withdrawn = False
         for victim in self.stops_for.pop(preemptor, ()):
             run = self.running.get(victim)
-            if run is None or run.engine.stopping_for != preemptor:
-                continue
-            withdrawn = True
-            self._set_engine(run, _replace(run.engine, stopping_until=None, stopping_for=None))
-            lease = self.leases.get(run.lease_id) if run.lease_id is not None else None
-            if lease is not None and lease.engine.state == "reclaiming":
-                lease.engine = _replace(lease.engine, state="active")
-                if lease.engine.expires_at <= self.now:
-                    self.push(self.now, _LEASE_EXPIRY, lease.engine.id)
+            if run is not None and run.engine.stopping_for == preemptor:
+                self._run_on(run)
+                withdrawn = True
         if withdrawn:
             # Its victims may now be planned for another job: the pool is evaluated again, as the live
             # cycle requests (dirty alone would not do: a cycle clears it when it ends).
             self.push(self.now, _WAKE, None)
+
+    def _withdraw_unused(self, victims: tuple[int, ...]) -> None:
+        """The engine found no plan counting on these stops (`Decisions.withdrawals`): their victims run
+        on, and the pool is evaluated again, as the live cycle withdraws and requests."""
+        for victim in victims:
+            run = self.running.get(victim)
+            if run is None or run.engine.stopping_for is None:
+                continue
+            stops = self.stops_for.get(run.engine.stopping_for)
+            if stops is not None and victim in stops:
+                stops.remove(victim)
+            self._run_on(run)
+        if victims:
+            self.push(self.now, _WAKE, None)
+
+    def _run_on(self, run: _Run) -> None:
+        """A withdrawn stop: its victim is no longer stopping, and a lease being reclaimed for it is active
+        again (at once at its expiry if that has passed)."""
+        self._set_engine(run, _replace(run.engine, stopping_until=None, stopping_for=None))
+        lease = self.leases.get(run.lease_id) if run.lease_id is not None else None
+        if lease is not None and lease.engine.state == "reclaiming":
+            lease.engine = _replace(lease.engine, state="active")
+            if lease.engine.expires_at <= self.now:
+                self.push(self.now, _LEASE_EXPIRY, lease.engine.id)
 
     def _lease_expiry(self, lease_id: int) -> None:
         lease = self.leases.get(lease_id)
@@ -497,6 +514,7 @@ class _Sim:
                     lease = self.leases[run.lease_id]
                     lease.engine = _replace(lease.engine, state="reclaiming")
                 self._mark_stopping(victim, stop.grace_until or grace, stopping_for)
+        self._withdraw_unused(decisions.withdrawals)
         if self.pending and self.period_seconds and not self.tick_queued:
             self.tick_queued = True
             self.push(self.now + timedelta(seconds=self.period_seconds), _TICK, None)

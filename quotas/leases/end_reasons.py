@@ -2,7 +2,6 @@
 rendered when a page or API response is made, in the reader's language — as waits are (DESIGN §5).
 ``Lease.end_reason`` keeps the English sentence for the audit record and older clients, and the free
 text a person typed when they returned a lease themselves."""
-import re
 
 from django.utils import translation
 from django.utils.translation import gettext, gettext_lazy as _
@@ -30,16 +29,6 @@ CAUSES = {
     "preemption": _("preemption"),
     "lease_end": _("lease ended"),
 }
-# The English sentences rows held before the codes existed (migration 0007 reads them back into codes).
-ENGLISH_PATTERNS = [
-    (RECLAIMED, r"Reclaimed by the lender after the grace period"),
-    (EXPIRED_BORROWING_PAUSED, r"Expired: borrowing is paused, no renewal"),
-    (EXPIRED_AT_MAXIMUM, r"Expired at its maximum length"),
-    (JOB_STOPPED, r"Job #(?P<job>\d+) stopped \((?P<cause>[^()]*)\)"),
-    (JOB_ENDED_ON_CLUSTER, r"Job #(?P<job>\d+) ended on the cluster \((?P<cause>[^()]*)\)"),
-    (JOBS_GONE, r"Its jobs no longer run on it"),
-    (BORROWING_PAUSED, r"Borrowing paused: returned now \((?P<reason>.*)\)"),
-]
 
 
 def render(code: str, details: dict | None, fallback: str = "") -> str:
@@ -58,15 +47,3 @@ def render(code: str, details: dict | None, fallback: str = "") -> str:
 def english(code: str, details: dict | None = None) -> str:
     with translation.override("en"):
         return render(code, details)
-
-
-def parse_english(text: str) -> tuple[str, dict] | None:
-    """(code, details) of a sentence an older row stored, or None for a person's own words."""
-    for code, pattern in ENGLISH_PATTERNS:
-        match = re.fullmatch(pattern, text or "")
-        if match:
-            details = match.groupdict()
-            if "job" in details:
-                details["job"] = int(details["job"])
-            return code, details
-    return None

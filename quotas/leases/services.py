@@ -6,7 +6,6 @@ Leases open through quotas.leases.grants (the cycle grants all its admissions' p
 evaluation cycle calls ``lease_reclaims_apply`` for each engine ``Reclaim``; the expiry worker lives in
 quotas.lease_expiry.
 """
-from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -172,14 +171,6 @@ def policy_switch_clear(*, actor, key: str, pool: Pool, reason: str) -> None:
 
 def _resolve(model, value, field: str):
     return value if isinstance(value, model) else model.objects.get(**{field: value})
-
-
-def lease_jobs_set(*, lease: Lease, job_ids: Iterable[int]) -> Lease:
-    """Record which jobs run on a lease (the cycle calls it as jobs start and finish)."""
-    ids = sorted({int(j) for j in job_ids})
-    Lease.objects.filter(pk=lease.pk).exclude(job_ids=ids).update(job_ids=ids)
-    lease.job_ids = ids
-    return lease
 
 
 def _lease_end(*, lease_id: int, state: str, actor, now: datetime, event: str, reason: str = "", code: str = "",

@@ -5,7 +5,7 @@ import re
 
 from django.db import migrations, models
 
-# A copy of quotas.leases.end_reasons.ENGLISH_PATTERNS as of this migration (code must not change it later).
+# The sentences the portal wrote before end codes existed, kept here: the code no longer writes or reads them.
 PATTERNS = [
     ("reclaimed", r"Reclaimed by the lender after the grace period"),
     ("expired_borrowing_paused", r"Expired: borrowing is paused, no renewal"),

@@ -40,19 +40,6 @@ class Timeline:
             self.cumulative.append(total)
         return self
 
-    def time_for(self, gpus: int) -> datetime | None:
-        """First release moment by which `gpus` GPUs have come back, or None if never."""
-        i = bisect_left(self.cumulative, gpus)
-        return self.times[i] if i < len(self.cumulative) else None
-
-    @property
-    def last(self) -> datetime | None:
-        return self.times[-1] if self.times else None
-
-    @property
-    def first(self) -> datetime | None:
-        return self.times[0] if self.times else None
-
 
 class EtaDesk:
     """The ETA of each waiting job of one cycle, from the frozen release timelines.

@@ -17,15 +17,6 @@ from .types import PendingJob, PriorityClass
 NO_QUOTA_SHARE = math.inf
 
 
-def decayed(value: float, age_hours: float, half_life_hours: float) -> float:
-    """`value` recorded `age_hours` ago, halved every `half_life_hours`."""
-    if age_hours <= 0:
-        return value
-    if half_life_hours <= 0:
-        return 0.0
-    return value * 0.5 ** (age_hours / half_life_hours)
-
-
 def fair_share(usage: float, base_quota_gpus: int) -> float:
     if base_quota_gpus <= 0:
         return NO_QUOTA_SHARE

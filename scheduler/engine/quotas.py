@@ -110,9 +110,6 @@ class QuotaBook:
         other.used, other.lease_used = dict(self.used), dict(self.lease_used)
         return other
 
-    def used_of(self, quota: Quota) -> int:
-        return self.used.get(quota.id, 0)
-
     def charge(self, quota: Quota | None, gpus: int) -> None:
         if quota is not None:
             self.used[quota.id] = self.used.get(quota.id, 0) + gpus
@@ -127,6 +124,6 @@ _BY_PROJECT = object()
 def _first_covering(quotas: list[Quota] | None, workload_class: str) -> Quota | None:
     if quotas:
         for quota in quotas:
-            if not quota.classes or workload_class in quota.classes:
+            if quota.covers(workload_class):
                 return quota
     return None

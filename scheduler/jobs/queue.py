@@ -73,10 +73,6 @@ class QueueRow:
     def can_cancel(self) -> bool:
         return self.job.status not in FINAL_STATUSES
 
-    @property
-    def has_notice(self) -> bool:
-        return self.job.status == Job.Status.PREEMPTED or (self.wait or {}).get("code") in NOTICE_CODES
-
 
 def _base_quota_from(wait: dict) -> int | None:
     for blocker in wait.get("blockers", ()):

@@ -18,11 +18,6 @@ def tenant_notice_channels(*, tenant: Tenant):
     return NoticeChannel.objects.filter(tenant=tenant).select_related("created_by").order_by("kind", "id")
 
 
-def tenant_notices(*, tenant: Tenant, job_id: int | None = None):
-    notices = Notice.objects.filter(tenant=tenant).prefetch_related("deliveries")
-    return notices.filter(job_id=job_id) if job_id is not None else notices
-
-
 @dataclass(frozen=True)
 class ChannelRow:
     """A channel as its page shows it: masked target, and how its latest test went."""

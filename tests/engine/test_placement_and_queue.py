@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 
 from scheduler.engine import decide
-from scheduler.engine.ordering import decayed, order_pending
+from scheduler.engine.ordering import order_pending
 from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, PolicySwitches
 from tests.engine.builders import (
     NOW, admitted, nodes, pending, quota, running, snapshot, wait_of,
@@ -62,12 +62,6 @@ def test_tenants_of_equal_standing_share_one_order_by_submit_time_then_id():
         random.Random(seed).shuffle(jobs)
         ordered = order_pending(jobs, DEFAULT_PRIORITY_CLASSES, {}, quotas)
         assert [j.id for j in ordered] == [9, 3, 4, 5, 8]
-
-
-def test_decayed_halves_per_half_life():
-    assert decayed(100.0, 168.0, 168.0) == 50.0
-    assert decayed(100.0, 0.0, 168.0) == 100.0
-    assert decayed(100.0, 336.0, 168.0) == 25.0
 
 
 def test_positions_and_gpus_ahead():

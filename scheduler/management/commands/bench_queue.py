@@ -87,8 +87,8 @@ class Command(BaseCommand):
         from scheduler.engine import decide
         from scheduler.engine.bench import fresh_snapshots, synthetic_snapshot
 
-        # Every cycle is cold: decide empties the reason caches when it starts, and each cycle sees
-        # a new cluster (leases, lending limits and running victims included). "serialise" adds what
+        # Every cycle is cold: each decide builds its blockers through its own Reasons, which nothing
+        # keeps between cycles, and each cycle sees a new cluster (leases, lending limits and running victims included). "serialise" adds what
         # the cycle service makes of every decision on a first cycle: each wait's stored data and
         # digest, and the pool's order.
         timings, serialised, collecting = [], [], []

@@ -261,6 +261,14 @@ def lease_reclaim_start(*, lease: Lease, lender_job_id: int | None, grace_until:
     return current
 
 
+def lease_reclaim_reassign(*, lease_id: int, from_job_id: int, to_job_id: int) -> bool:
+    """A reclaim under way for `from_job_id` is counted on by `to_job_id` now (its stop was reassigned,
+    scheduler.preemption.services, which audits it): the lease is reclaimed for that job, so its withdrawal
+    follows that job. False when the lease is not reclaiming for `from_job_id`."""
+    return Lease.objects.filter(pk=lease_id, state=Lease.State.RECLAIMING, reclaim_lender_job_id=from_job_id).update(
+        reclaim_lender_job_id=to_job_id) == 1
+
+
 def lease_reclaim_withdraw(*, lease_id: int, lender_job_id: int, now: datetime) -> Lease | None:
     """Call off a reclaim started for a lender's job that no longer waits (it started without these GPUs,
     or was cancelled): the lease runs on to its expiry. None when the lease is not reclaiming for that job

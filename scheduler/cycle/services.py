@@ -37,6 +37,7 @@ from scheduler.jobs.faults import job_fault_record
 from scheduler.models import PENDING_STATUSES, Job, PoolCycle
 from scheduler.preemption.services import (
     preemptions_plan,
+    preemptions_reassign,
     preemptions_withdraw_stale,
     preemptions_withdraw_unused,
 )
@@ -128,6 +129,8 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
         # 5. planned stops; and the open ones whose job started now without them, or that no plan counts
         #    on, are withdrawn
         stops = preemptions_plan(decisions=decisions, now=now)
+        if decisions.reassignments:  # before the withdrawals: a job ahead counts on these stops now
+            preemptions_reassign(now=now, reassignments=decisions.reassignments)
         withdrawn = preemptions_withdraw_stale(
             now=now, preemptor_ids=[row["pk"] for row in admitted_rows]) if admitted_rows else []
         if decisions.withdrawals:

@@ -97,6 +97,7 @@ def _decide(snapshot: Snapshot, describe: bool, standing: Standing | None) -> De
     return Decisions(
         admissions=tuple(cycle.admissions), waits=tuple(waits), lease_plans=tuple(cycle.lease_plans),
         reclaims=tuple(cycle.reclaims), preemptions=tuple(cycle.victims.preemptions), withdrawals=withdrawals,
+        reassignments=tuple(sorted(cycle.victims.reassigned.items())),
     )
 
 

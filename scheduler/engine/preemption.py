@@ -166,6 +166,9 @@ class Victims:
         self.leases = {lease.id: lease for lease in snapshot.leases}
         self.claimed: set[int] = set()
         self.preemptions: list[PreemptionPlan] = []
+        # Stops under way that a plan of this cycle counts on for another job than the one they were
+        # planned for: running job id -> the waiting job that now counts on it (`Decisions.reassignments`).
+        self.reassigned: dict[int, int] = {}
         # on_lease: (pool, model) -> jobs running on a lease there.
         # in_base: tenant quota id -> (job, project quota id) of its preemptible or stopping jobs.
         # floors: tenant quota id -> the priority a job must exceed to find a victim there (any,
@@ -258,8 +261,13 @@ class Victims:
             moments.append(self.grace_until)
         return max(moments)
 
-    def claim(self, used: list[RunningJob], victims: list[RunningJob], quota_id=None) -> None:
-        """`quota_id`: the only tenant quota whose victims change (None: forget them all)."""
+    def claim(self, job: PendingJob, used: list[RunningJob], victims: list[RunningJob], quota_id=None) -> None:
+        """`job`'s plan counts on the stops under way `used` and stops `victims`. `quota_id`: the only tenant
+        quota whose victims change (None: forget them all)."""
+        for run in used:
+            # A stop for no job (a lease's expiry) runs whoever counts on it.
+            if run.stopping_for is not None and run.stopping_for != job.id:
+                self.reassigned[run.id] = job.id
         if quota_id is None:
             self._freeable.clear()
         else:
@@ -296,7 +304,7 @@ class Victims:
         gpus = sum(j.total_gpus for j in used) + sum(j.total_gpus for j in victims)
         if victims and self.paused:
             return "add", R.preemption_paused(job.tenant, job.pool, job.gpu_model, gpus)
-        self.claim(used, victims, tenant_q.id)
+        self.claim(job, used, victims, tenant_q.id)
         until = self.until(used, victims)
         if victims:
             tenant_used = used_gpus.get(tenant_q.id, 0)
@@ -389,7 +397,7 @@ class Victims:
             return "add", R.preemption_paused(
                 job.tenant, job.pool, job.gpu_model, gpus, protecting=True
             )
-        self.claim(used, victims)
+        self.claim(job, used, victims)
         until = self.until(used, victims)
         if victims:
             self._plan(job, victims, RULE_PRODUCTION, {

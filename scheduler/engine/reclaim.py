@@ -76,7 +76,7 @@ def _reclaim(
     gpus = sum(r.total_gpus for r in used) + sum(r.total_gpus for r in chosen_victims)
     if chosen_victims and victims.paused:
         return "add", R.reclaim_paused(job.tenant, job.pool, job.gpu_model, gpus)
-    victims.claim(used, chosen_victims)
+    victims.claim(job, used, chosen_victims)
     until = victims.until(used, chosen_victims)
     if chosen_victims:
         reclaims.append(Reclaim(

@@ -387,6 +387,10 @@ class Decisions:
     # Running jobs whose stop, under way for a job that still waits, no plan of this cycle counts on:
     # the stop is withdrawn and the job runs on (admission.py, `_stops_not_counted_on`).
     withdrawals: tuple[int, ...] = ()
+    # (running job id, waiting job id): a stop under way that a plan of this cycle counts on for another
+    # job than the one it was planned for (a job ahead took it): it is that job's stop now, so it is not
+    # withdrawn when the job it was planned for starts without it or is cancelled.
+    reassignments: tuple[tuple[int, int], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -396,4 +400,5 @@ class Decisions:
             "reclaims": [r.to_dict() for r in self.reclaims],
             "preemptions": [p.to_dict() for p in self.preemptions],
             "withdrawals": list(self.withdrawals),
+            "reassignments": [list(pair) for pair in self.reassignments],
         }

@@ -67,6 +67,9 @@ def _text(event_type: str, p: dict) -> str:
     if event_type == "preemption.withdrawn":
         why = WITHDRAWN_WHY.get(p.get("why", ""), "")
         return _("Stop withdrawn: %(why)s") % {"why": _(why)} if why else _("Stop withdrawn")
+    if event_type == "preemption.reassigned":
+        return _("Stop now for job #%(job)s, ahead in the queue (planned for job #%(previous)s)") % {
+            "job": p.get("preemptor_job_id", "?"), "previous": p.get("previous_preemptor_job_id", "?")}
     if event_type in ("job.succeeded", "job.failed", "job.cancelled"):
         return {"job.succeeded": _("Succeeded"), "job.failed": _("Failed"), "job.cancelled": _("Cancelled")}[event_type]
     return event_type

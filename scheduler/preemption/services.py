@@ -253,6 +253,32 @@ def preemptions_withdraw_stale(*, now: datetime, preemptor_ids=None) -> list[Pre
     return _withdraw(rows, now)
 
 
+def preemptions_reassign(*, now: datetime, reassignments) -> list[Preemption]:
+    """The open stops that a job ahead of the one they were planned for counts on now (the engine's
+    `Decisions.reassignments`: victim job id, waiting job id) become that job's, so the first one starting
+    without them, or being cancelled, no longer withdraws them. The victim's deadline and notice stand: it
+    is stopped as planned, now for another job. A job that stopped waiting since the snapshot takes none
+    (the stop stays as it was, for the withdrawal rules). Called in the cycle's transaction, before the
+    stops of the jobs it admits are withdrawn."""
+    to_job = dict(reassignments)
+    if not to_job:
+        return []
+    waiting = set(Job.objects.filter(pk__in=set(to_job.values()), status__in=PENDING_STATUSES)
+                  .values_list("pk", flat=True))
+    moved = []
+    for p in _open_stops().filter(victim_id__in=list(to_job), preemptor__isnull=False).order_by("pk"):
+        job_id, previous = to_job[p.victim_id], p.preemptor_id
+        if job_id == previous or job_id not in waiting:
+            continue
+        p.preemptor_id = job_id
+        p.save(update_fields=["preemptor"])
+        if p.kind == Preemption.Kind.RECLAIM and p.lease_id:
+            lease_services.lease_reclaim_reassign(lease_id=p.lease_id, from_job_id=previous, to_job_id=job_id)
+        _preemption_event("preemption.reassigned", p, now, previous_preemptor_job_id=previous)
+        moved.append(p)
+    return moved
+
+
 def preemptions_withdraw_unused(*, now: datetime, victim_ids) -> list[Preemption]:
     """Withdraw the open stops of these victims, which the cycle's engine found no plan counting on
     (`Decisions.withdrawals`): the job each is for still waits, but cannot start even with it, or needs

@@ -332,6 +332,19 @@ class _Sim:
             # cycle requests (dirty alone would not do: a cycle clears it when it ends).
             self.push(self.now, _WAKE, None)
 
+    def _reassign(self, reassignments: tuple[tuple[int, int], ...]) -> None:
+        """Stops under way that a job ahead counts on now are that job's (`Decisions.reassignments`), as the
+        live cycle records them: its start or cancel withdraws them, no longer the first job's."""
+        for victim, job_id in reassignments:
+            run = self.running.get(victim)
+            if run is None or run.engine.stopping_for is None:
+                continue
+            stops = self.stops_for.get(run.engine.stopping_for)
+            if stops is not None and victim in stops:
+                stops.remove(victim)
+            self.stops_for.setdefault(job_id, []).append(victim)
+            self._set_engine(run, _replace(run.engine, stopping_for=job_id))
+
     def _withdraw_unused(self, victims: tuple[int, ...]) -> None:
         """The engine found no plan counting on these stops (`Decisions.withdrawals`): their victims run
         on, and the pool is evaluated again, as the live cycle withdraws and requests."""
@@ -478,6 +491,7 @@ class _Sim:
             preemption_cap_24h=trace.preemption_cap_24h, grace_minutes=trace.grace_minutes)
         # The replay reads no waits, and keeps what the running jobs hold (standing.py) across cycles.
         decisions = decide(snapshot, describe=not self.fast, standing=self.standing if self.fast else None)
+        self._reassign(decisions.reassignments)  # before the starts below withdraw their jobs' stops
         for admission in decisions.admissions:
             job = self.job_by_id[admission.job_id]
             del self.pending[job.id]

@@ -90,6 +90,7 @@ def _decide(snapshot: Snapshot, describe: bool, standing: Standing | None) -> De
         snapshot.pending, snapshot.priority_classes, snapshot.usage, cycle.book.tenant_gpus
     )
     _nominate(cycle, queue)  # 3. nominate and fit under base quota
+    _settle_quota(cycle)  # 3b. and judge again the waiting jobs a smaller job behind them left over quota
     _borrow(cycle)  # 4. borrow for jobs that lack only quota
     _preempt(cycle)  # 5. reclaim and preempt for jobs still waiting
     withdrawals = _stops_not_counted_on(cycle)  # 5b. and stops under way that no plan counts on
@@ -110,7 +111,7 @@ def _nominate(cycle: CycleState, queue) -> None:
     book, used, now, priority_of, reasons = cycle.book, cycle.used, cycle.now, cycle.priority_of, cycle.reasons
     admissions, waiting, borrowers, stoppers, demand = (
         cycle.admissions, cycle.waiting, cycle.borrowers, cycle.stoppers, cycle.demand)
-    share = cycle.share
+    share, held, within_quota = cycle.share, cycle.held_quota, cycle.within_quota
     for job in queue:
         lane = cycle.lane(job)
         priority = priority_of.get(job.priority_class, 0)
@@ -153,6 +154,8 @@ def _nominate(cycle: CycleState, queue) -> None:
             entry = Candidate(job, share(blockers), tenant_q, lane, node_blocked, project_q,
                               quota_ok, shape_ok)
             waiting.append(entry)
+            if quota_ok:  # with the quota held for the jobs ahead of it (phase 3b judges it again)
+                within_quota.append((entry, held.get(tenant_q.id, 0), held.get(project_q.id, 0) if project_q else 0))
             if shape_ok and job.env_ready and tenant_q is not None:
                 if not quota_ok:
                     borrowers.append(entry)
@@ -170,6 +173,47 @@ def _nominate(cycle: CycleState, queue) -> None:
         end = now + timedelta(minutes=job.max_runtime_minutes)
         lane.releases.add(end, need)
         timeline(cycle.quota_releases, tenant_q.id).add(end, need)
+
+
+def _settle_quota(cycle: CycleState) -> None:
+    """Phase 3b: a waiting job within base quota at its turn, blocked on nodes, may be over it once a
+    smaller job of its tenant behind it started (best-effort FIFO) and took quota it was counting on. It
+    is judged again as the next cycle would judge it: over quota, so its quota no longer keeps its tenant
+    from lending (`demand`), it may borrow in phase 4, and it says so. Judged at its turn alone, the next
+    cycle, with nothing changed, would lend, borrow or say what this one did not: a cycle's decisions must
+    be the ones a second look at the same pool gives. What the jobs behind it hold for stops under way
+    (`hold`) is not counted against it: a hold keeps quota from the jobs behind the holder only."""
+    used, held, demand = cycle.used, cycle.held_quota, cycle.demand
+    changed = []
+    for entry, tenant_held, project_held in cycle.within_quota:
+        job = entry.job
+        need = job.gpus * job.replicas
+        marks = []
+        for quota, held_ahead, mark in ((entry.tenant_q, tenant_held, _OVER_TENANT_QUOTA),
+                                        (entry.project_q, project_held, _OVER_PROJECT_QUOTA)):
+            # Use now, less all that is held now, plus what was held for the jobs ahead at its turn.
+            if quota is not None and used.get(quota.id, 0) - held.get(quota.id, 0) + held_ahead + need > quota.gpus:
+                marks.append(mark)
+        if not marks:
+            continue
+        entry.quota_ok = False
+        blockers = entry.blockers
+        k = 0  # the marks go after the environment blocker, before the node ones (PRECEDENCE)
+        while k < len(blockers) and R.RANK[blockers[k].code] < R.RANK[R.QUOTA_EXCEEDED]:
+            k += 1
+        entry.blockers = cycle.share((*blockers[:k], *marks, *blockers[k:]))
+        if entry.node_blocked and job.env_ready and entry.shape_ok:
+            demand[(job.tenant, job.pool, job.gpu_model)] -= need
+        changed.append(entry)
+    if not changed:
+        return
+    # In queue order, as phase 3 lists them: the borrowers now include these; a stop may help them too.
+    cycle.borrowers = [e for e in cycle.waiting if not e.quota_ok and e.shape_ok and e.job.env_ready]
+    helped = {id(e) for e in changed if e.shape_ok and e.job.env_ready and cycle.may_preempt(
+        e.job, e.tenant_q, e.job.gpus * e.job.replicas, cycle.priority_of.get(e.job.priority_class, 0))}
+    if helped:
+        stoppers = {id(e) for e in cycle.stoppers} | helped
+        cycle.stoppers = [e for e in cycle.waiting if id(e) in stoppers]
 
 
 def _hold_if_stopping_for(cycle: CycleState, entry: Candidate, need: int, may_preempt: bool) -> None:

@@ -103,6 +103,9 @@ class CycleState:
                 self.stops_for.setdefault(job.stopping_for, []).append(job)
         self.holds: dict[int, Hold] = {}
         self.held_quota: dict[int, int] = {}
+        # Waiting jobs within base quota at their turn, with what was held of their tenant and project
+        # quotas then (phase 3b judges them again once the jobs behind them are admitted).
+        self.within_quota: list[tuple[Candidate, int, int]] = []
         self._state()
 
     def _state(self) -> None:

@@ -6,7 +6,7 @@ jobs still waiting (reclaim.py, preemption.py). Base-quota admissions come befor
 so a tenant's guaranteed floor is served before anyone borrows from it. Queueing is strict priority
 order with best-effort FIFO: every job is tried in queue order and a job that does not fit
 does not hold back the jobs behind it (as kueue's default), so a small later job may pass a
-big blocked one. This never admits a lower-priority job of a tenant while a higher-priority job
+big blocked one (whose base quota is then judged again, `_settle_quota`). This never admits a lower-priority job of a tenant while a higher-priority job
 of the same tenant that fits waits: the higher one was tried first against at least as much
 free quota and capacity, and a cycle only ever consumes capacity. Nor does it admit one into what
 a job ahead of it counts on from stops, under way or planned in this cycle: that job holds it

@@ -8,7 +8,7 @@ from quotas.leases.models import Lease
 from scheduler.backends import backend_tick
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.models import Job
-from tests.jobs import beta, submit
+from tests.jobs import beta, borrowing_off, submit, submit_api
 
 T0 = timezone.now().replace(microsecond=0)
 
@@ -40,3 +40,16 @@ def beta_wants_its_quota(world, minutes: float = 31):
     run(world, minutes)
     job.refresh_from_db()
     return job
+
+
+def alpha_full_and_a_stop_planned(world, api, member):
+    """alpha's 16 base GPUs run a training job and a sweep; an evaluation job (higher priority) arrives
+    at minute 1 and the sweep, the lowest, is to be stopped for it (grace until minute 11)."""
+    borrowing_off(world)
+    # Long limits: the simulated runs (30–90 % of their limit) cannot end within the test.
+    base = submit_api(api, member, gpus=8, name="base", workload_class="training", max_runtime_minutes=600)
+    sweep = submit_api(api, member, gpus=8, name="sweep", workload_class="experiment", max_runtime_minutes=600)
+    run(world, 0)
+    evaluation = submit_api(api, member, gpus=8, name="eval", workload_class="evaluation", max_runtime_minutes=600)
+    run(world, 1)
+    return base, sweep, evaluation

@@ -13,21 +13,16 @@ from quotas.leases.models import Lease
 from scheduler.models import Job, Preemption
 from scheduler.notices.models import Notice
 from scheduler.preemption.services import preemption_grace_due
-from tests.borrow_preempt_helpers import alpha_borrows_from_beta, at, beta_wants_its_quota, run
-from tests.jobs import borrowing_off, submit_api
+from tests.borrow_preempt_helpers import (
+    alpha_borrows_from_beta, alpha_full_and_a_stop_planned, at, beta_wants_its_quota, run,
+)
+from tests.jobs import submit_api
 
 pytestmark = pytest.mark.django_db
 
 
 def test_a_stop_a_job_ahead_counts_on_stays_when_its_first_job_is_cancelled(world, api, member):
-    borrowing_off(world)
-    # alpha's 16 base GPUs: a training job and a sweep. An evaluation job arrives: the sweep, the lowest,
-    # is to be stopped for it (grace until minute 11).
-    training = submit_api(api, member, gpus=8, name="base", workload_class="training", max_runtime_minutes=600)
-    sweep = submit_api(api, member, gpus=8, name="sweep", workload_class="experiment", max_runtime_minutes=600)
-    run(world, 0)
-    evaluation = submit_api(api, member, gpus=8, name="eval", workload_class="evaluation", max_runtime_minutes=600)
-    run(world, 1)
+    training, sweep, evaluation = alpha_full_and_a_stop_planned(world, api, member)
     stop = Preemption.objects.get(victim=sweep)
     assert (stop.preemptor_id, stop.state, stop.grace_until) == (evaluation.pk, Preemption.State.NOTIFIED, at(11))
 

@@ -15,7 +15,9 @@ from quotas.leases.services import policy_switch_set
 from scheduler.models import Job, Preemption
 from scheduler.notices.models import Notice
 from scheduler.preemption.services import preemption_grace_due
-from tests.borrow_preempt_helpers import alpha_borrows_from_beta, at, beta_wants_its_quota, run
+from tests.borrow_preempt_helpers import (
+    alpha_borrows_from_beta, alpha_full_and_a_stop_planned, at, beta_wants_its_quota, run,
+)
 from tests.jobs import borrowing_off, submit_api
 
 pytestmark = pytest.mark.django_db
@@ -27,23 +29,10 @@ def _cancel(api, member, job, minute):
     assert response.status_code == 200, response.content
 
 
-def _alpha_full_and_a_stop_planned(world, api, member):
-    """alpha's 16 base GPUs run a training job and a sweep; an evaluation job (higher priority) arrives
-    and the sweep, the lowest, is to be stopped for it."""
-    borrowing_off(world)
-    # Long limits: the simulated runs (30–90 % of their limit) cannot end within the test.
-    base = submit_api(api, member, gpus=8, name="base", workload_class="training", max_runtime_minutes=600)
-    sweep = submit_api(api, member, gpus=8, name="sweep", workload_class="experiment", max_runtime_minutes=600)
-    run(world, 0)
-    evaluation = submit_api(api, member, gpus=8, name="eval", workload_class="evaluation", max_runtime_minutes=600)
-    run(world, 1)
-    return base, sweep, evaluation
-
-
 @pytest.mark.parametrize("how", ["started", "cancelled"])
 def test_a_stop_whose_job_no_longer_waits_is_withdrawn_and_the_victim_runs_on(world, api, member, tenant_admin,
                                                                               how):
-    base, sweep, evaluation = _alpha_full_and_a_stop_planned(world, api, member)
+    base, sweep, evaluation = alpha_full_and_a_stop_planned(world, api, member)
     stop = Preemption.objects.get()
     assert (stop.victim_id, stop.preemptor_id, stop.state) == (sweep.pk, evaluation.pk, Preemption.State.NOTIFIED)
 
@@ -104,7 +93,7 @@ def test_a_stop_whose_job_no_longer_waits_is_withdrawn_and_the_victim_runs_on(wo
 def test_a_stop_awaiting_approval_is_withdrawn_without_a_notice_when_its_job_is_cancelled(
         world, api, member, platform_admin):
     policy_switch_set(actor=platform_admin, key=PolicySwitch.Key.PREEMPTION_MODE, value="manual", reason="test")
-    _, sweep, evaluation = _alpha_full_and_a_stop_planned(world, api, member)
+    _, sweep, evaluation = alpha_full_and_a_stop_planned(world, api, member)
     stop = Preemption.objects.get()
     assert stop.state == Preemption.State.AWAITING_APPROVAL
     _cancel(api, member, evaluation, 5)
@@ -170,7 +159,7 @@ def test_the_grace_worker_withdraws_a_stop_left_open_for_a_job_that_started(worl
     """A cycle that does not withdraw (a worker still on the previous release during a rolling upgrade)
     admits the job a stop was for: the grace worker withdraws the stop before its deadline instead of
     stopping the victim."""
-    base, sweep, evaluation = _alpha_full_and_a_stop_planned(world, api, member)
+    base, sweep, evaluation = alpha_full_and_a_stop_planned(world, api, member)
     monkeypatch.setattr("scheduler.cycle.services.preemptions_withdraw_stale", lambda **kw: [])
     _cancel(api, member, base, 3)
     run(world, 3)

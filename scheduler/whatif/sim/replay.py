@@ -336,12 +336,9 @@ class _Sim:
         """Stops under way that a job ahead counts on now are that job's (`Decisions.reassignments`), as the
         live cycle records them: its start or cancel withdraws them, no longer the first job's."""
         for victim, job_id in reassignments:
-            run = self.running.get(victim)
-            if run is None or run.engine.stopping_for is None:
+            run = self._stop_of(victim)
+            if run is None:
                 continue
-            stops = self.stops_for.get(run.engine.stopping_for)
-            if stops is not None and victim in stops:
-                stops.remove(victim)
             self.stops_for.setdefault(job_id, []).append(victim)
             self._set_engine(run, _replace(run.engine, stopping_for=job_id))
 
@@ -349,15 +346,22 @@ class _Sim:
         """The engine found no plan counting on these stops (`Decisions.withdrawals`): their victims run
         on, and the pool is evaluated again, as the live cycle withdraws and requests."""
         for victim in victims:
-            run = self.running.get(victim)
-            if run is None or run.engine.stopping_for is None:
-                continue
-            stops = self.stops_for.get(run.engine.stopping_for)
-            if stops is not None and victim in stops:
-                stops.remove(victim)
-            self._run_on(run)
+            run = self._stop_of(victim)
+            if run is not None:
+                self._run_on(run)
         if victims:
             self.push(self.now, _WAKE, None)
+
+    def _stop_of(self, victim: int) -> _Run | None:
+        """The run of a victim stopping for a job, taken off that job's list of stops; None when it runs
+        for no job (a lease's expiry) or no longer runs."""
+        run = self.running.get(victim)
+        if run is None or run.engine.stopping_for is None:
+            return None
+        stops = self.stops_for.get(run.engine.stopping_for)
+        if stops is not None and victim in stops:
+            stops.remove(victim)
+        return run
 
     def _run_on(self, run: _Run) -> None:
         """A withdrawn stop: its victim is no longer stopping, and a lease being reclaimed for it is active

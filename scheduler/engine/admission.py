@@ -6,9 +6,10 @@ jobs still waiting (reclaim.py, preemption.py). Base-quota admissions come befor
 so a tenant's guaranteed floor is served before anyone borrows from it. Queueing is strict priority
 order with best-effort FIFO: every job is tried in queue order and a job that does not fit
 does not hold back the jobs behind it (as kueue's default), so a small later job may pass a
-big blocked one (whose base quota is then judged again, `_settle_quota`). This never admits a lower-priority job of a tenant while a higher-priority job
-of the same tenant that fits waits: the higher one was tried first against at least as much
-free quota and capacity, and a cycle only ever consumes capacity. Nor does it admit one into what
+big blocked one (whose base quota is then judged again, `_settle_quota`). This never admits a
+lower-priority job of a tenant while a higher-priority job of the same tenant that fits waits:
+the higher one was tried first against at least as much free quota and capacity, and a cycle only
+ever consumes capacity. Nor does it admit one into what
 a job ahead of it counts on from stops, under way or planned in this cycle: that job holds it
 (`_hold_if_stopping_for`), as kueue keeps the usage of a workload that preempts from the
 workloads after it in the cycle.
@@ -197,11 +198,7 @@ def _settle_quota(cycle: CycleState) -> None:
         if not marks:
             continue
         entry.quota_ok = False
-        blockers = entry.blockers
-        k = 0  # the marks go after the environment blocker, before the node ones (PRECEDENCE)
-        while k < len(blockers) and R.RANK[blockers[k].code] < R.RANK[R.QUOTA_EXCEEDED]:
-            k += 1
-        entry.blockers = cycle.share((*blockers[:k], *marks, *blockers[k:]))
+        entry.blockers = cycle.share(R.sort_blockers([*entry.blockers, *marks]))
         if entry.node_blocked and job.env_ready and entry.shape_ok:
             demand[(job.tenant, job.pool, job.gpu_model)] -= need
         changed.append(entry)

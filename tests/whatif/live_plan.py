@@ -10,7 +10,8 @@ from scheduler.backends import backend_tick
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.models import Preemption
 from scheduler.preemption.services import preemption_approve, preemption_grace_due
-from scheduler.whatif.sim.replay import APPROVAL_MINUTES
+from scheduler.whatif.sim.metrics import fidelity
+from scheduler.whatif.sim.replay import APPROVAL_MINUTES, replay
 from scheduler.whatif.selectors import trace_build
 
 # After the fixtures' rows exist: the trace reads nodes and quotas as they were at the window start.
@@ -58,3 +59,13 @@ def live(world, api, users, plan, t0: datetime = T0, *, ids_after: int | None = 
 def window_trace(pool, t0: datetime = T0):
     """The plan's window as the what-if replay reads it from the evidence."""
     return trace_build(pool=pool, start=t0, end=at(MINUTES, t0))
+
+
+def assert_replay_agrees(pool, t0: datetime = T0):
+    """The window replayed from its evidence, event-driven and held to the live cadence (a cycle a minute),
+    starts every job in the order and at the second it really started. Returns the trace."""
+    trace = window_trace(pool, t0)
+    for cadence in (0, 60):
+        figures = fidelity(replay(trace, cycle_seconds=cadence))
+        assert figures["same_admission_order"] is True and figures["wait_diff_max_seconds"] == 0, (cadence, figures)
+    return trace

@@ -10,9 +10,7 @@ gang again after the small job started (admission.py, phase 3b) and lends at onc
 the real cycle, the backend tick and the lease and grace workers."""
 from audit.models import AuditEvent
 from scheduler.models import Job
-from scheduler.whatif.sim.metrics import fidelity
-from scheduler.whatif.sim.replay import replay
-from tests.whatif.live_plan import at, live, window_trace
+from tests.whatif.live_plan import assert_replay_agrees, at, live
 
 # (minute, tenant, project, GPUs, replicas, workload class, max runtime)
 PLAN = [
@@ -38,6 +36,4 @@ def test_a_job_left_over_quota_by_a_smaller_one_lends_in_the_same_cycle(world, a
                  .values_list("payload__code", flat=True))
     assert codes == ["QUOTA_EXCEEDED"]
 
-    trace = window_trace(world.pool)
-    for figures in (fidelity(replay(trace, cycle_seconds=60)), fidelity(replay(trace))):
-        assert figures["same_admission_order"] is True and figures["wait_diff_max_seconds"] == 0
+    assert_replay_agrees(world.pool)

@@ -11,9 +11,7 @@ backend tick and the lease and grace workers."""
 from audit.models import AuditEvent
 from scheduler.models import Job, Preemption
 from scheduler.notices.models import Notice
-from scheduler.whatif.sim.metrics import fidelity
-from scheduler.whatif.sim.replay import replay
-from tests.whatif.live_plan import at, live, window_trace
+from tests.whatif.live_plan import assert_replay_agrees, at, live
 
 # (minute, tenant, project, GPUs, replicas, workload class, max runtime)
 PLAN = [
@@ -42,7 +40,4 @@ def test_a_stop_whose_job_started_goes_to_the_next_job_that_counts_on_it(world, 
     assert list(Notice.objects.filter(job_id=training.pk).values_list("kind", flat=True)) == ["preemption"]
 
     # The replay reassigns the same way: held to the live cadence or event-driven, it agrees to the second.
-    trace = window_trace(world.pool)
-    assert fidelity(replay(trace, cycle_seconds=60))["wait_diff_max_seconds"] == 0
-    figures = fidelity(replay(trace))
-    assert figures["same_admission_order"] is True and figures["wait_diff_max_seconds"] == 0
+    assert_replay_agrees(world.pool)

@@ -63,7 +63,7 @@ INSTALLED_APPS = [
     "scheduler.notices.apps.NoticesConfig",
     "scheduler.whatif.apps.WhatIfConfig",
     "audit",
-    "accounts",
+    "portal.accounts",
 ]
 
 MIDDLEWARE = [
@@ -136,8 +136,8 @@ if PORTAL_ENV == "test":
     # the suite's time went into fixtures. Production and the demo keep Django's default hashers.
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # The model backend behind a lockout check: every attempt for a locked name or address is refused
-# (accounts/lockout.py).
-AUTHENTICATION_BACKENDS = ["accounts.lockout.LockoutBackend"]
+# (portal/accounts/lockout.py).
+AUTHENTICATION_BACKENDS = ["portal.accounts.lockout.LockoutBackend"]
 LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", 5))
 LOGIN_FAILURE_LIMIT_PER_IP = int(os.environ.get("LOGIN_FAILURE_LIMIT_PER_IP", 30))
 LOGIN_LOCKOUT_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_SECONDS", 900))
@@ -213,7 +213,7 @@ else:
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "accounts.authentication.PortalTokenAuthentication",
+        "portal.accounts.authentication.PortalTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

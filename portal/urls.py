@@ -19,7 +19,7 @@ urlpatterns = [
     path("readyz", views.readyz, name="readyz"),
     path("metrics", metrics.metrics_view, name="metrics"),
     path("platform/", views.platform_dashboard, name="platform-dashboard"),
-    path("", include("accounts.urls")),
+    path("", include("portal.accounts.urls")),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),

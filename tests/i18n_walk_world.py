@@ -88,7 +88,7 @@ def build(world) -> WalkWorld:
                                              comment="Fine for a month")
     walk.ids["requests"] = [draft.pk, submitted.pk, endorsed.pk, rejected.pk, applied.pk]
 
-    from accounts.tokens import personal_token_create
+    from portal.accounts.tokens import personal_token_create
     from scheduler.whatif.services import whatif_create, whatif_execute
     personal_token_create(user=member, name="ci-runner", lifetime_days=30)
     whatif = whatif_create(actor=users["platform admin"], pool=world.pool, window_start=T0 - timedelta(hours=1),

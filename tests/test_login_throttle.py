@@ -10,8 +10,8 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 from rest_framework.throttling import UserRateThrottle
 
-from accounts.models import PersonalToken
-from accounts.tokens import digest_of
+from portal.accounts.models import PersonalToken
+from portal.accounts.tokens import digest_of
 from audit.models import AuditEvent
 
 pytestmark = pytest.mark.django_db

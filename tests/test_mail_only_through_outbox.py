@@ -4,7 +4,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("accounts", "audit", "portal", "quotas", "scheduler")
+APPS = ("audit", "portal", "quotas", "scheduler")
 THE_SENDER = Path("scheduler/notices/channels.py")
 MAIL_MODULE = "django.core.mail"
 SENDING_NAMES = {"EmailMessage", "EmailMultiAlternatives", "send_mail", "send_mass_mail", "mail_admins",

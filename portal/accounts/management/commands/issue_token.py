@@ -2,7 +2,7 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from accounts.tokens import personal_token_create
+from portal.accounts.tokens import personal_token_create
 
 
 class Command(BaseCommand):

@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from accounts.models import PersonalToken
+from portal.accounts.models import PersonalToken
 from audit.chain.services import audit_record
 
 KEY_PREFIX = "gqp_"

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from accounts import views
+from portal.accounts import views
 
 urlpatterns = [
     path("login/", views.LoginView.as_view(), name="login"),

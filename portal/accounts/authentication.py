@@ -9,8 +9,8 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 
-from accounts.lockout import _key, client_ip
-from accounts.tokens import KEY_PREFIX, personal_token_resolve
+from portal.accounts.lockout import _key, client_ip
+from portal.accounts.tokens import KEY_PREFIX, personal_token_resolve
 
 BAD_TOKEN = _("Invalid or expired token.")
 

@@ -8,9 +8,9 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext_lazy as _, ngettext
 from django.views.decorators.http import require_POST
 
-from accounts.lockout import client_ip, locked_for
-from accounts.tokens import LIFETIME_DAYS, personal_token_create, personal_token_revoke
-from accounts.models import PersonalToken
+from portal.accounts.lockout import client_ip, locked_for
+from portal.accounts.tokens import LIFETIME_DAYS, personal_token_create, personal_token_revoke
+from portal.accounts.models import PersonalToken
 
 REVOKED = _("Token revoked.")
 NOTHING_TO_REVOKE = _("That token was already revoked.")

@@ -11,7 +11,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
 app = Celery("portal")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 TASK_PACKAGES = [
-    "quotas", "quotas.requests", "scheduler.cycle", "scheduler.backends", "scheduler.runs", "scheduler.preemption",
+    "quotas", "quotas.requests", "scheduler.cycle", "scheduler.sync", "scheduler.runs", "scheduler.preemption",
     "scheduler.notices", "scheduler.whatif", "audit.chain", "audit.usage", "audit.reports", "portal", "portal.liveness",
 ]
 app.autodiscover_tasks(lambda: TASK_PACKAGES)

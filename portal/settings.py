@@ -8,7 +8,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from quotas import limits
+from quotas.common import limits
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
@@ -99,7 +99,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "portal.context_processors.navigation",
             ],
-            # One time format everywhere: {{ value|when }} (quotas/times.py) in every template, no load.
+            # One time format everywhere: {{ value|when }} (quotas/common/times.py) in every template, no load.
             "builtins": ["quotas.templatetags.when"],
         },
     }
@@ -117,7 +117,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 30,
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-# The body limit fits the largest bulk submission the API accepts (quotas/limits.py); larger bodies
+# The body limit fits the largest bulk submission the API accepts (quotas/common/limits.py); larger bodies
 # get 413 with JSON (portal/edge.py).
 DATA_UPLOAD_MAX_MEMORY_SIZE = limits.REQUEST_BODY_BYTES
 
@@ -219,7 +219,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PAGINATION_CLASS": "quotas.pagination.BoundedLimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "quotas.common.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "portal.api_errors.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.AnonRateThrottle",
@@ -341,7 +341,7 @@ CELERY_BEAT_SCHEDULE = {
     "scheduler-native-intake": {"task": "scheduler.native_intake", "schedule": SLURM_NATIVE_INTAKE_SECONDS},
     "scheduler-preemption-grace-tick": {"task": "scheduler.preemption_grace_tick",
                                         "schedule": PREEMPTION_GRACE_TICK_SECONDS},
-    "lease-expiry-tick": {"task": "quotas.lease_tasks.lease_expiry_tick", "schedule": LEASE_EXPIRY_TICK_SECONDS},
+    "lease-expiry-tick": {"task": "scheduler.lease_expiry_tick", "schedule": LEASE_EXPIRY_TICK_SECONDS},
     "quotas-activate-due": {"task": "quotas.quota_activate_due", "schedule": QUOTA_TICK_SECONDS},
     "nodes-maintenance-expire": {"task": "quotas.node_maintenance_expire", "schedule": QUOTA_TICK_SECONDS},
     "quota-requests-apply-due": {"task": "quotas.tasks.quota_requests_apply_due", "schedule": 30.0},

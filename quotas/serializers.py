@@ -1,7 +1,7 @@
 """API shapes for pools, base quotas and nodes."""
 from rest_framework import serializers
 
-from quotas import limits
+from quotas.common import limits
 from quotas.models import GpuModel, Node, Pool, Project, Quota, Tenant, WorkloadClass
 
 

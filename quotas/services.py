@@ -9,7 +9,8 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from audit.chain.services import audit_record
-from quotas import errors, limits
+from quotas import errors
+from quotas.common import limits
 from quotas.history import reason_errors, with_history
 from quotas.models import (
     GpuModel,
@@ -309,17 +310,6 @@ def project_create(*, actor, tenant: Tenant, slug: str, name: str) -> Project:
         project.save()
         audit_record(event_type="project.created", target=project, actor=actor, tenant=tenant,
                      payload={"slug": slug, "name": name})
-    return project
-
-
-def project_archive(*, actor, project: Project) -> Project:
-    with transaction.atomic():
-        updated = Project.objects.filter(pk=project.pk, state=Project.State.ACTIVE).update(
-            state=Project.State.ARCHIVED, archived_at=timezone.now())
-        project.refresh_from_db()
-        if updated:
-            audit_record(event_type="project.archived", target=project, actor=actor, tenant=project.tenant,
-                         payload={"slug": project.slug})
     return project
 
 

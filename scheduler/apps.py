@@ -7,7 +7,7 @@ class SchedulerConfig(AppConfig):
 
     def ready(self):
         from quotas import holdings, pool_changes
-        from scheduler.cycle.triggers import request_pool_evaluation
+        from scheduler.queue.triggers import request_pool_evaluation
         from scheduler.jobs import selectors
 
         # The quota pages ask how many GPUs jobs hold; jobs are ours to count.

@@ -51,7 +51,7 @@ class Job(models.Model):
     expected_end = models.DateTimeField(null=True, blank=True)
 
     placements = models.JSONField(default=list, blank=True, help_text="Node id per replica")
-    # The wait as data (code, blockers, next actions; scheduler.cycle.waits), rendered on read. Its
+    # The wait as data (code, blockers, next actions; scheduler.queue.waits), rendered on read. Its
     # position, GPUs ahead and ETA live in the pool's order of the last cycle (PoolCycle.order).
     wait = models.JSONField(null=True, blank=True, help_text="Code, blockers and next actions of the last cycle")
     wait_code = models.CharField(max_length=30, blank=True, db_index=True)
@@ -60,7 +60,7 @@ class Job(models.Model):
     last_checkpoint_at = models.DateTimeField(null=True, blank=True, help_text="Last checkpoint the job reported")
     error_type = models.CharField(max_length=60, blank=True)
 
-    # A per-job error in a cycle or a backend tick (scheduler.jobs.faults): recorded here, the job is
+    # A per-job error in a cycle or a backend tick (scheduler.queue.faults): recorded here, the job is
     # skipped until fault_retry_at, and every other job goes on.
     fault = models.CharField(max_length=300, blank=True)
     fault_retry_at = models.DateTimeField(null=True, blank=True)
@@ -118,7 +118,7 @@ class PoolCycle(models.Model):
     last_admitted = models.PositiveIntegerField(default=0)
     last_waiting = models.PositiveIntegerField(default=0)
     runs = models.PositiveIntegerField(default=0)
-    # The pool's queue order of the last cycle (scheduler.cycle.order): written when it changed.
+    # The pool's queue order of the last cycle (scheduler.queue.order): written when it changed.
     order = models.JSONField(default=dict, blank=True)
     order_digest = models.CharField(max_length=24, blank=True)
     order_at = models.DateTimeField(null=True, blank=True)
@@ -130,7 +130,7 @@ class PoolCycle(models.Model):
 class Preemption(models.Model):
     """One planned stop of a running job: a reclaim of lent quota, a preemption by priority, or the end
     of the lease it ran on. Written by the cycle, approved or rejected by a platform approver in manual mode,
-    settled by the grace worker (scheduler.preemptions) or early by a checkpoint report."""
+    settled by the grace worker (scheduler.preemption.stop) or early by a checkpoint report."""
 
     class Kind(models.TextChoices):
         RECLAIM = "reclaim", _("Reclaim of lent quota")
@@ -162,7 +162,7 @@ class Preemption(models.Model):
                                     related_name="+")
     approved_at = models.DateTimeField(null=True, blank=True)
     # Manual mode: an approver refused this stop. The victim's current run is then never planned as a
-    # victim again (scheduler.snapshot marks it), so the same request does not come back every cycle.
+    # victim again (scheduler.cycle.snapshot marks it), so the same request does not come back every cycle.
     rejected_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                     related_name="+")
     rejection_comment = models.TextField(blank=True)

@@ -110,3 +110,41 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         if node not in index:
             visit(node)
     return found
+
+
+# Inside the scheduler, sub-packages form layers, bottom first: a module imports its own sub-package or
+# one below it, never one above, so no two sub-packages import each other. `models` is every Django
+# models module (each app's `models.py` gathers its sub-packages' models, so they sit together at the
+# bottom); the web tier (pages, API, admin, app config, commands) sits on top and may import any layer.
+SCHEDULER_LAYERS = ("engine", "models", "notices", "queue", "backends", "runs", "preemption", "jobs", "sync",
+                    "cycle", "whatif", "bench")
+WEB_TIER = "web"
+WEB_NAMES = {"views", "api", "urls", "api_urls", "admin", "serializers", "forms", "apps", "templatetags",
+             "management"}
+
+
+def scheduler_layer(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "scheduler":
+        return None
+    if len(parts) == 1 or WEB_NAMES & set(parts[1:]) or (len(parts) == 2 and parts[1] not in SCHEDULER_LAYERS):
+        return WEB_TIER
+    if parts[-1] == "models":
+        return "models"
+    return parts[1]
+
+
+def scheduler_arrows_up(graph: dict[str, set[str]]) -> list[str]:
+    """Imports inside the scheduler that run from a layer to one above it (or into the web tier)."""
+    wrong = []
+    for source, targets in sorted(graph.items()):
+        src = scheduler_layer(source)
+        if src in (None, WEB_TIER):
+            continue
+        for target in sorted(targets):
+            dst = scheduler_layer(target)
+            if dst in (None, src):
+                continue
+            if dst == WEB_TIER or SCHEDULER_LAYERS.index(dst) > SCHEDULER_LAYERS.index(src):
+                wrong.append(f"{source} ({src}) imports {target} ({dst})")
+    return wrong

@@ -5,7 +5,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from quotas.leases.models import Lease
-from scheduler.backends import backend_tick
+from scheduler.sync.tick import backend_tick
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.models import Job
 from tests.jobs import beta, borrowing_off, submit, submit_api

@@ -12,7 +12,7 @@ from quotas.models import GpuModel, Membership, Node, Pool, Project, Tenant
 from quotas.requests import services as requests
 from quotas.requests.models import QuotaRequest
 from scheduler.models import Job, Preemption
-from scheduler.preemption.services import preemption_grace_due
+from scheduler.preemption.stop import preemption_grace_due
 from tests import factories
 from tests.borrow_preempt_helpers import T0, alpha_borrows_from_beta, at, beta_wants_its_quota, run
 from tests.jobs import submit

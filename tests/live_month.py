@@ -38,7 +38,7 @@ from quotas import services
 from quotas.leases.models import LendingPolicy
 from quotas.models import GpuModel, Membership, Pool, Project, Tenant
 from quotas.tasks import node_maintenance_expire, quota_activate_due
-from scheduler.backends.tasks import backend_tick
+from scheduler.sync.tasks import backend_tick
 from scheduler.models import Job
 from scheduler.preemption.tasks import lease_expiry_tick, preemption_grace_tick
 from tests import factories

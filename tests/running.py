@@ -8,7 +8,7 @@ from datetime import datetime
 
 import time_machine
 
-from scheduler.backends import backend_tick
+from scheduler.sync.tick import backend_tick
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.models import Job
 from tests.jobs import submit

@@ -2,13 +2,31 @@
 themselves catch a planted arrow or cycle (so a green run means something)."""
 from pathlib import Path
 
-from tests.architecture import arrows_against_direction, cycles, import_graph
+from tests.architecture import (
+    SCHEDULER_LAYERS,
+    arrows_against_direction,
+    cycles,
+    import_graph,
+    scheduler_arrows_up,
+    scheduler_layer,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_arrows_run_one_way():
     assert arrows_against_direction(import_graph(ROOT)) == []
+
+
+def test_scheduler_sub_packages_import_only_their_own_layer_or_those_below():
+    assert scheduler_arrows_up(import_graph(ROOT)) == []
+
+
+def test_every_scheduler_sub_package_has_a_layer():
+    """A new sub-package must be placed in the order, or its arrows would go unchecked."""
+    packages = {p.name for p in (ROOT / "scheduler").iterdir() if (p / "__init__.py").exists()}
+    unplaced = {name for name in packages if scheduler_layer(f"scheduler.{name}.x") not in SCHEDULER_LAYERS}
+    assert unplaced <= {"management", "migrations", "templatetags"}
 
 
 def test_there_is_no_import_cycle():
@@ -47,3 +65,21 @@ def test_a_planted_cycle_is_reported_even_through_an_import_inside_a_function(tm
         "scheduler/tasks.py": "from scheduler import triggers\n",
     })
     assert cycles(import_graph(root)) == [["scheduler.tasks", "scheduler.triggers"]]
+
+
+def test_a_planted_arrow_up_between_scheduler_sub_packages_is_reported(tmp_path):
+    root = _tree(tmp_path, {
+        "scheduler/runs/services.py": "from scheduler.jobs import submit\n",
+        "scheduler/jobs/submit.py": "from scheduler.runs.services import x\nfrom scheduler.jobs.views import page\n",
+        "scheduler/jobs/views.py": "from scheduler.cycle.services import run\n",
+        "scheduler/cycle/services.py": "def f():\n    from scheduler.jobs.views import page\n",
+        "scheduler/models.py": "from scheduler.runs.models import JobRun\n",
+        "scheduler/runs/models.py": "from scheduler.queue.triggers import t\n",
+        "scheduler/queue/triggers.py": "",
+    })
+    assert scheduler_arrows_up(import_graph(root)) == [
+        "scheduler.cycle.services (cycle) imports scheduler.jobs.views (web)",
+        "scheduler.jobs.submit (jobs) imports scheduler.jobs.views (web)",
+        "scheduler.runs.models (models) imports scheduler.queue.triggers (queue)",
+        "scheduler.runs.services (runs) imports scheduler.jobs.submit (jobs)",
+    ]

@@ -85,7 +85,7 @@ def test_what_a_job_runs_never_reaches_audit_usage_notices_or_reports(world, api
     from django.utils import timezone
 
     from audit.models import UsageRecord
-    from scheduler.backends import backend_tick
+    from scheduler.sync.tick import backend_tick
     from scheduler.cycle.services import scheduler_cycle_run
     from scheduler.jobs.services import job_cancel
     from scheduler.models import Job, JobRun

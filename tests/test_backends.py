@@ -25,7 +25,7 @@ def test_production_refuses_the_simulated_backend_unless_allowed(world, settings
 
 
 def test_a_refused_backend_leaves_admitted_jobs_admitted_and_says_so(world, settings):
-    from scheduler.backends import backend_tick
+    from scheduler.sync.tick import backend_tick
     from scheduler.backends.models import BackendStatus
     from tests.jobs import cycle, reload, submit
 
@@ -60,7 +60,7 @@ def test_valid_settings_and_unknown_backends():
 
 
 def test_a_failing_start_is_recorded_on_its_run_and_the_other_jobs_start(world, monkeypatch):
-    from scheduler.backends import backend_tick
+    from scheduler.sync.tick import backend_tick
     from scheduler.backends.simulated import SimulatedBackend
     from tests.jobs import cycle, reload, submit
 
@@ -93,9 +93,9 @@ def test_a_preempted_job_admitted_again_in_the_same_cycle_starts_on_that_tick(wo
     """Its old run is stopped first in the tick (freeing its nodes), then its new run starts: no tick lost."""
     from django.db import transaction
 
-    from scheduler.backends import backend_tick
+    from scheduler.sync.tick import backend_tick
     from scheduler.cycle.services import scheduler_cycle_run
-    from scheduler.preemption.services import _stop_and_requeue
+    from scheduler.preemption.stop import stop_and_requeue
     from tests.jobs import reload, submit
 
     t0 = timezone.now().replace(microsecond=0)
@@ -105,7 +105,7 @@ def test_a_preempted_job_admitted_again_in_the_same_cycle_starts_on_that_tick(wo
     assert reload(job).status == "running"
     later = t0 + timedelta(minutes=5)
     with transaction.atomic():
-        _stop_and_requeue(reload(job), later, cause="preemption")
+        stop_and_requeue(reload(job), later, cause="preemption")
     assert scheduler_cycle_run(pool=world.pool, now=later).admitted == 1  # the GPUs it held are free again
     assert backend_tick(now=later).started == 1
     first, second = job.runs.order_by("attempt")

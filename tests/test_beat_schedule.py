@@ -34,7 +34,7 @@ def test_every_periodic_service_has_a_task_in_the_beat_table():
     scheduled = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     services = dict(_periodic_services())
     assert {"quotas.services.quota_activate_due", "quotas.services.node_maintenance_expire",
-            "quotas.leases.expiry.lease_expire_due", "scheduler.preemption.services.preemption_grace_due"} <= set(services)
+            "quotas.leases.expiry.lease_expire_due", "scheduler.preemption.stop.preemption_grace_due"} <= set(services)
     unscheduled = {path: sorted(_tasks_calling(name)) for path, name in services.items()
                    if not _tasks_calling(name) & scheduled}
     assert unscheduled == {}

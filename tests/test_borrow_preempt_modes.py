@@ -10,11 +10,9 @@ from quotas.leases.services import policy_switch_set
 from scheduler.engine import reasons
 from scheduler.models import Job, Preemption
 from scheduler.notices.models import Notice
-from scheduler.preemption.services import (
-    APPROVE_NEEDS_APPROVER,
-    preemption_approve,
-    preemption_grace_due,
-)
+from scheduler.preemption.errors import APPROVE_NEEDS_APPROVER
+from scheduler.preemption.plan import preemption_approve
+from scheduler.preemption.stop import preemption_grace_due
 from tests.borrow_preempt_helpers import at, run
 from tests.jobs import borrowing_off, rendered_wait, submit
 

@@ -10,7 +10,7 @@ from scheduler.models import Job, Preemption
 from scheduler.notices.content import FORBIDDEN_KEYS
 from scheduler.notices.models import Notice
 from scheduler.preemption.selectors import lender_has_pending_demand
-from scheduler.preemption.services import preemption_grace_due
+from scheduler.preemption.stop import preemption_grace_due
 from tests.borrow_preempt_helpers import (
     alpha_borrows_from_beta,
     at,
@@ -183,7 +183,7 @@ def test_a_reclaimed_lease_whose_job_ends_in_its_grace_goes_back_at_once(world, 
     import time_machine
 
     from quotas.leases import end_reasons
-    from scheduler.backends import backend_tick
+    from scheduler.sync.tick import backend_tick
 
     _, victim = alpha_borrows_from_beta(world, member)
     lender_job = beta_wants_its_quota(world)  # minute 31: reclaim planned, grace until 41

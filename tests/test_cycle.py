@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from audit.models import AuditEvent, UsageRecord
 from audit.usage.selectors import decayed_gpu_hours
-from scheduler.backends import backend_tick
+from scheduler.sync.tick import backend_tick
 from scheduler.cycle.snapshot import build_snapshot
 from scheduler.engine import reasons
 from scheduler.jobs.services import job_cancel, job_environment_update, job_submit_bulk

@@ -9,7 +9,7 @@ from django.db import connection, connections
 from django.utils import timezone
 
 from quotas.models import Node
-from scheduler.backends import backend_tick
+from scheduler.sync.tick import backend_tick
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.jobs.services import job_submit_bulk
 from scheduler.models import HOLDING_STATUSES, Job, JobRun

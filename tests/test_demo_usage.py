@@ -10,7 +10,7 @@ from audit.models import UsageRecord
 from portal.demo_jobs import demo_jobs_seed
 from quotas.leases.selectors import tenant_panel
 from quotas.models import Pool, Tenant
-from scheduler.backends import backend_tick
+from scheduler.sync.tick import backend_tick
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.models import HOLDING_STATUSES, Job
 

@@ -9,8 +9,8 @@ from django.utils import timezone
 
 from audit.chain.services import audit_record_bulk
 from audit.models import AuditEvent
-from quotas import limits
-from quotas.pagination import MAX_PAGE_SIZE
+from quotas.common import limits
+from quotas.common.pagination import MAX_PAGE_SIZE
 from quotas import errors as quota_errors
 from quotas.models import Node, Quota
 from scheduler.jobs import errors as job_errors

@@ -10,7 +10,7 @@ from django.urls import reverse
 from quotas.leases import end_reasons
 from quotas.leases.models import Lease
 from scheduler.models import Preemption
-from scheduler.preemption.services import preemption_grace_due
+from scheduler.preemption.stop import preemption_grace_due
 from tests.borrow_preempt_helpers import alpha_borrows_from_beta, at, beta_wants_its_quota
 from tests.lease_helpers import grant
 

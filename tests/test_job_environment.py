@@ -3,7 +3,7 @@ environment fixed, through the API or the job page; the next cycle starts it."""
 import pytest
 
 from quotas.models import Membership
-from scheduler.backends.tasks import backend_tick
+from scheduler.sync.tasks import backend_tick
 from tests import factories
 from tests.jobs import evaluate_every_pool, submit
 

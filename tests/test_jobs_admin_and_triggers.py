@@ -4,7 +4,7 @@ from unittest import mock
 import pytest
 from django.test import Client
 
-from scheduler.cycle.triggers import clear_request, enqueue_if_first
+from scheduler.queue.triggers import clear_request, enqueue_if_first
 from scheduler.jobs.services import job_submit_bulk
 from scheduler.models import PoolCycle
 from tests.jobs import cycle, spec, submit

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from quotas.leases import grants, selectors, services
 from quotas.leases.expiry import lease_expire_due
 from quotas.leases.models import Lease
-from scheduler.backends import backend_tick
+from scheduler.sync.tick import backend_tick
 from scheduler.cycle.services import scheduler_cycle_run
 from tests import factories
 from tests.jobs import submit

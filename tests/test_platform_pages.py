@@ -4,7 +4,7 @@ from django.test import Client, override_settings
 from django.urls import reverse
 from prometheus_client.parser import text_string_to_metric_families
 
-from scheduler.backends import backend_tick
+from scheduler.sync.tick import backend_tick
 from tests.jobs import cycle, submit
 
 

@@ -7,7 +7,7 @@ import time_machine
 from django.utils import timezone
 
 from audit.models import AuditEvent
-from scheduler.backends import backend_tick
+from scheduler.sync.tick import backend_tick
 from scheduler.models import Job
 from tests.jobs import beta, cycle, reload, submit
 

@@ -6,7 +6,7 @@ languages."""
 import pytest
 
 from scheduler.models import PENDING_STATUSES, Job, Preemption
-from scheduler.preemption.services import preemption_grace_due
+from scheduler.preemption.stop import preemption_grace_due
 from tests.borrow_preempt_helpers import at, run
 from tests.jobs import borrowing_off, submit_api
 

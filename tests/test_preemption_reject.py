@@ -10,13 +10,9 @@ from quotas.leases.models import PolicySwitch
 from quotas.leases.services import policy_switch_set
 from scheduler.cycle.snapshot import build_snapshot
 from scheduler.models import Job, PoolCycle, Preemption
-from scheduler.preemption.services import (
-    NOT_AWAITING_APPROVAL,
-    REJECT_NEEDS_APPROVER,
-    REJECT_NEEDS_COMMENT,
-    preemption_grace_due,
-    preemption_reject,
-)
+from scheduler.preemption.errors import NOT_AWAITING_APPROVAL, REJECT_NEEDS_APPROVER, REJECT_NEEDS_COMMENT
+from scheduler.preemption.plan import preemption_reject
+from scheduler.preemption.stop import preemption_grace_due
 from tests.borrow_preempt_helpers import at, run
 from tests.jobs import borrowing_off, submit
 

@@ -14,7 +14,7 @@ from quotas.leases.models import Lease, PolicySwitch
 from quotas.leases.services import policy_switch_set
 from scheduler.models import Job, Preemption
 from scheduler.notices.models import Notice
-from scheduler.preemption.services import preemption_grace_due
+from scheduler.preemption.stop import preemption_grace_due
 from tests.borrow_preempt_helpers import (
     alpha_borrows_from_beta, alpha_full_and_a_stop_planned, at, beta_wants_its_quota, run,
 )

@@ -10,7 +10,7 @@ from django.utils import translation
 
 from scheduler.engine import reasons
 from scheduler.engine.texts import CODE_TITLES
-from quotas.pagination import MAX_PAGE_SIZE as MAX_LIMIT
+from quotas.common.pagination import MAX_PAGE_SIZE as MAX_LIMIT
 from scheduler.jobs.services import job_submit_bulk
 from scheduler.models import Job
 from tests.jobs import beta, borrowing_off, cycle, spec, submit

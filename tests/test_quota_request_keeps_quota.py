@@ -8,7 +8,7 @@ import time_machine
 from django.test import Client
 from django.utils import timezone
 
-from quotas import times
+from quotas.common import times
 from quotas.models import Quota, QuotaRequest
 from quotas.requests.services import quota_request_apply_due
 from tests import factories

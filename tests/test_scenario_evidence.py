@@ -17,7 +17,7 @@ from quotas.access import AUDITOR, PLATFORM_ADMIN
 from quotas.leases.models import Lease
 from quotas.models import Membership
 from quotas.tasks import node_maintenance_expire, quota_activate_due
-from scheduler.backends.tasks import backend_tick
+from scheduler.sync.tasks import backend_tick
 from tests import factories
 from tests.jobs import evaluate_every_pool
 

@@ -1,4 +1,4 @@
-"""One time format: every moment on a page is local time with its zone (quotas/times.py, `|when`), the
+"""One time format: every moment on a page is local time with its zone (quotas/common/times.py, `|when`), the
 ISO value with its offset in <time datetime>; no template slices an ISO string."""
 import re
 from datetime import UTC, datetime
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from quotas import times
+from quotas.common import times
 from quotas.models import Membership
 from scheduler.models import Preemption
 from tests import factories

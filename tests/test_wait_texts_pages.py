@@ -23,7 +23,7 @@ def over_the_borrow_limit(world, platform_admin):
 
 
 def bigger_than_the_pool(world, platform_admin):
-    # The most replicas the API accepts (quotas/limits.py JOB_REPLICAS) of a node-sized replica: 8,192 GPUs
+    # The most replicas the API accepts (quotas/common/limits.py JOB_REPLICAS) of a node-sized replica: 8,192 GPUs
     # on a pool of 4 × 8 H100.
     return {"gpus": 8, "replicas": 1024}
 

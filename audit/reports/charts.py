@@ -2,7 +2,7 @@
 per figure, as in the tables: GPU time in GPU-hours, waits in minutes."""
 from django.utils.translation import gettext as _
 
-from quotas.charts import Chart, bar_chart
+from quotas.common.charts import Chart, bar_chart
 from quotas.labels import priority_class_label
 
 

@@ -7,7 +7,7 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from quotas import limits
+from quotas.common import limits
 from quotas.access import (
     can_read_all_tenants,
     is_platform_admin,

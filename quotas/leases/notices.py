@@ -4,7 +4,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from quotas import outbox, times
+from quotas import outbox
+from quotas.common import times
 from quotas.leases.models import Lease
 from quotas.models import Membership
 

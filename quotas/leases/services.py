@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.chain.services import audit_record
-from quotas import times
+from quotas.common import times
 from quotas.access import is_platform_admin
 from quotas.history import reason_errors, with_history
 from quotas.leases import end_reasons, errors, selectors
@@ -263,7 +263,7 @@ def lease_reclaim_start(*, lease: Lease, lender_job_id: int | None, grace_until:
 
 def lease_reclaim_reassign(*, lease_id: int, from_job_id: int, to_job_id: int) -> bool:
     """A reclaim under way for `from_job_id` is counted on by `to_job_id` now (its stop was reassigned,
-    scheduler.preemption.services, which audits it): the lease is reclaimed for that job, so its withdrawal
+    scheduler.preemption.withdraw, which audits it): the lease is reclaimed for that job, so its withdrawal
     follows that job. False when the lease is not reclaiming for `from_job_id`."""
     return Lease.objects.filter(pk=lease_id, state=Lease.State.RECLAIMING, reclaim_lender_job_id=from_job_id).update(
         reclaim_lender_job_id=to_job_id) == 1

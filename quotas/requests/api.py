@@ -7,7 +7,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from quotas.pagination import BoundedLimitOffsetPagination
+from quotas.common.pagination import BoundedLimitOffsetPagination
 from quotas.access import NOT_FOUND, tenant_for_user
 from quotas.models import QuotaRequest
 from quotas.requests import selectors, services

@@ -5,7 +5,8 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 from django.utils import translation
 
-from quotas import outbox, times
+from quotas import outbox
+from quotas.common import times
 from quotas.access import QUOTA_APPROVER
 from quotas.models import Membership, QuotaRequest
 

@@ -1,7 +1,8 @@
 """API shapes of quota change requests; names are resolved here so unknown ones are field errors."""
 from rest_framework import serializers
 
-from quotas import errors, limits
+from quotas import errors
+from quotas.common import limits
 from quotas.access import tenants_for_user
 from quotas.models import (
     GpuModel,

@@ -16,7 +16,7 @@ from django.utils.translation import gettext_lazy as _
 
 from audit.chain.services import audit_record
 from quotas import errors as quota_errors
-from quotas import limits
+from quotas.common import limits
 from quotas.access import QUOTA_APPROVER
 from quotas.errors import ConflictError
 from quotas.models import (

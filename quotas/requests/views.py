@@ -16,7 +16,7 @@ from quotas.access import (
 )
 from quotas.errors import ConflictError
 from quotas.models import Membership, Pool, QuotaRequest
-from quotas.redirects import safe_next
+from quotas.common.redirects import safe_next
 from quotas.requests import selectors, services
 from quotas.requests.api import request_for_user
 from quotas.requests.forms import QuotaRequestForm

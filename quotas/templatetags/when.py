@@ -3,7 +3,7 @@ whose datetime and title carry ISO 8601 with the offset; `{{ value|when:"s" }}` 
 (settings.TEMPLATES), so every template has it without a load."""
 from django import template
 
-from quotas import times
+from quotas.common import times
 
 register = template.Library()
 

@@ -1,5 +1,3 @@
-"""Backends turn admissions into runs on a cluster (one backend per pool, scheduler.backends.registry);
-`backend_tick` (scheduler.backends.tick) advances them."""
-from scheduler.backends.tick import TickResult, backend_tick
-
-__all__ = ["TickResult", "backend_tick"]
+"""Backends talk to a cluster: one per pool (`registry`), each turning a start, stop or signal into a call
+on it and reading back what runs and which nodes exist (`base` holds the interface and its plain values).
+They never touch the database; `scheduler.sync` calls them and records what they report."""

@@ -1,7 +1,7 @@
 """The interface every backend implements (simulated, Slurm; Kubernetes on paper in the README).
 
 A backend is built per pool from the pool's connection settings. Its methods talk to the cluster and
-return plain values; they never touch the database, so the tick (scheduler.backends.tick) calls them
+return plain values; they never touch the database, so the tick (scheduler.sync.tick) calls them
 outside any transaction and records the outcome afterwards with a compare-and-swap. A failing call
 raises `BackendError` with a short, clear message; the tick records it on the one run or pool it
 concerns and goes on with the others.

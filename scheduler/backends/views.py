@@ -8,7 +8,7 @@ from django.views.decorators.http import require_POST
 
 from quotas.access import is_platform_admin
 from quotas.models import Pool
-from scheduler.backends.inventory import inventory_sync
+from scheduler.sync.inventory import inventory_sync
 
 SYNC_NEEDS_ADMIN = gettext_lazy("Only platform admins sync a pool's inventory.")
 SYNCED = gettext_lazy("Inventory of {pool} synced: {created} new, {updated} changed nodes.")

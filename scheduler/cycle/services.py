@@ -7,14 +7,14 @@ Phases:
   3. run the engine;
   4. write admissions (compare-and-swap against concurrent cancels) and their audit events; an
      admission on borrowed capacity opens its lease first (a refused grant leaves the job pending);
-  5. record the engine's reclaims and preemptions (scheduler.preemptions), and withdraw the open stops
+  5. record the engine's reclaims and preemptions (scheduler.preemption.plan), and withdraw the open stops
      planned for jobs it admits now (they started without them) and those the engine found no plan
      counting on (their job cannot start even with them); the next cycle, requested at once, may plan
      their victims for other jobs;
   6. write every wait whose data (code, blockers, numbers) changed, with an audit event when a code
-     changes; unchanged waits are not touched (scheduler.cycle.waits);
+     changes; unchanged waits are not touched (scheduler.queue.waits);
   7. record the cycle's figures on the pool's PoolCycle row, with the pool's queue order (positions,
-     GPUs ahead, ETAs; scheduler.cycle.order) when it differs from the stored one.
+     GPUs ahead, ETAs; scheduler.queue.order) when it differs from the stored one.
 """
 import time
 from dataclasses import dataclass
@@ -27,20 +27,16 @@ from django.db.models import F
 from audit.chain.services import audit_record_bulk
 from quotas.leases.grants import lease_requests_for_plans, leases_grant
 from quotas.models import Pool
-from scheduler.cycle.order import order_payload
+from scheduler.queue.order import order_payload
 from scheduler.cycle.snapshot import build_snapshot
-from scheduler.cycle.triggers import request_pool_evaluation
-from scheduler.cycle.waits import WaitDigests
+from scheduler.queue.triggers import request_pool_evaluation
+from scheduler.queue.waits import WaitDigests
 from scheduler.engine import decide
 from scheduler.jobs.bulk import update_rows
-from scheduler.jobs.faults import job_fault_record
+from scheduler.queue.faults import job_fault_record
 from scheduler.models import PENDING_STATUSES, Job, PoolCycle
-from scheduler.preemption.services import (
-    preemptions_plan,
-    preemptions_reassign,
-    preemptions_withdraw_stale,
-    preemptions_withdraw_unused,
-)
+from scheduler.preemption.plan import preemptions_plan
+from scheduler.preemption.withdraw import preemptions_reassign, preemptions_withdraw_stale, preemptions_withdraw_unused
 
 # First key of the two-int advisory lock: a namespace so other advisory locks never collide.
 LOCK_NAMESPACE = 0x5CED

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
-from django.conf import settings
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -28,8 +27,9 @@ from scheduler.engine.types import (
 from scheduler.engine.types import (
     Quota as EngineQuota,
 )
-from quotas import limits
-from scheduler.jobs.faults import job_fault_record, not_faulted
+from quotas.common import limits
+from quotas.common.grace import grace_minutes, preemption_cap_24h
+from scheduler.queue.faults import job_fault_record, not_faulted
 from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job, Preemption
 
 
@@ -48,14 +48,6 @@ class PoolSnapshot:
     pool: Pool
     snapshot: Snapshot
     stored: dict[int, StoredPending]
-
-
-def grace_minutes() -> int:
-    return int(settings.PREEMPTION_GRACE_MINUTES)
-
-
-def preemption_cap_24h() -> int:
-    return int(settings.PREEMPTION_CAP_24H)
 
 
 def _victim_state(*, pool: Pool, now: datetime) -> tuple[dict[int, tuple[datetime, int | None]], dict[int, int],
@@ -142,7 +134,7 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
     # (job_environment_update clears the stored code).
     # The deepest read of the cycle: plain columns, no joins (names come from the small tables once),
     # and only what the engine and the unchanged-wait check need; the cycle reads the rest of the
-    # rows it writes. A job whose last cycle raised (scheduler.jobs.faults) sits out until its retry time.
+    # rows it writes. A job whose last cycle raised (scheduler.queue.faults) sits out until its retry time.
     rows = Job.objects.filter(not_faulted(now), pool=pool, status__in=PENDING_STATUSES).exclude(
         env_ready=False, wait_code=reasons.ENV_NOT_READY).order_by("id").values_list(
         "id", "tenant_id", "project_id", "gpu_model_id", "gpus", "replicas", "workload_class",

@@ -3,9 +3,9 @@
 from celery import shared_task
 
 from quotas.models import Pool
-from scheduler.backends.tasks import backend_tick_pool
+from scheduler.sync.tasks import backend_tick_pool
 from scheduler.cycle.services import scheduler_cycle_run
-from scheduler.cycle.triggers import EVALUATE_POOL_TASK, clear_request, enqueue_if_first
+from scheduler.queue.triggers import EVALUATE_POOL_TASK, clear_request, enqueue_if_first
 
 
 @shared_task(name=EVALUATE_POOL_TASK)

@@ -10,9 +10,9 @@ Idle, per (pool, model):
 - unassigned pool: schedulable capacity - sum of tenant base quotas - GPUs it already lends;
 - a tenant: base quota - base usage - what it already lends there - its reserved GPUs - GPUs
   its own node-blocked jobs within base quota are waiting for (lending those would only
-  start a reclaim), and never more than what is left of its lending limit (over all pools).
-Borrowing and lending limits are per tenant over all pools; `reserved_gpus` is kept per
-(pool, model) where the tenant has base quota.
+  start a reclaim), and never more than what is left of its lending limit.
+Borrowing and lending limits are counted per tenant over every GPU model of the pool being decided (a
+snapshot holds one pool); `reserved_gpus` is kept per (pool, model) where the tenant has base quota.
 """
 
 from __future__ import annotations

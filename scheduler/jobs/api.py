@@ -5,7 +5,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from quotas.pagination import BoundedLimitOffsetPagination
+from quotas.common.pagination import BoundedLimitOffsetPagination
 from quotas.models import Pool
 from quotas.tenant_api import TenantAPIView
 from scheduler.jobs import selectors, services
@@ -27,7 +27,7 @@ from scheduler.jobs.summary import job_summary
 from scheduler.jobs.wait_text import wait_message
 from scheduler.models import Job, Preemption
 from scheduler.preemption import selectors as preemption_selectors
-from scheduler.preemption import services as preemptions
+from scheduler.preemption import plan, stop
 
 QUEUE_LIMIT = 500
 
@@ -136,7 +136,7 @@ class JobCheckpointView(APIView):
                    summary="Report a finished checkpoint (releases the GPUs early during a preemption's grace)")
     def post(self, request, job_id: int):
         job = selectors.job_for_user(request.user, job_id)
-        preemptions.job_checkpoint_report(actor=request.user, job=job)
+        stop.job_checkpoint_report(actor=request.user, job=job)
         return Response(JobSerializer(selectors.job_for_user(request.user, job_id)).data)
 
 
@@ -157,7 +157,7 @@ class PreemptionApproveView(APIView):
     @extend_schema(request=None, responses=dict, summary="Approve a planned preemption (manual mode)")
     def post(self, request, preemption_id: int):
         p = get_object_or_404(Preemption, pk=preemption_id)
-        p = preemptions.preemption_approve(actor=request.user, preemption=p)
+        p = plan.preemption_approve(actor=request.user, preemption=p)
         return Response(preemption_selectors.preemption_view(p))
 
 
@@ -168,5 +168,5 @@ class PreemptionRejectView(APIView):
         p = get_object_or_404(Preemption, pk=preemption_id)
         data = PreemptionRejectSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        p = preemptions.preemption_reject(actor=request.user, preemption=p, comment=data.validated_data["comment"])
+        p = plan.preemption_reject(actor=request.user, preemption=p, comment=data.validated_data["comment"])
         return Response(preemption_selectors.preemption_view(p))

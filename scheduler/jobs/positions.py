@@ -1,12 +1,12 @@
 """Positions, GPUs ahead and ETAs of waiting jobs, read from their pools' stored order of the last
-cycle (scheduler.cycle.order), so pages and API agree with the engine without rewriting every job.
+cycle (scheduler.queue.order), so pages and API agree with the engine without rewriting every job.
 
 A request reads each pool's order once (one query) and parses it; a page that both sorts by position
 and shows the figures hands the orders it read to `positions_of`. Nothing is kept between requests.
 """
 from collections.abc import Iterable, Mapping
 
-from scheduler.cycle.order import PoolOrder, Position
+from scheduler.queue.order import PoolOrder, Position
 from scheduler.models import PoolCycle
 
 

@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy as _
 from quotas.leases.models import Lease
 from quotas.leases.selectors import reclaiming_gpus
 from quotas.models import Pool, Tenant
-from scheduler.cycle.order import PoolOrder, Position
+from scheduler.queue.order import PoolOrder, Position
 from scheduler.engine import reasons
 from scheduler.jobs.positions import pool_orders, positions_of
 from scheduler.jobs.wait_text import code_title, localized_wait

@@ -5,7 +5,7 @@ from django.utils.translation import gettext_lazy as _
 
 from quotas.access import tenants_for_user
 from quotas.models import GpuModel, Pool, Quota, Tenant
-from scheduler.cycle.order import PoolOrder
+from scheduler.queue.order import PoolOrder
 from scheduler.jobs.positions import pool_order
 from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job
 

@@ -2,7 +2,7 @@
 single and bulk submissions give the same field errors."""
 from rest_framework import serializers
 
-from quotas import limits
+from quotas.common import limits
 from quotas.models import WorkloadClass
 from scheduler.jobs.positions import positions_of
 from scheduler.jobs.wait_text import localized_wait
@@ -18,7 +18,7 @@ class EnvironmentSerializer(serializers.Serializer):
 
 
 class JobSubmitSerializer(serializers.Serializer):
-    """Types and bounds (quotas/limits.py, so the schema documents them); names and the rest are
+    """Types and bounds (quotas/common/limits.py, so the schema documents them); names and the rest are
     validated by scheduler.jobs.submit so messages are one set. Bulk items use this serializer too."""
 
     tenant = serializers.CharField(allow_blank=True, max_length=100)

@@ -1,7 +1,7 @@
 """Writes to jobs from people: submit (one or many), cancel, environment readiness.
 
-Run-state changes reported by backends live in `scheduler.lifecycle`; the evaluation cycle in
-`scheduler.cycle`. All are re-exported here so callers have one import.
+Run-state changes reported by a cluster (a job starts, a job ends) live in `scheduler.runs.lifecycle` and
+are re-exported here, so callers that change a job have one import.
 """
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
@@ -12,13 +12,13 @@ from audit.usage.services import usage_record_close
 from quotas.access import is_platform_admin
 from quotas.errors import ConflictError
 from quotas.models import Membership
-from scheduler.cycle.triggers import request_pool_evaluation
+from scheduler.queue.triggers import request_pool_evaluation
 from scheduler.engine.reasons import ENV_NOT_READY
 from scheduler.jobs import errors
-from scheduler.jobs.lifecycle import job_finish, job_start
+from scheduler.runs.lifecycle import job_finish, job_start
 from scheduler.jobs.submit import job_submit, job_submit_bulk
 from scheduler.models import FINAL_STATUSES, HOLDING_STATUSES, PENDING_STATUSES, Job
-from scheduler.preemption.services import preemptions_withdraw_stale
+from scheduler.preemption.withdraw import preemptions_withdraw_stale
 from scheduler.runs.services import run_stop_request
 
 __all__ = ["job_submit", "job_submit_bulk", "job_cancel", "job_environment_update", "job_start", "job_finish"]

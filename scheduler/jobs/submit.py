@@ -14,7 +14,7 @@ from django.db.models import F, Max, Sum
 from django.utils import timezone
 
 from audit.chain.services import audit_record, audit_record_bulk
-from quotas import limits
+from quotas.common import limits
 from quotas.access import is_platform_admin, tenants_for_user
 from quotas.models import (
     GpuModel,
@@ -26,7 +26,7 @@ from quotas.models import (
     Tenant,
     WorkloadClass,
 )
-from scheduler.cycle.triggers import request_pool_evaluation
+from scheduler.queue.triggers import request_pool_evaluation
 from scheduler.engine.types import WORKLOAD_TO_PRIORITY
 from scheduler.jobs import errors
 from scheduler.jobs.bulk import insert_rows
@@ -92,7 +92,7 @@ class SubmitContext:
         return None
 
 
-# Each number a job spec carries: default, minimum, maximum (quotas/limits.py).
+# Each number a job spec carries: default, minimum, maximum (quotas/common/limits.py).
 NUMBERS = (("gpus", None, 1, limits.JOB_GPUS_PER_REPLICA), ("replicas", 1, 1, limits.JOB_REPLICAS),
            ("cpu", 0, 0, limits.JOB_CPU), ("memory_gb", 0, 0, limits.JOB_MEMORY_GB),
            ("max_runtime_minutes", 60, 1, limits.JOB_MAX_RUNTIME_MINUTES),

@@ -9,11 +9,11 @@ from django.db.models import Q
 from django.utils.translation import gettext as _
 
 from audit.models import AuditEvent
-from quotas import times
+from quotas.common import times
 from quotas.models import Node
 from scheduler.jobs.wait_text import code_title
 from scheduler.models import Job, Preemption
-from scheduler.preemption.services import WITHDRAWN_WHY
+from scheduler.preemption.rules import WITHDRAWN_WHY
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from scheduler.jobs.page_version import queue_etag
 from scheduler.jobs.pool_page import pool_queue_page
 from scheduler.jobs.timeline import job_timeline
 from scheduler.models import FINAL_STATUSES, Preemption
-from scheduler.preemption import services as preemptions
+from scheduler.preemption import stop
 from scheduler.preemption.selectors import job_preemption
 from scheduler.preemption.victim import latest_stop
 
@@ -145,7 +145,7 @@ def job_environment(request, job_id: int):
 def job_checkpoint(request, job_id: int):
     job = selectors.job_for_user(request.user, job_id)
     try:
-        preemptions.job_checkpoint_report(actor=request.user, job=job)
+        stop.job_checkpoint_report(actor=request.user, job=job)
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:

@@ -1,7 +1,7 @@
 """Wait reasons and next actions in the reader's language.
 
 A job stores its wait as data: each blocker's code, text `kind` and numbers, each action's kind and
-parameters (scheduler.cycle.waits). Here the English template of the kind (scheduler/engine/texts.py,
+parameters (scheduler.queue.waits). Here the English template of the kind (scheduler/engine/texts.py,
 which is the gettext message id) is translated and filled with those numbers. A stored wait without
 a known kind (rows written before kinds existed) keeps its stored English text, so nothing a job once
 said is lost. Position, GPUs ahead and ETA come from the pool's order of the last cycle
@@ -11,7 +11,7 @@ said is lost. Position, GPUs ahead and ETA come from the pool's order of the las
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext, ngettext, pgettext
 
-from quotas import times
+from quotas.common import times
 from quotas.models import WorkloadClass
 from scheduler.engine.texts import CODE_TITLES, LABELS, MESSAGES, NOT_REPORTED, Counted
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.utils import translation
 
-from quotas import times
+from quotas.common import times
 
 # Keys that must never appear in a notice's facts, at any depth (DESIGN.md section 10).
 FORBIDDEN_KEYS = frozenset({

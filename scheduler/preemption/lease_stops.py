@@ -11,10 +11,11 @@ from django.utils import timezone
 
 from quotas.leases.models import Lease, PolicySwitch
 from quotas.leases.selectors import switch_values
-from scheduler.cycle.snapshot import grace_minutes
+from quotas.common.grace import grace_minutes
 from scheduler.models import HOLDING_STATUSES, Job, Preemption
 from scheduler.preemption.selectors import lender_has_pending_demand
-from scheduler.preemption.services import RULE_LEASE_EXPIRY, record_stops
+from scheduler.preemption.plan import record_stops
+from scheduler.preemption.rules import RULE_LEASE_EXPIRY
 
 
 def _arithmetic(lease: Lease) -> dict:

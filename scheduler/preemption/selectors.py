@@ -9,7 +9,7 @@ from quotas.leases.models import Lease
 from scheduler.models import PENDING_STATUSES, Job, Preemption
 from scheduler.notices.models import Notice
 from scheduler.preemption import texts
-from scheduler.preemption.services import gpu_hours_at_risk
+from scheduler.preemption.events import gpu_hours_at_risk
 
 
 def _iso(value):

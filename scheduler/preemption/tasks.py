@@ -4,7 +4,7 @@ from celery import shared_task
 from quotas.leases.expiry import lease_expire_due
 from scheduler.preemption.lease_stops import lease_expiry_stops_due
 from scheduler.preemption.selectors import lender_has_pending_demand
-from scheduler.preemption.services import preemption_grace_due
+from scheduler.preemption.stop import preemption_grace_due
 
 
 @shared_task(name="scheduler.preemption_grace_tick")
@@ -13,8 +13,7 @@ def preemption_grace_tick() -> dict:
     return {**lease_expiry_stops_due(), **preemption_grace_due()}
 
 
-# The name it had under quotas, so messages queued before an upgrade still find it.
-@shared_task(name="quotas.lease_tasks.lease_expiry_tick")
+@shared_task(name="scheduler.lease_expiry_tick")
 def lease_expiry_tick() -> dict[str, int]:
     # The lease expiry rule lives in quotas; whether the lender wants its GPUs back also counts
     # the lender's pending jobs, which only the scheduler knows.

@@ -5,7 +5,7 @@ from django.utils.translation import gettext, gettext_lazy as _
 
 from scheduler.models import Preemption
 from scheduler.notices.models import Notice
-from scheduler.preemption.services import REASONS  # English message ids, kept in notices and audit
+from scheduler.preemption.rules import REASONS  # English message ids, kept in notices and audit
 
 # The engine's numbers behind a stop (scheduler.engine.preemption, scheduler.preemption.lease_stops).
 ARITHMETIC_LABELS = {

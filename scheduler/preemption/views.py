@@ -10,14 +10,14 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
-from quotas import times
+from quotas.common import times
 from quotas.access import can_read_all_tenants
-from quotas.redirects import safe_next
+from quotas.common.redirects import safe_next
 from scheduler.models import Preemption
-from scheduler.preemption import services as preemptions
+from scheduler.preemption import plan
 from scheduler.preemption.selectors import preemptions_for_user
 from scheduler.preemption import texts
-from scheduler.preemption.services import gpu_hours_at_risk
+from scheduler.preemption.events import gpu_hours_at_risk
 
 PAGE_SIZE = 50
 APPROVED = _("Preemption #{id} approved: the victim's owners are notified and its grace runs until {until}.")
@@ -39,7 +39,7 @@ def _row(p: Preemption, now) -> dict:
 
 @login_required
 def preemption_list(request):
-    deciding = preemptions.may_decide_preemptions(request.user)
+    deciding = plan.may_decide_preemptions(request.user)
     default = Preemption.State.AWAITING_APPROVAL if deciding else "all"
     state = request.GET.get("state", default)
     if state != "all" and state not in Preemption.State.values:
@@ -60,7 +60,7 @@ def preemption_list(request):
 def preemption_approve(request, preemption_id: int):
     p = get_object_or_404(Preemption, pk=preemption_id)
     try:
-        p = preemptions.preemption_approve(actor=request.user, preemption=p)
+        p = plan.preemption_approve(actor=request.user, preemption=p)
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
@@ -74,7 +74,7 @@ def preemption_approve(request, preemption_id: int):
 def preemption_reject(request, preemption_id: int):
     p = get_object_or_404(Preemption, pk=preemption_id)
     try:
-        p = preemptions.preemption_reject(actor=request.user, preemption=p, comment=request.POST.get("comment", ""))
+        p = plan.preemption_reject(actor=request.user, preemption=p, comment=request.POST.get("comment", ""))
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:

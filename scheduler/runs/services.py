@@ -20,8 +20,8 @@ from quotas.leases.models import Lease
 from quotas.models import Node
 from scheduler.backends import base as B
 from scheduler.backends.registry import backend_for_pool
-from scheduler.cycle.triggers import request_pool_evaluation
-from scheduler.jobs.lifecycle import job_finish, job_start
+from scheduler.queue.triggers import request_pool_evaluation
+from scheduler.runs.lifecycle import job_finish, job_start
 from scheduler.models import HOLDING_STATUSES, Job
 from scheduler.runs.models import JobRun
 

@@ -2,7 +2,7 @@
 from celery import shared_task
 from django.utils import timezone
 
-from scheduler.cycle.snapshot import grace_minutes
+from quotas.common.grace import grace_minutes
 from scheduler.runs.services import RUN_SIGNAL_TASK, RUN_STOP_TASK, run_signal_execute, run_stop_execute
 
 

@@ -1,11 +1,11 @@
 """Charts of a what-if result, drawn the way the usage report draws its own: server-side SVG geometry
-here (bars from quotas.charts, shared with the report), drawn by the report's template (audit/_chart.html).
+here (bars from quotas.common.charts, shared with the report), drawn by the report's template (audit/_chart.html).
 Bars of baseline against proposal per tenant, and utilisation over time as two lines."""
 from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
 
-from quotas.charts import Chart, bar_chart
+from quotas.common.charts import Chart, bar_chart
 
 LINE_WIDTH, LINE_HEIGHT, PAD = 560, 160, 40
 

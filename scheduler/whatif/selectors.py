@@ -14,7 +14,7 @@ from quotas.models import Node, Pool, Quota, Tenant
 from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, PolicySwitches, Quota as EngineQuota
 from scheduler.models import Job
 from audit.usage.selectors import USAGE_HORIZON_HALF_LIVES, decayed_gpu_hours, half_life_hours
-from scheduler.cycle.snapshot import grace_minutes, preemption_cap_24h
+from quotas.common.grace import grace_minutes, preemption_cap_24h
 from scheduler.whatif.models import WhatIfRun
 from scheduler.whatif.sim.trace import Trace, TraceJob, TraceNode
 

@@ -145,7 +145,8 @@ def test_the_victim_reads_awaiting_approval_then_that_it_was_preempted(world, me
     from quotas.leases.models import PolicySwitch
     from quotas.leases.services import policy_switch_set
     from scheduler.models import Preemption
-    from scheduler.preemption.services import preemption_approve, preemption_grace_due
+    from scheduler.preemption.plan import preemption_approve
+    from scheduler.preemption.stop import preemption_grace_due
     from tests.borrow_preempt_helpers import at
     from tests.jobs import borrowing_off
 

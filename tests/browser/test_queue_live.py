@@ -4,7 +4,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from scheduler.backends import backend_tick
+from scheduler.sync.tick import backend_tick
 from scheduler.jobs.services import job_cancel
 from scheduler.models import Job
 from tests.jobs import borrowing_off, cycle, submit

@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from scheduler.backends import backend_tick
+from scheduler.sync.tick import backend_tick
 from scheduler.backends.base import BackendError
 from scheduler.backends.simulated import SimulatedBackend
 from tests.factories import PASSWORD

@@ -3,7 +3,7 @@
 from collections import Counter
 
 from scheduler.engine import decide
-from scheduler.engine.bench import fresh_snapshots, run_cycles, synthetic_snapshot
+from scheduler.bench.engine import fresh_snapshots, run_cycles, synthetic_snapshot
 
 
 def test_synthetic_snapshot_is_reproducible_per_seed():

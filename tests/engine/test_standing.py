@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scheduler.engine import decide
-from scheduler.engine.bench import synthetic_snapshot
+from scheduler.bench.engine import synthetic_snapshot
 from scheduler.engine.standing import Standing
 from tests.engine import test_properties, test_properties_leases
 from tests.engine.builders import NOW

@@ -7,7 +7,7 @@ from scheduler.engine import decide
 from scheduler.engine import reasons as R
 from tests.engine.builders import node, nodes, pending, quota, running, snapshot
 
-# The biggest job the API accepts (quotas/limits.py: 64 GPUs x 1024 replicas, 8 x 1024 on 8-GPU nodes).
+# The biggest job the API accepts (quotas/common/limits.py: 64 GPUs x 1024 replicas, 8 x 1024 on 8-GPU nodes).
 MAX_REPLICAS = 1024
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from scheduler.backends.slurm.localcluster import LocalCluster, LocalClusterError
+from scheduler.bench.localcluster import LocalCluster, LocalClusterError
 
 
 def pytest_collection_modifyitems(config, items):
@@ -39,7 +39,7 @@ def slurm_world(db, slurm_cluster):
     """A pool governing the local Slurm's partition, its nodes from an inventory sync (never typed in),
     tenant alpha with 4 H100 + 8 A100 of base quota (all of it), a member, and an empty partition after."""
     from quotas.models import GpuModel, Membership, Pool, Project, Tenant
-    from scheduler.backends.inventory import inventory_sync
+    from scheduler.sync.inventory import inventory_sync
     from tests import factories
 
     pool = Pool.objects.create(name="slurm-a", display_name="Slurm A", backend="slurm",

@@ -6,7 +6,7 @@ import time
 
 from rest_framework.test import APIClient
 
-from scheduler.backends import backend_tick
+from scheduler.sync.tick import backend_tick
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.models import Job
 

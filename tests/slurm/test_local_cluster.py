@@ -32,7 +32,7 @@ def test_the_demo_command_stops_a_cluster_a_former_process_started(tmp_path, set
 
     from django.core.management import call_command
 
-    from scheduler.backends.slurm.localcluster import LocalCluster
+    from scheduler.bench.localcluster import LocalCluster
 
     started = LocalCluster(tmp_path / "slurm").start()  # as the demo did, in another process
     daemons = dict(started.pids)

@@ -1,8 +1,8 @@
 """Cluster-native intake: a held `sbatch` job is imported (tenant from its account, GPUs from its GRES),
 its wait reason shows in `squeue -o %k`, and on admission it gets the placed node list and is released;
 an unknown account is refused with the reason written back; a held job its user cancels is cancelled."""
-from scheduler.backends import backend_tick
-from scheduler.backends.slurm.intake import native_intake
+from scheduler.sync.tick import backend_tick
+from scheduler.sync.intake import native_intake
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.models import Job
 from scheduler.jobs.services import job_cancel

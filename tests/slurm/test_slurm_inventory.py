@@ -2,7 +2,7 @@
 say MAINTENANCE with Slurm's reason, and returns when resumed; every change is audited."""
 from audit.models import AuditEvent
 from quotas.models import Node
-from scheduler.backends.inventory import inventory_sync
+from scheduler.sync.inventory import inventory_sync
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.engine import reasons
 from scheduler.models import Job

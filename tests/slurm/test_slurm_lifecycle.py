@@ -7,7 +7,7 @@ from audit.models import UsageRecord
 from quotas.models import Node
 from scheduler.backends.base import StartRequest
 from scheduler.backends.registry import backend_for_pool
-from scheduler.backends import backend_tick
+from scheduler.sync.tick import backend_tick
 from scheduler.models import Job, JobRun
 from scheduler.runs.services import run_open
 from scheduler.cycle.services import scheduler_cycle_run

@@ -5,10 +5,10 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from scheduler.backends import backend_tick
+from scheduler.sync.tick import backend_tick
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.models import Job, Preemption
-from scheduler.preemption.services import preemption_grace_due
+from scheduler.preemption.stop import preemption_grace_due
 from tests.slurm.helpers import api_for, squeue, status, submit, until
 
 TRAP = """#!/bin/bash

@@ -6,7 +6,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from audit.models import UsageRecord
-from scheduler.backends import backend_tick
+from scheduler.sync.tick import backend_tick
 from scheduler.backends.models import BackendStatus
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.models import Job

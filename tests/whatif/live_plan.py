@@ -6,10 +6,11 @@ import time_machine
 from django.db import connection
 
 from quotas.leases.expiry import lease_expire_due
-from scheduler.backends import backend_tick
+from scheduler.sync.tick import backend_tick
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.models import Preemption
-from scheduler.preemption.services import preemption_approve, preemption_grace_due
+from scheduler.preemption.plan import preemption_approve
+from scheduler.preemption.stop import preemption_grace_due
 from scheduler.whatif.sim.metrics import fidelity
 from scheduler.whatif.sim.replay import APPROVAL_MINUTES, replay
 from scheduler.whatif.selectors import trace_build

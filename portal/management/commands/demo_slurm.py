@@ -15,8 +15,8 @@ class Command(BaseCommand):
     def handle(self, *args, stop=False, **options):
         from quotas.models import GpuModel, Pool, Tenant
         from quotas.services import quota_set
-        from scheduler.backends.inventory import inventory_sync
-        from scheduler.backends.slurm.localcluster import LocalCluster, LocalClusterError
+        from scheduler.sync.inventory import inventory_sync
+        from scheduler.bench.localcluster import LocalCluster, LocalClusterError
 
         cluster = LocalCluster(settings.VAR_DIR / "slurm")
         if stop:

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import connection, connections
 
-from scheduler.cycle.bench_world import bench_world
+from scheduler.bench.world import bench_world
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.jobs.submit import BULK_LIMIT, job_submit_bulk
 from scheduler.models import PENDING_STATUSES, Job
@@ -82,7 +82,7 @@ class Command(BaseCommand):
             "waiting": Job.objects.filter(pool=world.pool, status__in=PENDING_STATUSES).count(),
         })
         if not no_pages:
-            from scheduler.cycle.bench_pages import page_figures
+            from scheduler.bench.pages import page_figures
             out.update(page_figures(world))
         if not no_stream:
             out.update(self._stream(jobs, nodes, tenants))

@@ -17,8 +17,8 @@ BENCH_PREFIX = f"bench-{secrets.token_hex(3)}-"
 def _serialise(decisions) -> None:
     """What the cycle service makes of the waits of a first cycle, where every wait is new: each one's
     digest and stored data (built once per digest, as the cycle does), and the pool's order."""
-    from scheduler.cycle.order import order_payload
-    from scheduler.cycle.waits import WaitDigests
+    from scheduler.queue.order import order_payload
+    from scheduler.queue.waits import WaitDigests
 
     digests = WaitDigests()
     for wait in decisions.waits:
@@ -85,7 +85,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, jobs, nodes, tenants, repeats, db, **options):
         from scheduler.engine import decide
-        from scheduler.engine.bench import fresh_snapshots, synthetic_snapshot
+        from scheduler.bench.engine import fresh_snapshots, synthetic_snapshot
 
         # Every cycle is cold: each decide builds its blockers through its own Reasons, which nothing
         # keeps between cycles, and each cycle sees a new cluster (leases, lending limits and running victims included). "serialise" adds what

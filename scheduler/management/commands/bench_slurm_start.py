@@ -19,8 +19,8 @@ class Command(BaseCommand):
     def handle(self, *args, jobs, slurm_conf, partition, gres_type, **options):
         import os
 
-        from scheduler.backends.slurm.bench import bench_nodes, bench_start_latency, main_json
-        from scheduler.backends.slurm.localcluster import LocalCluster, LocalClusterError
+        from scheduler.bench.slurm_start import bench_nodes, bench_start_latency, main_json
+        from scheduler.bench.localcluster import LocalCluster, LocalClusterError
 
         cluster = None
         if not slurm_conf:

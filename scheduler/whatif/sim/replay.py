@@ -13,7 +13,7 @@ cycle on every submit, end or change; the decisions are applied the way the serv
   mode), then stops it and requeues it with its original submit time; work since its last checkpoint
   is lost and counted; a stop whose job starts or is cancelled before then, or that the engine finds no
   plan counting on, is withdrawn (a reclaimed lease is active again), as the live cycle and cancel
-  withdraw it (scheduler.preemption.services);
+  withdraw it (scheduler.preemption.withdraw);
 - a run ends when its real run time is done (or at its max runtime when the trace does not know it).
 
 Why no periodic cycle: a cycle only consumes capacity, quota and lenders, so a job that did not fit

@@ -22,7 +22,7 @@ from scheduler.backends.status import backend_status_record
 from scheduler.models import PENDING_STATUSES, Job
 from scheduler.jobs.submit import SubmitContext, audit_payload, build_job
 from scheduler.jobs.services import job_cancel
-from scheduler.cycle.triggers import request_pool_evaluation
+from scheduler.queue.triggers import request_pool_evaluation
 from scheduler.jobs.wait_text import localized_wait
 
 UNKNOWN_ACCOUNT = "portal: rejected: Slurm account {account!r} maps to no portal tenant; ask your platform team"

@@ -12,7 +12,7 @@ from audit.chain.services import audit_record
 from audit.models import UsageRecord
 from audit.usage.services import usage_record_close, usage_record_open
 from quotas.leases.models import Lease
-from scheduler.cycle.triggers import request_pool_evaluation
+from scheduler.queue.triggers import request_pool_evaluation
 from scheduler.models import Job
 
 

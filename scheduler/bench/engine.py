@@ -1,6 +1,6 @@
 """Synthetic snapshots and cycle timing, for measuring the engine's performance targets.
 
-Run: python -m scheduler.engine.bench [jobs nodes tenants repeats]
+Run: python -m scheduler.bench.engine [jobs nodes tenants repeats]
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Iterable, Iterator
 
-from .admission import decide
-from .types import (
+from scheduler.engine.admission import decide
+from scheduler.engine.types import (
     WORKLOAD_TO_PRIORITY,
     Lease,
     Node,

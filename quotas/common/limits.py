@@ -1,7 +1,7 @@
 """Product limits for every number a user can send, in one place: each is inside its column's range
 and inside what the product means (a job runs at most 30 days, a replica fits on one node). The
 API serializers bound their fields with these, so the OpenAPI schema documents them, and the cycle
-refuses rows written before the limits existed (scheduler.jobs.faults)."""
+refuses rows written before the limits existed (scheduler.queue.faults)."""
 
 JOB_GPUS_PER_REPLICA = 64            # column: smallint; the largest node has far fewer
 JOB_REPLICAS = 1024                  # column: smallint

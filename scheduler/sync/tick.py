@@ -16,8 +16,8 @@ from quotas.models import Pool
 from scheduler.backends import base as B
 from scheduler.backends.registry import backend_for_pool
 from scheduler.backends.status import backend_status_record
-from scheduler.cycle.snapshot import grace_minutes
-from scheduler.jobs.faults import job_fault_record, not_faulted
+from quotas.common.grace import grace_minutes
+from scheduler.queue.faults import job_fault_record, not_faulted
 from scheduler.models import Job
 from scheduler.runs import services as runs
 from scheduler.runs.models import JobRun

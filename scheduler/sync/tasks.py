@@ -1,11 +1,11 @@
-"""Thin Celery tasks of the backends: advance every pool's runs, sync inventories, take in held jobs."""
+"""Thin Celery tasks of the cluster sync: advance every pool's runs, sync inventories, take in held jobs."""
 from celery import shared_task
 
 from quotas.models import Pool
-from scheduler.backends import backend_tick as backend_tick_service
-from scheduler.backends.inventory import inventory_sync_all
-from scheduler.backends.slurm.intake import native_intake_all
-from scheduler.backends.tick import pools_with_work
+from scheduler.sync.intake import native_intake_all
+from scheduler.sync.inventory import inventory_sync_all
+from scheduler.sync.tick import backend_tick as backend_tick_service
+from scheduler.sync.tick import pools_with_work
 
 
 @shared_task(name="scheduler.backend_tick")

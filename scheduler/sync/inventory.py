@@ -15,7 +15,7 @@ from scheduler.backends.base import BackendError, NodeReport
 from scheduler.backends.models import BackendStatus
 from scheduler.backends.registry import backend_for_pool
 from scheduler.backends.status import backend_status_record
-from scheduler.cycle.triggers import request_pool_evaluation
+from scheduler.queue.triggers import request_pool_evaluation
 
 NOT_REPORTED = "Not reported by the cluster in partition {partition}"
 MEMORY_IN_NAME = re.compile(r"(\d+)\s*G", re.IGNORECASE)

@@ -11,7 +11,7 @@ import time
 
 from django.utils import timezone
 
-from scheduler.backends.slurm.localcluster import LocalNode
+from scheduler.bench.localcluster import LocalNode
 
 def bench_nodes() -> tuple[LocalNode, ...]:
     """4 nodes × 32 fake H100, named afresh per run (node names are unique across the portal's pools)."""
@@ -26,8 +26,8 @@ def _pct(values: list[float], pct: int) -> float:
 def bench_start_latency(*, jobs: int, settings: dict, env: dict) -> dict:
     from quotas.models import GpuModel, Pool, Project, Tenant
     from quotas.services import quota_set
-    from scheduler.backends import backend_tick
-    from scheduler.backends.inventory import inventory_sync
+    from scheduler.sync.tick import backend_tick
+    from scheduler.sync.inventory import inventory_sync
     from scheduler.cycle.services import scheduler_cycle_run
     from scheduler.jobs.services import job_submit_bulk
     from scheduler.models import Job

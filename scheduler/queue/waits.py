@@ -3,7 +3,7 @@ no text), and a digest of them, so the next cycle rewrites a job only when that 
 
 The text is rendered on read in the reader's language (scheduler.jobs.wait_text). Volatile
 figures (positions, GPUs ahead, ETA) are not part of a wait: they belong to the pool's order of
-the cycle (scheduler.cycle.order).
+the cycle (scheduler.queue.order).
 """
 from hashlib import blake2b
 

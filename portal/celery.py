@@ -13,6 +13,7 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 TASK_PACKAGES = [
     "quotas", "quotas.requests", "scheduler.cycle", "scheduler.sync", "scheduler.runs", "scheduler.preemption",
     "scheduler.notices", "scheduler.whatif", "audit.chain", "audit.usage", "audit.reports", "portal", "portal.liveness",
+    "portal.accounts.sso",
 ]
 app.autodiscover_tasks(lambda: TASK_PACKAGES)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import dj_database_url
 
+from portal.accounts.sso import config as sso_config
 from quotas.common import limits
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
@@ -135,9 +136,16 @@ if PORTAL_ENV == "test":
     # Every test user and login would otherwise pay PBKDF2's 1.5M rounds (~0.8 s here): two fifths of
     # the suite's time went into fixtures. Production and the demo keep Django's default hashers.
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-# The model backend behind a lockout check: every attempt for a locked name or address is refused
-# (portal/accounts/lockout.py).
-AUTHENTICATION_BACKENDS = ["portal.accounts.lockout.LockoutBackend"]
+# Single sign-on (portal/accounts/sso/, README "Single sign-on"): LDAP when AUTH_LDAP_SERVER_URI is set,
+# OpenID Connect when OIDC_RP_CLIENT_ID is set; either, both or neither. Local accounts always stay
+# (break-glass admins): the model backend behind a lockout check comes first, and every attempt for a
+# locked name or address is refused on every path (portal/accounts/lockout.py).
+globals().update(sso_config.ldap_settings(os.environ))
+globals().update(sso_config.oidc_settings(os.environ))
+AUTHENTICATION_BACKENDS = sso_config.authentication_backends(ldap_on=bool(os.environ.get("AUTH_LDAP_SERVER_URI")),
+                                                             oidc_on=bool(os.environ.get("OIDC_RP_CLIENT_ID")))
+# Directory users' groups are asked again this often (and at every sign-in).
+SSO_SYNC_SECONDS = float(os.environ.get("SSO_SYNC_SECONDS", 900))
 LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", 5))
 LOGIN_FAILURE_LIMIT_PER_IP = int(os.environ.get("LOGIN_FAILURE_LIMIT_PER_IP", 30))
 LOGIN_LOCKOUT_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_SECONDS", 900))
@@ -351,6 +359,7 @@ CELERY_BEAT_SCHEDULE = {
     "audit-usage-rollups-fold": {"task": "audit.tasks.usage_rollups_fold", "schedule": 600.0},
     "audit-seal": {"task": "audit.seal", "schedule": AUDIT_SEAL_INTERVAL_SECONDS},
     "portal-heartbeat": {"task": "portal.heartbeat", "schedule": HEALTH_HEARTBEAT_SECONDS},
+    "accounts-directory-sync": {"task": "accounts.directory_sync", "schedule": SSO_SYNC_SECONDS},
     "audit-monthly-report-emails": {"task": "audit.tasks.monthly_report_emails",
                                     "schedule": crontab(minute=0, hour=7, day_of_month=1)},
 }

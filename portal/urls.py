@@ -11,6 +11,7 @@ api_v1 = [
     path("", include("audit.api_urls")),
     path("", include("scheduler.notices.urls")),
     path("", include("scheduler.whatif.api_urls")),
+    path("", include("portal.accounts.sso.api_urls")),
 ]
 
 urlpatterns = [

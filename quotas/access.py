@@ -24,11 +24,15 @@ ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
         "quotas.view_gpumodel", "quotas.add_gpumodel", "quotas.change_gpumodel",
         "quotas.view_node", "quotas.add_node", "quotas.change_node",
         "quotas.view_quota", "quotas.add_quota", "quotas.change_quota",
+        # Directory group rules (portal/accounts/sso); their admin saves through the audited services.
+        "accounts.view_grouprule", "accounts.add_grouprule", "accounts.change_grouprule",
+        "accounts.delete_grouprule", "accounts.view_directoryaccount",
     ),
     QUOTA_APPROVER: ("quotas.view_tenant", "quotas.view_pool", "quotas.view_quota", "quotas.view_node"),
     AUDITOR: (
         "quotas.view_tenant", "quotas.view_project", "quotas.view_membership", "quotas.view_pool",
         "quotas.view_gpumodel", "quotas.view_node", "quotas.view_quota",
+        "accounts.view_grouprule", "accounts.view_directoryaccount",
     ),
 }
 

@@ -23,3 +23,7 @@ class PersonalToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} {self.name} ({self.prefix}…)"
+
+
+# The single sign-on models live in their sub-package; imported here so Django finds them.
+from portal.accounts.sso.models import DirectoryAccount, GroupRule  # noqa: E402,F401

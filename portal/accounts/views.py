@@ -11,6 +11,8 @@ from django.views.decorators.http import require_POST
 from portal.accounts.lockout import client_ip, locked_for
 from portal.accounts.tokens import LIFETIME_DAYS, personal_token_create, personal_token_revoke
 from portal.accounts.models import PersonalToken
+from portal.accounts.sso.errors import SSO_FAILED
+from portal.accounts.sso.views import oidc_provider_name
 
 REVOKED = _("Token revoked.")
 NOTHING_TO_REVOKE = _("That token was already revoked.")
@@ -23,6 +25,14 @@ def locked_message(seconds: int) -> str:
 
 
 class LoginView(auth_views.LoginView):
+    def get_context_data(self, **kwargs):
+        # "Sign in with <provider>" when OpenID Connect is configured; local accounts stay below it.
+        context = super().get_context_data(**kwargs)
+        context["sso_provider"] = oidc_provider_name()
+        if self.request.GET.get("sso") == "failed":
+            context["sso_failed"] = SSO_FAILED
+        return context
+
     def post(self, request, *args, **kwargs):
         wait = locked_for(username=request.POST.get("username", ""), ip=client_ip(request))
         if wait:

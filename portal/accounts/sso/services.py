@@ -58,7 +58,7 @@ def group_rule_create(*, actor, group: str, tenant: Tenant | None, role: str) ->
 def group_rule_update(*, actor, rule: GroupRule, group: str, tenant: Tenant | None, role: str) -> GroupRule:
     group = _checked(group=group, tenant=tenant, role=role)
     with transaction.atomic():
-        rule = GroupRule.objects.select_for_update().select_related("tenant").get(pk=rule.pk)
+        rule = GroupRule.objects.select_for_update(of=("self",)).select_related("tenant").get(pk=rule.pk)
         old = _rule_fields(rule)
         rule.group, rule.tenant, rule.role = group, tenant, role
         new = _rule_fields(rule)
@@ -72,7 +72,7 @@ def group_rule_update(*, actor, rule: GroupRule, group: str, tenant: Tenant | No
 
 def group_rule_delete(*, actor, rule: GroupRule) -> bool:
     with transaction.atomic():
-        rule = GroupRule.objects.select_for_update().select_related("tenant").filter(pk=rule.pk).first()
+        rule = GroupRule.objects.select_for_update(of=("self",)).select_related("tenant").filter(pk=rule.pk).first()
         if rule is None:
             return False
         fields, pk, tenant = _rule_fields(rule), rule.pk, rule.tenant

@@ -54,7 +54,8 @@ class Provider:
         self._people: dict[str, dict] = {}
 
     def person(self, sub: str, username: str, password: str, groups: list[str], **claims) -> None:
-        self._people[sub] = {"username": username, "password": password, "groups": groups,
+        self._people[sub] = {"username": username, "login": claims.get("login", username), "password": password,
+                             "groups": groups,
                              "email": claims.get("email", f"{username}@example.com"),
                              "name": claims.get("name", username.title()),
                              "given_name": claims.get("given_name", username.title()), "family_name": "Example"}

@@ -1,5 +1,5 @@
 // A real OpenID provider for the SSO tests (panva/oidc-provider, certified), run offline on loopback.
-// Its people live in a JSON file the tests rewrite (re-read on every look-up), so a test can move a
+// Its people live in a JSON file ({sub: {username, login?, password, email, name, groups}}) the tests rewrite (re-read on every look-up), so a test can move a
 // person out of a group and see the next sign-in carry the change. The login page checks passwords.
 //
 //   node provider.mjs --port 9350 --accounts accounts.json --client-id portal --client-secret s \
@@ -108,7 +108,7 @@ async function interaction(req, res) {
   if (req.method === 'GET') return page(res, 200, loginForm(uid));
   const form = await readForm(req);
   const login = form.get('login') || '';
-  const person = Object.entries(people()).find(([, p]) => p.username === login);
+  const person = Object.entries(people()).find(([, p]) => (p.login ?? p.username) === login);
   if (!person || person[1].password !== form.get('password')) return page(res, 401, loginForm(uid, 'Wrong name or password.'));
   const [accountId] = person;
   const grantId = await grantFor(accountId, details);

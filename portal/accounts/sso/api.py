@@ -18,7 +18,7 @@ class GroupRuleSerializer(serializers.ModelSerializer):
     tenant = serializers.SlugRelatedField(slug_field="slug", queryset=Tenant.objects.all(), allow_null=True,
                                           required=False, help_text="The tenant a tenant role applies in; "
                                           "null for a platform role")
-    group = serializers.CharField(max_length=services.GROUP_MAX_LENGTH,
+    group = serializers.CharField(max_length=services.GROUP_MAX_LENGTH, error_messages={"blank": errors.GROUP_REQUIRED},
                                   help_text="The directory group: an LDAP group's cn or a value of the "
                                   "OpenID groups claim (matched without regard to case)")
 

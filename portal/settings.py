@@ -76,6 +76,8 @@ MIDDLEWARE = [
     "portal.edge.EdgeValidationMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # OpenID users go back to the provider silently now and then, so its group changes count (no-op while off).
+    "portal.accounts.sso.refresh.OIDCSessionRefresh",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",

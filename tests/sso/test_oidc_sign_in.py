@@ -2,14 +2,19 @@
 flow with PKCE, driven the way a browser goes through it. The person is created at the first sign-in,
 lands in the tenant and role their groups claim gives, and loses it at the next sign-in once the
 provider takes them out of the group."""
+from datetime import timedelta
+
+import time_machine
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.urls import reverse
+from django.utils import timezone
 
 from audit.models import AuditEvent
 from portal.accounts.sso.models import DirectoryAccount
 from portal.accounts.sso.sync import directory_sync_due
 from tests import factories
-from tests.sso.flows import oidc_sign_in
+from tests.sso.flows import Browser, oidc_sign_in
 from tests.sso.rules_helpers import add_rule
 
 PASSWORD = "provider-pass-2026"
@@ -118,3 +123,29 @@ def test_an_oidc_sign_in_never_takes_over_a_local_account(oidc_on, world, platfo
     # The break-glass admin still signs in with the local password.
     client.post(reverse("login"), {"username": "platform-admin", "password": factories.PASSWORD})
     assert client.get(reverse("platform-dashboard")).status_code == 200
+
+
+def test_a_signed_in_oidc_user_removed_from_the_group_loses_it_at_the_silent_refresh(
+        oidc_on, world, platform_admin, api, client):
+    _rules(api, platform_admin)
+    oidc_on.person("sub-dee-1", "dee", PASSWORD, ["gpu-alpha-leads", "gpu-beta"])
+    browser = Browser()
+    assert oidc_sign_in(client, "dee", PASSWORD, browser=browser).status_code == 302
+    oidc_on.set_groups("sub-dee-1", ["gpu-beta"])
+
+    with time_machine.travel(timezone.now() + timedelta(seconds=settings.OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS + 5)):
+        # An HTMX fragment is not sent to the provider (it could not follow); the next full page is.
+        assert client.get(reverse("tenant-quota", args=["beta"]), HTTP_HX_REQUEST="true").status_code == 200
+        page = client.get(reverse("tenant-quota", args=["beta"]))
+        assert page.status_code == 302 and "prompt=none" in page["Location"]
+        back = browser.to_provider_and_back(client, page)  # no password asked: the provider knows the browser
+
+    assert back.status_code == 302 and back["Location"] == reverse("tenant-quota", args=["beta"])
+    assert client.get(reverse("tenant-quota", args=["beta"])).status_code == 200
+    assert client.get(reverse("tenant-quota", args=["alpha"])).status_code == 404
+
+
+def test_the_silent_refresh_leaves_local_accounts_alone(oidc_on, world, member, client):
+    client.force_login(member, backend="portal.accounts.lockout.LockoutBackend")
+    with time_machine.travel(timezone.now() + timedelta(days=1)):
+        assert client.get(reverse("tenant-quota", args=["alpha"])).status_code == 200

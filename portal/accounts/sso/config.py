@@ -65,6 +65,8 @@ def oidc_settings(env: Mapping[str, str]) -> dict:
         "OIDC_RP_SIGN_ALGO": env.get("OIDC_RP_SIGN_ALGO", "RS256"),
         "OIDC_RP_SCOPES": env.get("OIDC_RP_SCOPES", "openid email profile groups"),
         "OIDC_USE_PKCE": True,
+        # An OpenID user's next page after this many seconds re-asks the provider (portal/accounts/sso/refresh.py).
+        "OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS": int(env.get("OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS", 900)),
         "OIDC_TIMEOUT": float(env.get("OIDC_TIMEOUT_SECONDS", 10)),
         # The portal's own wrappers (portal/accounts/sso/views.py) answer 404 while OIDC is off.
         "OIDC_AUTHENTICATION_CALLBACK_URL": "sso-oidc-callback",

@@ -89,7 +89,7 @@ def test_a_directory_that_does_not_answer_strips_nobody(ldap_on, world, platform
 
 def test_a_deleted_rule_counts_at_the_next_sync_without_a_sign_in(ldap_on, world, platform_admin, api, client):
     _signed_in_lead(ldap_on, api, platform_admin, client)
-    rule = next(r for r in api(platform_admin).get(reverse("api-sso-group-rules")).json() if r["group"] == "gpu-alpha-leads")
+    rule = next(r for r in api(platform_admin).get(reverse("api-sso-group-rules")).json()["results"] if r["group"] == "gpu-alpha-leads")
 
     assert api(platform_admin).delete(reverse("api-sso-group-rule", args=[rule["id"]])).status_code == 204
     directory_sync_due()

@@ -89,3 +89,10 @@ def test_the_admin_saves_rules_through_the_audited_services(world, platform_admi
                 .values_list("event_type", "actor_id")) == [
         ("sso.group_rule.created", platform_admin.pk), ("sso.group_rule.changed", platform_admin.pk),
         ("sso.group_rule.deleted", platform_admin.pk)]
+
+
+def test_the_rule_list_is_paginated(world, platform_admin, auditor, api):
+    for n in range(3):
+        add_rule(api, platform_admin, f"gpu-team-{n}", "member", "alpha")
+    page = api(auditor).get(reverse("api-sso-group-rules") + "?limit=2").json()
+    assert page["count"] == 3 and [r["group"] for r in page["results"]] == ["gpu-team-0", "gpu-team-1"]

@@ -84,7 +84,7 @@ def test_the_periodic_sync_applies_a_changed_rule_to_oidc_users(oidc_on, world, 
     _rules(api, platform_admin)
     oidc_on.person("sub-dee-1", "dee", PASSWORD, ["gpu-alpha-leads"])
     assert oidc_sign_in(client, "dee", PASSWORD).status_code == 302
-    rule = next(r for r in api(platform_admin).get(reverse("api-sso-group-rules")).json()
+    rule = next(r for r in api(platform_admin).get(reverse("api-sso-group-rules")).json()["results"]
                 if r["group"] == "gpu-alpha-leads")
 
     response = api(platform_admin).patch(reverse("api-sso-group-rule", args=[rule["id"]]),

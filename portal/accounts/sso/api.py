@@ -3,7 +3,7 @@
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
+from rest_framework import generics, serializers, status
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -46,12 +46,14 @@ def _call(service, **kwargs):
         raise ValidationError(exc.message_dict) from exc
 
 
-class GroupRuleListView(APIView):
-    @extend_schema(responses=GroupRuleSerializer(many=True), summary="Directory group rules")
-    def get(self, request):
-        _require_staff(request.user)
-        rules = GroupRule.objects.select_related("tenant")[:1000]
-        return Response(GroupRuleSerializer(rules, many=True).data)
+class GroupRuleListView(generics.ListAPIView):
+    """Directory group rules, paginated like every list (platform staff)."""
+    serializer_class = GroupRuleSerializer
+    filter_backends: list = []
+
+    def get_queryset(self):
+        _require_staff(self.request.user)
+        return GroupRule.objects.select_related("tenant")
 
     @extend_schema(request=GroupRuleSerializer, responses={201: GroupRuleSerializer},
                    summary="Add a directory group rule (platform admins; audited)")

@@ -3,6 +3,8 @@ platform admins) and a directory user's access (applied at sign-in and by the pe
 
 A directory user's tenant memberships and platform roles follow the rules only: what no rule grants is
 taken away. Local accounts (no directory account) are never touched, so break-glass admins stay."""
+import logging
+
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -15,6 +17,7 @@ from portal.accounts.sso.rules import Access, access_for, normalise
 from quotas.access import PLATFORM_ROLES
 from quotas.models import Membership, Tenant
 
+logger = logging.getLogger(__name__)
 GROUP_MAX_LENGTH = GroupRule._meta.get_field("group").max_length
 
 
@@ -143,6 +146,11 @@ def directory_sign_in(*, user, source: str, subject: str, groups) -> bool:
     False when no rule gives the user anything: the sign-in is refused (and what they held is gone)."""
     groups = normalise(groups)
     with transaction.atomic():
+        if DirectoryAccount.objects.filter(source=source, subject=subject).exclude(user=user).exists():
+            # The directory's person already has another account here (renamed in the directory): one
+            # person never holds two accounts' roles; a platform admin merges or removes one.
+            logger.warning("directory sign-in refused: %s %s already belongs to another account", source, subject)
+            return False
         account, created = DirectoryAccount.objects.select_for_update().get_or_create(
             user=user, defaults={"source": source, "subject": subject, "groups": groups})
         if created:

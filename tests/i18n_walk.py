@@ -197,7 +197,8 @@ class Reader:
                 found.append(f"english: {bare!r}")
                 continue
             for token in re.split(r"[\s,;()/·→|]+", bare):
-                if token in self.raw:
+                # A user named like a stored value ("auditor", a platform role) is data, not a raw value.
+                if token in self.raw and token not in self.data_texts:
                     found.append(f"raw: {token!r} ({self.raw[token]}) in {_clip(text)!r}")
             # Paths, file and command names (/api/v1/jobs/7/, manage.py, audit_verify) are names, not prose.
             stripped = re.sub(r"\S*[/._]\S*", " ", text)

@@ -17,7 +17,9 @@ pytestmark = pytest.mark.django_db
 
 # Not pages a person reads in the portal's language: machine endpoints, Django's admin (its own
 # catalogue) and POST-only actions (walked below as forms, with their error states).
-NOT_PAGES = {"healthz", "readyz", "metrics", "api-schema", "logout", "set_language", "report-download"}
+# The OpenID start and callback only redirect (to the provider, back to the page asked for or the login page).
+NOT_PAGES = {"healthz", "readyz", "metrics", "api-schema", "logout", "set_language", "report-download",
+             "sso-oidc-start", "sso-oidc-callback"}
 NOT_PAGE_PREFIXES = ("admin/", "api/")
 ACTIONS = {"quota-request-preview", "quota-request-action", "job-cancel", "job-environment", "job-checkpoint",
            "pool-inventory-sync", "preemption-approve", "preemption-reject", "whatif-attach", "whatif-simulate-switch",

@@ -96,3 +96,13 @@ def test_the_rule_list_is_paginated(world, platform_admin, auditor, api):
         add_rule(api, platform_admin, f"gpu-team-{n}", "member", "alpha")
     page = api(auditor).get(reverse("api-sso-group-rules") + "?limit=2").json()
     assert page["count"] == 3 and [r["group"] for r in page["results"]] == ["gpu-team-0", "gpu-team-1"]
+
+
+def test_the_admin_refuses_a_platform_role_with_a_tenant_and_saves_nothing(world, platform_admin, client):
+    platform_admin.is_staff = True
+    platform_admin.save(update_fields=["is_staff"])
+    client.force_login(platform_admin)
+    response = client.post(reverse("admin:accounts_grouprule_add"),
+                           {"group": "gpu-auditors", "tenant": world.alpha.pk, "role": "auditor"})
+    assert response.status_code == 200 and str(errors.TENANT_MATCHES_ROLE) in response.content.decode()
+    assert not GroupRule.objects.exists() and not AuditEvent.objects.filter(event_type__startswith="sso.").exists()

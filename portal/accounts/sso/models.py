@@ -5,6 +5,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from portal.accounts.sso import errors
+
 
 class GroupRule(models.Model):
     class Role(models.TextChoices):
@@ -32,14 +34,16 @@ class GroupRule(models.Model):
         constraints = [
             # Two partial constraints rather than nulls_distinct=False, which SQLite (the demo) lacks.
             models.UniqueConstraint(fields=["group", "tenant", "role"], condition=Q(tenant__isnull=False),
-                                    name="group_rule_unique_in_tenant"),
+                                    name="group_rule_unique_in_tenant",
+                                    violation_error_message=errors.DUPLICATE_RULE),
             models.UniqueConstraint(fields=["group", "role"], condition=Q(tenant__isnull=True),
-                                    name="group_rule_unique_on_platform"),
+                                    name="group_rule_unique_on_platform",
+                                    violation_error_message=errors.DUPLICATE_RULE),
             # A tenant role names its tenant; a platform role names none.
             models.CheckConstraint(
                 condition=(Q(role__in=["member", "tenant_admin"], tenant__isnull=False)
                            | Q(role__in=["platform_admin", "quota_approver", "auditor"], tenant__isnull=True)),
-                name="group_rule_tenant_matches_role"),
+                name="group_rule_tenant_matches_role", violation_error_message=errors.TENANT_MATCHES_ROLE),
         ]
 
     def __str__(self) -> str:

@@ -77,6 +77,8 @@ def test_a_user_removed_from_the_group_loses_access_at_the_next_sign_in(ldap_on,
     removed = AuditEvent.objects.get(event_type="membership.removed")
     assert (removed.payload["old"], removed.payload["reason"], removed.tenant.slug) == (
         "tenant_admin", "ldap sign-in", "alpha")
+    granted = AuditEvent.objects.get(event_type="membership.set", payload__user="ann")
+    assert (removed.object_type, removed.object_id) == ("quotas.membership", granted.object_id) and removed.object_id
 
 
 def test_a_user_moved_to_the_members_group_is_a_member_at_the_next_sign_in(

@@ -89,11 +89,14 @@ def _apply(*, user, access: Access, actor, reason: str) -> bool:
     """Make the user's memberships and platform roles what ``access`` says; audit each change. True
     when anything changed. Runs inside the caller's transaction."""
     changed = False
-    current = {m.tenant_id: m for m in Membership.objects.select_for_update().filter(user=user).select_related("tenant")}
+    # Lock the memberships only, not their tenants (other writers change tenants).
+    memberships = Membership.objects.select_for_update(of=("self",)).filter(user=user).select_related("tenant")
+    current = {m.tenant_id: m for m in memberships}
     for tenant_id, membership in current.items():
         if tenant_id not in access.tenant_roles:
+            membership_id = membership.pk  # delete() clears it
             membership.delete()
-            audit_record(event_type="membership.removed", object_type="quotas.membership", object_id=membership.pk,
+            audit_record(event_type="membership.removed", object_type="quotas.membership", object_id=membership_id,
                          actor=actor, tenant=membership.tenant,
                          payload={"user": user.username, "old": membership.role, "reason": reason})
             changed = True

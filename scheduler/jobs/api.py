@@ -9,12 +9,15 @@ from quotas.common.pagination import BoundedLimitOffsetPagination
 from quotas.models import Pool
 from quotas.tenant_api import TenantAPIView
 from scheduler.jobs import selectors, services
+from scheduler.jobs.contents import job_contents_reveal, may_read_contents
 from scheduler.jobs.positions import positions_of
 from scheduler.jobs.serializers import (
     BulkResultSerializer,
     CancelSerializer,
     EnvironmentReportSerializer,
     JobBulkSubmitSerializer,
+    JobContentsRevealSerializer,
+    JobContentsSerializer,
     JobSerializer,
     JobSubmitSerializer,
     JobSummarySerializer,
@@ -30,6 +33,12 @@ from scheduler.preemption import selectors as preemption_selectors
 from scheduler.preemption import plan, stop
 
 QUEUE_LIMIT = 500
+
+
+def job_payload(user, job_id: int) -> dict:
+    """One job as `user` may read it: what it runs only for its owner and its tenant's admins."""
+    job = selectors.job_for_user(user, job_id)
+    return JobSerializer(job, context={"show_contents": may_read_contents(user, job)}).data
 
 
 class JobListView(APIView):
@@ -54,7 +63,7 @@ class JobListView(APIView):
         serializer = JobSubmitSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         job = services.job_submit(actor=request.user, **serializer.validated_data)
-        return Response(JobSerializer(selectors.job_for_user(request.user, job.pk)).data,
+        return Response(job_payload(request.user, job.pk),
                         status=status.HTTP_201_CREATED)
 
 
@@ -72,7 +81,19 @@ class JobBulkSubmitView(APIView):
 class JobDetailView(APIView):
     @extend_schema(responses=JobSerializer, summary="One job with its wait reason")
     def get(self, request, job_id: int):
-        return Response(JobSerializer(selectors.job_for_user(request.user, job_id)).data)
+        return Response(job_payload(request.user, job_id))
+
+
+class JobContentsRevealView(APIView):
+    @extend_schema(request=JobContentsRevealSerializer, responses=JobContentsSerializer,
+                   summary="What a job runs: its owner and tenant admins read it; a platform admin reveals it "
+                           "with a reason, which the audit trail keeps")
+    def post(self, request, job_id: int):
+        job = selectors.job_for_user(request.user, job_id)
+        data = JobContentsRevealSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        contents = job_contents_reveal(actor=request.user, job=job, reason=data.validated_data["reason"])
+        return Response(JobContentsSerializer(contents).data)
 
 
 class JobCancelView(APIView):
@@ -82,7 +103,7 @@ class JobCancelView(APIView):
         serializer = CancelSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         services.job_cancel(actor=request.user, job=job, reason=serializer.validated_data["reason"])
-        return Response(JobSerializer(selectors.job_for_user(request.user, job_id)).data)
+        return Response(job_payload(request.user, job_id))
 
 
 class JobEnvironmentView(APIView):
@@ -94,7 +115,7 @@ class JobEnvironmentView(APIView):
         serializer = EnvironmentReportSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         services.job_environment_update(actor=request.user, job=job, **serializer.validated_data)
-        return Response(JobSerializer(selectors.job_for_user(request.user, job_id)).data)
+        return Response(job_payload(request.user, job_id))
 
 
 class PoolQueueView(APIView):
@@ -137,7 +158,7 @@ class JobCheckpointView(APIView):
     def post(self, request, job_id: int):
         job = selectors.job_for_user(request.user, job_id)
         stop.job_checkpoint_report(actor=request.user, job=job)
-        return Response(JobSerializer(selectors.job_for_user(request.user, job_id)).data)
+        return Response(job_payload(request.user, job_id))
 
 
 class PreemptionListView(APIView):

@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from quotas.common import limits
 from quotas.models import WorkloadClass
+from scheduler.jobs import errors as job_errors
 from scheduler.jobs.contents import contents_outline
 from scheduler.jobs.positions import positions_of
 from scheduler.jobs.wait_text import localized_wait
@@ -14,8 +15,18 @@ class EnvironmentSerializer(serializers.Serializer):
     image = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
     ready = serializers.BooleanField(required=False, default=True)
     detail = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
-    variables = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False, default=dict,
-                                      help_text="Environment variables of the run; never shown in reports or audit")
+    variables = serializers.DictField(child=serializers.CharField(allow_blank=True,
+                                                                  max_length=limits.ENV_VAR_VALUE_LENGTH),
+                                      required=False, default=dict,
+                                      help_text=f"Environment variables of the run (at most {limits.ENV_VARS}); "
+                                                "never shown in reports or audit")
+
+    def to_internal_value(self, data):
+        # A variable put beside `variables` instead of inside it used to vanish with a 201.
+        if isinstance(data, dict) and (unknown := sorted(set(data) - set(self.fields))):
+            raise serializers.ValidationError(
+                {"non_field_errors": [job_errors.ENV_UNKNOWN_KEYS.format(keys=", ".join(map(str, unknown[:10])))]})
+        return super().to_internal_value(data)
 
 
 class JobSubmitSerializer(serializers.Serializer):

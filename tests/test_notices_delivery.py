@@ -208,4 +208,4 @@ def test_two_sweepers_at_once_deliver_each_notice_exactly_once(world, smtp_serve
     assert len(smtp_server.messages) == 24 and len(webhook_server.requests) == 12
     assert set(Notice.objects.values_list("state", flat=True)) == {Notice.State.DELIVERED}
     assert set(Notice.objects.values_list("attempts", flat=True)) == {1}
-    assert NoticeDelivery.objects.filter(status="delivered").count() == 24
+    assert NoticeDelivery.objects.filter(status="delivered").count() == 36  # 12 × (2 addresses + 1 webhook)

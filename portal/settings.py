@@ -368,7 +368,10 @@ LOGGING = {
 }
 
 # Prometheus scrape endpoint /metrics: when set, scrapers must send "Authorization: Bearer <token>".
+# Production requires it: without a token /metrics answers 401 (fails closed) unless
+# METRICS_REQUIRE_TOKEN=0 says the endpoint is reachable only from the scraper's network.
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+METRICS_REQUIRE_TOKEN = env_bool("METRICS_REQUIRE_TOKEN", PRODUCTION)
 
 # json:// and jsons:// notice webhooks may not point at loopback, private or link-local addresses except
 # these host names, addresses or networks (scheduler/notices/webhook_hosts.py). Tests post to a local

@@ -323,6 +323,18 @@ if not AUDIT_SEAL_KEY:
     AUDIT_SEAL_KEY = "insecure-development-audit-seal-key"
 AUDIT_SEAL_EXPORT_DIR = os.environ.get(
     "AUDIT_SEAL_EXPORT_DIR", str(VAR_DIR / "audit-seals") if PORTAL_ENV == "development" else "")
+if PRODUCTION and not AUDIT_SEAL_EXPORT_DIR:
+    # Without heads outside the database, cutting the last sealed batch and its head verifies OK.
+    raise ImproperlyConfigured("AUDIT_SEAL_EXPORT_DIR must be set in production: signed audit heads must "
+                               "leave the database (a WORM mount, a log shipper's spool, another host's share)")
+# The database refuses an audit event whose occurred_at is further than this from its own clock (migration
+# audit 0007 builds the trigger with it). The test profile widens it: the suite moves Python's clock
+# (time-machine) while PostgreSQL's stays put; tests/test_audit_evidence.py checks the production bound.
+AUDIT_CLOCK_TOLERANCE_SECONDS = int(os.environ.get(
+    "AUDIT_CLOCK_TOLERANCE_SECONDS", 50 * 365 * 86400 if PORTAL_ENV == "test" else 300))
+# The sealer refuses (and reports) unsealed events older than the last signed head by more than this: an
+# honest transaction commits within it, so such an event was inserted after the fact with an old time.
+AUDIT_SEAL_LATE_GRACE_SECONDS = int(os.environ.get("AUDIT_SEAL_LATE_GRACE_SECONDS", 900))
 AUDIT_SEAL_INTERVAL_SECONDS = float(os.environ.get("AUDIT_SEAL_INTERVAL_SECONDS", 30))
 AUDIT_SEAL_BATCH = int(os.environ.get("AUDIT_SEAL_BATCH", 5000))
 

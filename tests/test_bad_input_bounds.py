@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from portal.edge import MAX_JSON_DEPTH
-from quotas import limits
+from quotas.common import limits
 from quotas.models import Node
 from quotas.requests.models import QuotaRequest
 from scheduler.models import Job

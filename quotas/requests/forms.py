@@ -3,7 +3,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from quotas import errors as quota_errors
-from quotas import limits
+from quotas.common import limits
 from quotas.models import GpuModel, Pool, QuotaRequest, WorkloadClass
 
 

@@ -6,7 +6,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
-from quotas import limits
+from quotas.common import limits
 from quotas.models import GpuModel, Pool, Tenant, WorkloadClass
 from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, PREEMPTION_AUTO, PREEMPTION_MANUAL, PREEMPTION_PAUSED
 from scheduler.whatif import errors

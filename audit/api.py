@@ -6,7 +6,6 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
 from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from audit.chain import selectors
 from audit.models import AuditEvent
@@ -14,6 +13,7 @@ from audit.reports import exports
 from audit.reports.access import audit_tenants_for_user, report_scope_for_user
 from audit.reports.selectors import usage_report
 from audit.usage.months import month_of, parse_month, previous_month
+from quotas.tenant_api import READABLE, ScopedAPIView
 
 
 class _FileRenderer(BaseRenderer):
@@ -55,7 +55,9 @@ def report_month(text: str | None):
         raise ValidationError({"month": [str(exc)]}) from None
 
 
-class UsageReportView(APIView):
+class UsageReportView(ScopedAPIView):
+    # Who reads which report (tenant, project or platform) is audit.reports.access's rule, applied first.
+    scope = READABLE
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer, XLSXRenderer]
 
     def finalize_response(self, request, response, *args, **kwargs):
@@ -100,7 +102,8 @@ class AuditEventSerializer(serializers.ModelSerializer):
                   "object_id", "payload", "prev_hash", "hash"]
 
 
-class AuditEventListView(generics.ListAPIView):
+class AuditEventListView(ScopedAPIView, generics.ListAPIView):
+    scope = READABLE  # narrowed further by audit_tenants_for_user (auditors and platform staff read all)
     serializer_class = AuditEventSerializer
     filter_backends = []
 

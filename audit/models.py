@@ -1,6 +1,7 @@
 """Audit evidence (append-only, hash-chained events) and usage (run intervals, monthly rollups)."""
 from django.conf import settings
 from django.db import models
+from django.db.models.functions import Now
 from django.utils.translation import gettext_lazy as _
 
 APPEND_ONLY = "Audit events are append-only: {operation} is refused. Record a new event instead."
@@ -37,7 +38,8 @@ class AuditEvent(models.Model):
     # Position in the one platform-wide chain, set with prev_hash and hash by the sealer
     # (audit.chain.sealing); null until then. The hash covers the fields below plus prev_hash.
     seq = models.BigIntegerField(unique=True, null=True, blank=True)
-    occurred_at = models.DateTimeField(db_index=True)
+    # The database fills it when a writer leaves it out and refuses a time far from its clock (migration 0007).
+    occurred_at = models.DateTimeField(db_index=True, db_default=Now())
     event_type = models.CharField(max_length=60, db_index=True)
     actor_kind = models.CharField(max_length=10, choices=ActorKind)
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
@@ -199,3 +201,22 @@ class ReportDelivery(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "month"], name="one_report_delivery_per_month")]
+
+
+class AuditRefusal(models.Model):
+    """An event the sealer refused: it claims a time older than a head already signed (by more than the
+    grace an honest late commit needs), so it was written after the fact. It stays unsealed, is never
+    chained, and makes `audit_verify` fail until someone looks (DESIGN.md §11)."""
+
+    event_id = models.BigIntegerField(unique=True)
+    occurred_at = models.DateTimeField()
+    event_type = models.CharField(max_length=60)
+    head_seq = models.BigIntegerField()
+    head_sealed_at = models.DateTimeField()
+    refused_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-event_id"]
+
+    def __str__(self) -> str:
+        return f"refused event #{self.event_id} ({self.event_type} at {self.occurred_at:%Y-%m-%d %H:%M})"

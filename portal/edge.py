@@ -1,5 +1,5 @@
 """Edge checks every request passes before a view sees it: no NUL or other control characters in
-the query string, form fields or JSON body (PostgreSQL refuses NUL in text, and no name or filter
+the path, the query string, form fields or JSON body, JSON nested at most MAX_JSON_DEPTH deep (PostgreSQL refuses NUL in text, and no name or filter
 needs control characters), and bodies over the size limit answered with 413. API paths get JSON
 errors naming the field; pages get a plain 400."""
 import json
@@ -14,6 +14,10 @@ from django.utils.translation import gettext as _, gettext_lazy
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _CONTROL_OR_SPACE_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 CONTROL_REFUSED = gettext_lazy("Control characters (such as NUL) are not allowed.")
+TOO_DEEP = gettext_lazy("JSON nested deeper than {limit} levels is not accepted.")
+# The deepest document the API takes is a bulk submit's job's environment (4 levels); parsers and
+# walkers recurse per level, so a 100,000-deep body must never reach them.
+MAX_JSON_DEPTH = 32
 BODY_TOO_LARGE = gettext_lazy("The request body is {size} bytes; the limit is {limit} bytes.")
 API_PREFIX = "/api/"
 
@@ -22,28 +26,35 @@ def is_api(request) -> bool:
     return request.path.startswith(API_PREFIX)
 
 
-def _first_bad(value, path: str, pattern) -> str | None:
-    """The path of the first string (key or value, at any depth) with a control character."""
+class _TooDeep(Exception):
+    pass
+
+
+def _first_bad(value, path: str, pattern, depth: int = 0) -> str | None:
+    """The path of the first string (key or value, at any depth) with a control character; _TooDeep
+    past MAX_JSON_DEPTH levels (one walk does both)."""
     if isinstance(value, str):
         return path if pattern.search(value) else None
+    if depth >= MAX_JSON_DEPTH and isinstance(value, (dict, list)):
+        raise _TooDeep
     if isinstance(value, dict):
         for key, item in value.items():
             here = f"{path}.{key}" if path else str(key)
             if pattern.search(str(key)):
                 return here
-            if (found := _first_bad(item, here, pattern)) is not None:
+            if (found := _first_bad(item, here, pattern, depth + 1)) is not None:
                 return found
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            if (found := _first_bad(item, f"{path}[{i}]", pattern)) is not None:
+            if (found := _first_bad(item, f"{path}[{i}]", pattern, depth + 1)) is not None:
                 return found
     return None
 
 
-def _refuse(request, field: str):
+def _refuse(request, field: str, message=CONTROL_REFUSED):
     if is_api(request):
-        return JsonResponse({field or "non_field_errors": [str(CONTROL_REFUSED)]}, status=400)
-    return HttpResponseBadRequest(f"{field}: {CONTROL_REFUSED}", content_type="text/plain; charset=utf-8")
+        return JsonResponse({field or "non_field_errors": [str(message)]}, status=400)
+    return HttpResponseBadRequest(f"{field}: {message}", content_type="text/plain; charset=utf-8")
 
 
 def too_large(request, size: int):
@@ -57,6 +68,9 @@ class EdgeValidationMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
+        # A path parameter reaches the database as text; PostgreSQL refuses NUL with a server error.
+        if _CONTROL_OR_SPACE_CONTROL.search(request.path):
+            return _refuse(request, "path")
         for key, values in request.GET.lists():
             if _CONTROL_OR_SPACE_CONTROL.search(key):
                 return _refuse(request, "query")
@@ -69,18 +83,27 @@ class EdgeValidationMiddleware:
                 size = 0
             if size > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
                 return too_large(request, size)
-            if (problem := self._body_problem(request)) is not None:
+            if (problem := self._body_problem(request)) is self.TOO_DEEP:
+                return _refuse(request, "non_field_errors", TOO_DEEP.format(limit=MAX_JSON_DEPTH))
+            if problem is not None:
                 return _refuse(request, problem)
         return self.get_response(request)
 
-    def _body_problem(self, request) -> str | None:
+    TOO_DEEP = object()
+
+    def _body_problem(self, request):
         content_type = request.content_type or ""
         if content_type == "application/json":
             try:
                 data = json.loads(request.body or b"null")
+            except RecursionError:  # the decoder recurses per level: thousands of levels end here
+                return self.TOO_DEEP
             except (ValueError, UnicodeDecodeError):
                 return None  # the parser answers with its own 400
-            return _first_bad(data, "", _CONTROL)
+            try:
+                return _first_bad(data, "", _CONTROL)
+            except _TooDeep:
+                return self.TOO_DEEP
         if content_type == "application/x-www-form-urlencoded":
             for key, values in request.POST.lists():
                 if _CONTROL.search(key) or any(_CONTROL.search(v) for v in values):

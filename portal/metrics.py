@@ -1,5 +1,6 @@
 """`/metrics` for Prometheus: a collector that reads the database at scrape time, so every worker process
-serves the same numbers, behind an optional bearer token (`METRICS_TOKEN`)."""
+serves the same numbers, behind a bearer token (`METRICS_TOKEN`). Production without a token serves nothing
+(`METRICS_REQUIRE_TOKEN`): queue depths per tenant-facing pool are not for anonymous readers."""
 import hmac
 from datetime import timedelta
 
@@ -22,17 +23,21 @@ from scheduler.models import PENDING_STATUSES, Job
 WAIT_BUCKETS_SECONDS = (10, 30, 60, 300, 900, 1800, 3600, 4 * 3600, 12 * 3600, 24 * 3600)
 WAIT_WINDOW = timedelta(hours=24)
 TOKEN_REQUIRED = "A valid bearer token is required."
+TOKEN_NOT_SET = "Metrics are closed: set METRICS_TOKEN (production requires one) and scrape with it."
+# A pending job the cycle has not evaluated yet has no wait code.
+NOT_EVALUATED = "NOT_EVALUATED"
 
 
 class PortalCollector:
     """Each metric is one aggregate query; nothing is kept in process memory between scrapes."""
 
     def collect(self):
-        depth = GaugeMetricFamily("gpu_portal_queue_depth", "Pending jobs per pool and GPU model",
-                                  labels=["pool", "gpu_model"])
-        for row in Job.objects.filter(status__in=PENDING_STATUSES).values("pool__name", "gpu_model__name") \
-                .annotate(n=Count("id")).order_by("pool__name", "gpu_model__name"):
-            depth.add_metric([row["pool__name"], row["gpu_model__name"]], row["n"])
+        depth = GaugeMetricFamily("gpu_portal_queue_depth", "Pending jobs per pool, GPU model and wait code",
+                                  labels=["pool", "gpu_model", "wait_code"])
+        for row in Job.objects.filter(status__in=PENDING_STATUSES) \
+                .values("pool__name", "gpu_model__name", "wait_code") \
+                .annotate(n=Count("id")).order_by("pool__name", "gpu_model__name", "wait_code"):
+            depth.add_metric([row["pool__name"], row["gpu_model__name"], row["wait_code"] or NOT_EVALUATED], row["n"])
         yield depth
 
         counts = dict(AuditEvent.objects.filter(event_type__in=("job.admitted", "job.preempted"))
@@ -69,14 +74,14 @@ class PortalCollector:
 def _authorised(request) -> bool:
     token = getattr(settings, "METRICS_TOKEN", "")
     if not token:
-        return True
+        return not settings.METRICS_REQUIRE_TOKEN
     header = request.headers.get("Authorization", "")
     return header.startswith("Bearer ") and hmac.compare_digest(header[7:].encode(), token.encode())
 
 
 def metrics_view(request):
     if not _authorised(request):
-        return HttpResponse(TOKEN_REQUIRED, status=401, content_type="text/plain",
+        return HttpResponse(TOKEN_REQUIRED if settings.METRICS_TOKEN else TOKEN_NOT_SET, status=401, content_type="text/plain",
                             headers={"WWW-Authenticate": "Bearer"})
     registry = CollectorRegistry(auto_describe=False)
     registry.register(PortalCollector())

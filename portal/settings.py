@@ -149,10 +149,12 @@ AUTHENTICATION_BACKENDS = sso_config.authentication_backends(ldap_on=bool(os.env
 # Directory users' groups are asked again this often (and at every sign-in).
 SSO_SYNC_SECONDS = float(os.environ.get("SSO_SYNC_SECONDS", 900))
 LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", 5))
-LOGIN_FAILURE_LIMIT_PER_IP = int(os.environ.get("LOGIN_FAILURE_LIMIT_PER_IP", 30))
+# Per address only far above an office's rate: behind the README's proxy every user shares one address.
+LOGIN_FAILURE_LIMIT_PER_IP = int(os.environ.get("LOGIN_FAILURE_LIMIT_PER_IP", 500))
 LOGIN_LOCKOUT_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_SECONDS", 900))
 LOGIN_TRUST_FORWARDED_FOR = env_bool("LOGIN_TRUST_FORWARDED_FOR", False)
-TOKEN_FAILURE_LIMIT = int(os.environ.get("TOKEN_FAILURE_LIMIT", 20))
+TOKEN_FAILURE_LIMIT = int(os.environ.get("TOKEN_FAILURE_LIMIT", 20))  # per presented key
+TOKEN_FAILURE_LIMIT_PER_IP = int(os.environ.get("TOKEN_FAILURE_LIMIT_PER_IP", 1000))
 TOKEN_FAILURE_WINDOW_SECONDS = int(os.environ.get("TOKEN_FAILURE_WINDOW_SECONDS", 300))
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
@@ -331,6 +333,18 @@ if not AUDIT_SEAL_KEY:
     AUDIT_SEAL_KEY = "insecure-development-audit-seal-key"
 AUDIT_SEAL_EXPORT_DIR = os.environ.get(
     "AUDIT_SEAL_EXPORT_DIR", str(VAR_DIR / "audit-seals") if PORTAL_ENV == "development" else "")
+if PRODUCTION and not AUDIT_SEAL_EXPORT_DIR:
+    # Without heads outside the database, cutting the last sealed batch and its head verifies OK.
+    raise ImproperlyConfigured("AUDIT_SEAL_EXPORT_DIR must be set in production: signed audit heads must "
+                               "leave the database (a WORM mount, a log shipper's spool, another host's share)")
+# The database refuses an audit event whose occurred_at is further than this from its own clock (migration
+# audit 0007 builds the trigger with it). The test profile widens it: the suite moves Python's clock
+# (time-machine) while PostgreSQL's stays put; tests/test_audit_evidence.py checks the production bound.
+AUDIT_CLOCK_TOLERANCE_SECONDS = int(os.environ.get(
+    "AUDIT_CLOCK_TOLERANCE_SECONDS", 50 * 365 * 86400 if PORTAL_ENV == "test" else 300))
+# The sealer refuses (and reports) unsealed events older than the last signed head by more than this: an
+# honest transaction commits within it, so such an event was inserted after the fact with an old time.
+AUDIT_SEAL_LATE_GRACE_SECONDS = int(os.environ.get("AUDIT_SEAL_LATE_GRACE_SECONDS", 900))
 AUDIT_SEAL_INTERVAL_SECONDS = float(os.environ.get("AUDIT_SEAL_INTERVAL_SECONDS", 30))
 AUDIT_SEAL_BATCH = int(os.environ.get("AUDIT_SEAL_BATCH", 5000))
 
@@ -377,7 +391,10 @@ LOGGING = {
 }
 
 # Prometheus scrape endpoint /metrics: when set, scrapers must send "Authorization: Bearer <token>".
+# Production requires it: without a token /metrics answers 401 (fails closed) unless
+# METRICS_REQUIRE_TOKEN=0 says the endpoint is reachable only from the scraper's network.
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+METRICS_REQUIRE_TOKEN = env_bool("METRICS_REQUIRE_TOKEN", PRODUCTION)
 
 # json:// and jsons:// notice webhooks may not point at loopback, private or link-local addresses except
 # these host names, addresses or networks (scheduler/notices/webhook_hosts.py). Tests post to a local

@@ -4,6 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from portal import metrics, views
+from portal.accounts import views as accounts_views
 
 api_v1 = [
     path("", include("quotas.api_urls")),
@@ -23,6 +24,8 @@ urlpatterns = [
     path("", include("portal.accounts.urls")),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),
+    # Before the admin's own routes: its sign-in answers a locked name with 429 like the portal's.
+    path("admin/login/", accounts_views.admin_login, name="admin-login"),
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

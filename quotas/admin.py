@@ -1,11 +1,35 @@
 """Admin for tenancy, pools and quotas. Quota and node changes go through the services so history
-and audit are written; the admin shows that history."""
+and audit are written; the admin shows that history. Every other save or deletion of a tenant,
+project, membership, pool, GPU model or node goes through quotas.admin_edits (audited)."""
 from django.contrib import admin, messages
 from simple_history.admin import SimpleHistoryAdmin
 
 from audit.chain.readonly import ReadOnlyAdminMixin
 from quotas import services
+from quotas.admin_edits import admin_object_delete, admin_object_save
 from quotas.models import GpuModel, Membership, Node, Pool, Project, Quota, Tenant
+
+
+class AuditedAdminMixin:
+    """Saves and deletions, on the page, in inlines and in bulk, through the audited services."""
+
+    def save_model(self, request, obj, form, change):
+        admin_object_save(actor=request.user, obj=obj)
+
+    def delete_model(self, request, obj):
+        admin_object_delete(actor=request.user, obj=obj)
+
+    def delete_queryset(self, request, queryset):
+        for obj in queryset:
+            admin_object_delete(actor=request.user, obj=obj)
+
+    def save_formset(self, request, form, formset, change):
+        instances = formset.save(commit=False)
+        for obj in formset.deleted_objects:
+            admin_object_delete(actor=request.user, obj=obj)
+        for obj in instances:
+            admin_object_save(actor=request.user, obj=obj)
+        formset.save_m2m()
 
 
 class MembershipInline(admin.TabularInline):
@@ -15,7 +39,7 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(Tenant)
-class TenantAdmin(admin.ModelAdmin):
+class TenantAdmin(AuditedAdminMixin, admin.ModelAdmin):
     list_display = ["slug", "name", "language", "created_at"]
     list_filter = ["language"]
     search_fields = ["slug", "name"]
@@ -23,14 +47,14 @@ class TenantAdmin(admin.ModelAdmin):
 
 
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(AuditedAdminMixin, admin.ModelAdmin):
     list_display = ["slug", "name", "tenant", "state", "created_at"]
     list_filter = ["state", "tenant"]
     search_fields = ["slug", "name", "tenant__slug"]
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(AuditedAdminMixin, admin.ModelAdmin):
     list_display = ["user", "tenant", "role", "created_at"]
     list_filter = ["role", "tenant"]
     search_fields = ["user__username", "tenant__slug"]
@@ -38,19 +62,19 @@ class MembershipAdmin(admin.ModelAdmin):
 
 
 @admin.register(Pool)
-class PoolAdmin(admin.ModelAdmin):
+class PoolAdmin(AuditedAdminMixin, admin.ModelAdmin):
     list_display = ["name", "display_name", "backend"]
     search_fields = ["name", "display_name"]
 
 
 @admin.register(GpuModel)
-class GpuModelAdmin(admin.ModelAdmin):
+class GpuModelAdmin(AuditedAdminMixin, admin.ModelAdmin):
     list_display = ["name", "memory_gb", "chargeback_weight"]
     search_fields = ["name"]
 
 
 @admin.register(Node)
-class NodeAdmin(SimpleHistoryAdmin):
+class NodeAdmin(AuditedAdminMixin, SimpleHistoryAdmin):
     list_display = ["name", "pool", "gpu_model", "gpus", "cpu_cores", "memory_gb", "state", "maintenance_end"]
     list_filter = ["state", "pool", "gpu_model"]
     search_fields = ["name"]

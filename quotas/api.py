@@ -5,7 +5,6 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from quotas import holdings, selectors, services
 from quotas.access import is_platform_admin
@@ -19,7 +18,7 @@ from quotas.serializers import (
     QuotaSetSerializer,
     TenantQuotaSerializer,
 )
-from quotas.tenant_api import TenantAPIView
+from quotas.tenant_api import PLATFORM, SHARED, ScopedAPIView, TenantAPIView
 
 PLATFORM_ADMIN_REQUIRED = _("Only platform admins can change pools, nodes and base quotas.")
 
@@ -37,7 +36,9 @@ def pools_payload() -> list[dict]:
             for p in Pool.objects.order_by("name")]
 
 
-class PoolListView(APIView):
+class PoolListView(ScopedAPIView):
+    scope = SHARED
+
     @extend_schema(responses=PoolCapacitySerializer(many=True), summary="Capacity per pool and GPU model")
     def get(self, request):
         return Response(PoolCapacitySerializer(pools_payload(), many=True).data)
@@ -56,18 +57,24 @@ class TenantQuotaView(TenantAPIView):
         return Response(TenantQuotaSerializer(data).data)
 
 
-class QuotaSetView(APIView):
+class QuotaSetView(ScopedAPIView):
+    scope = PLATFORM
+
+    def require_platform(self, request) -> None:
+        require_platform_admin(request.user)
+
     @extend_schema(request=QuotaSetSerializer, responses={201: QuotaSerializer},
                    summary="Set a base quota (platform admins)")
     def post(self, request):
-        require_platform_admin(request.user)
         serializer = QuotaSetSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         quota = services.quota_set(actor=request.user, **serializer.validated_data)
         return Response(QuotaSerializer(quota).data, status=status.HTTP_201_CREATED)
 
 
-class NodeListView(APIView):
+class NodeListView(ScopedAPIView):
+    scope = SHARED  # the inventory every member sees on the pools page
+
     @extend_schema(responses=NodeSerializer(many=True), summary="Nodes, optionally of one pool")
     def get(self, request):
         nodes = Node.objects.select_related("pool", "gpu_model")
@@ -76,14 +83,17 @@ class NodeListView(APIView):
         return Response(NodeSerializer(nodes, many=True).data)
 
 
-class _NodeActionView(APIView):
+class _NodeActionView(ScopedAPIView):
+    scope = PLATFORM
     serializer_class = NodeChangeSerializer
+
+    def require_platform(self, request) -> None:
+        require_platform_admin(request.user)
 
     def act(self, request, node, data):
         raise NotImplementedError
 
     def post(self, request, name: str):
-        require_platform_admin(request.user)
         node = get_object_or_404(Node, name=name)
         serializer = self.serializer_class(data=request.data)
         serializer.is_valid(raise_exception=True)

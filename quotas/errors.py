@@ -5,6 +5,7 @@ from django.utils.translation import gettext_lazy as _
 
 NEGATIVE = _("Must be zero or more.")
 AT_MOST = _("Must be at most {limit}.")
+TEXT_TOO_LONG = _("At most {limit} characters.")
 TOO_FAR_BACK = _("May start at most {days} days in the past (a late correction); earlier dates are refused.")
 WINDOW_ORDER = _("The end must be after the start.")
 UNKNOWN_POOL = _("Unknown pool {value!r}.")

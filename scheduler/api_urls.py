@@ -6,6 +6,7 @@ urlpatterns = [
     path("jobs/", api.JobListView.as_view(), name="api-jobs"),
     path("jobs/bulk/", api.JobBulkSubmitView.as_view(), name="api-jobs-bulk"),
     path("jobs/<int:job_id>/", api.JobDetailView.as_view(), name="api-job"),
+    path("jobs/<int:job_id>/contents/", api.JobContentsRevealView.as_view(), name="api-job-contents"),
     path("jobs/<int:job_id>/cancel/", api.JobCancelView.as_view(), name="api-job-cancel"),
     path("jobs/<int:job_id>/environment/", api.JobEnvironmentView.as_view(), name="api-job-environment"),
     path("jobs/<int:job_id>/checkpoint/", api.JobCheckpointView.as_view(), name="api-job-checkpoint"),

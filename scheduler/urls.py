@@ -9,6 +9,7 @@ urlpatterns = [
     path("tenants/<slug:slug>/queue/", views.tenant_queue, name="tenant-queue"),
     path("pools/<slug:name>/queue/", views.pool_queue, name="pool-queue"),
     path("jobs/<int:job_id>/", views.job_detail, name="job-detail"),
+    path("jobs/<int:job_id>/contents/", views.job_contents, name="job-contents"),
     path("jobs/<int:job_id>/cancel/", views.job_cancel, name="job-cancel"),
     path("jobs/<int:job_id>/environment/", views.job_environment, name="job-environment"),
     path("jobs/<int:job_id>/checkpoint/", views.job_checkpoint, name="job-checkpoint"),

@@ -30,7 +30,8 @@ class SmtpReceiver:
     async def handle_DATA(self, server, session, envelope):
         parsed = message_from_bytes(envelope.original_content, policy=policy.default)
         with self.lock:
-            self.messages.append({"to": list(envelope.rcpt_tos), "subject": str(parsed["subject"]).strip(),
+            self.messages.append({"to": list(envelope.rcpt_tos), "header_to": str(parsed["to"] or ""),
+                                  "cc": str(parsed["cc"] or ""), "subject": str(parsed["subject"]).strip(),
                                   "body": parsed.get_body(("plain",)).get_content(),
                                   "attachments": [(part.get_filename(), part.get_content_type(), part.get_content())
                                                   for part in parsed.iter_attachments()]})

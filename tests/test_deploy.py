@@ -14,7 +14,7 @@ def test_check_deploy_is_clean_under_the_production_profile():
     base = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
     env = {**base, "PORTAL_ENV": "production", "SECRET_KEY": "x" * 20 + "production-secret-for-check-deploy-1",
            "ALLOWED_HOSTS": "portal.example.com", "DEBUG": "0",
-           "AUDIT_SEAL_KEY": "k" * 40}
+           "AUDIT_SEAL_KEY": "k" * 40, "AUDIT_SEAL_EXPORT_DIR": "/var/lib/portal/audit-seals"}
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # set by the browser tests' conftest when collected together
     result = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
@@ -33,7 +33,7 @@ def test_production_refuses_to_start_without_a_secret_key():
 @pytest.mark.parametrize("profile", ["production", "development"])
 def test_only_the_test_profile_trades_password_hashing_for_speed(profile):
     env = {**os.environ, "PORTAL_ENV": profile, "SECRET_KEY": "x" * 20 + "production-secret-for-check-deploy-1",
-           "ALLOWED_HOSTS": "portal.example.com", "AUDIT_SEAL_KEY": "k" * 40}
+           "ALLOWED_HOSTS": "portal.example.com", "AUDIT_SEAL_KEY": "k" * 40, "AUDIT_SEAL_EXPORT_DIR": "/var/lib/portal/audit-seals"}
     result = subprocess.run([sys.executable, "manage.py", "shell", "-c",
                              "from django.contrib.auth.hashers import get_hasher; print(get_hasher().algorithm)"],
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)

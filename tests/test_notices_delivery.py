@@ -25,6 +25,7 @@ def content(job_id: int = 7):
                              gpu_hours_at_risk=1.5, checkpoint_interval_minutes=20)
 
 
+# Two recipients: each gets a message of its own (issue 38, item 6).
 def enqueue(world, job_id: int = 7, recipients=("owner@example.com", "lead@example.com"), **extra):
     c = content(job_id)
     return services.notice_enqueue(kind=c.kind, tenant=world.alpha, recipients=list(recipients), facts=c.facts,
@@ -43,18 +44,21 @@ def test_a_real_smtp_server_and_a_real_http_webhook_both_receive_the_notice(worl
     notice = services.notice_deliver(notice_id=notice.id)
 
     assert notice.state == Notice.State.DELIVERED and notice.attempts == 1 and notice.delivered_at
-    [mail] = smtp_server.messages
-    assert sorted(mail["to"]) == ["lead@example.com", "owner@example.com"]
-    assert mail["subject"] == notice.subject and "POST /api/v1/jobs/7/checkpoint/" in mail["body"]
+    # One message per address (issue 38, item 6): nobody sees who else was told.
+    mails = sorted(smtp_server.messages, key=lambda m: m["to"])
+    assert [m["to"] for m in mails] == [["lead@example.com"], ["owner@example.com"]]
+    assert [m["header_to"] for m in mails] == ["lead@example.com", "owner@example.com"]
+    assert all(m["subject"] == notice.subject and "POST /api/v1/jobs/7/checkpoint/" in m["body"] for m in mails)
     [hook] = webhook_server.requests
     assert hook["path"] == "/hooks/gpu"
     assert hook["json"]["title"] == notice.subject and "Beta team" in hook["json"]["message"]
-    assert sorted(notice.deliveries.values_list("channel_kind", "status")) == [("email", "delivered"),
-                                                                                ("webhook", "delivered")]
+    assert sorted(notice.deliveries.values_list("channel_kind", "address", "status")) == [
+        ("email", "lead@example.com", "delivered"), ("email", "owner@example.com", "delivered"),
+        ("webhook", "", "delivered")]
     event = AuditEvent.objects.get(event_type="notice.delivered")
     assert event.tenant == world.alpha
-    assert event.payload["channels"] == [{"kind": "email", "status": "delivered"},
-                                         {"kind": "webhook", "status": "delivered"}]
+    assert event.payload["channels"] == [{"kind": "email", "status": "delivered"}] * 2 + [
+        {"kind": "webhook", "status": "delivered"}]
     assert "resnet" not in str(event.payload)  # outcome only, no content
 
 
@@ -86,7 +90,7 @@ def test_a_failing_channel_is_retried_with_backoff_and_then_succeeds(world, smtp
     failed = NoticeDelivery.objects.get(channel=hook)
     assert failed.status == "failed" and failed.attempt == 1 and failed.detail
     assert AuditEvent.objects.get(event_type="notice.retry_scheduled").payload["channels"] == [
-        {"kind": "email", "status": "delivered"}, {"kind": "webhook", "status": "failed"}]
+        {"kind": "email", "status": "delivered"}] * 2 + [{"kind": "webhook", "status": "failed"}]
     # Not due yet: neither a duplicate task message nor an early sweep sends it again.
     assert services.notice_deliver(notice_id=notice.id, now=t0 + timedelta(seconds=29)) is None
     assert services.notice_sweep_due(now=t0 + timedelta(seconds=29)) == []
@@ -101,9 +105,11 @@ def test_a_failing_channel_is_retried_with_backoff_and_then_succeeds(world, smtp
     notice.refresh_from_db()
     assert notice.state == Notice.State.DELIVERED and notice.attempts == 3 and notice.last_error == ""
     assert len(receiver.requests) == 1
-    assert len(smtp_server.messages) == 1  # the email that went through on attempt 1 is not repeated
-    assert list(notice.deliveries.order_by("attempt", "channel_kind").values_list("attempt", "channel_kind", "status")) == [
-        (1, "email", "delivered"), (1, "webhook", "failed"), (2, "webhook", "failed"), (3, "webhook", "delivered")]
+    assert len(smtp_server.messages) == 2  # the emails that went through on attempt 1 are not repeated
+    assert list(notice.deliveries.order_by("attempt", "channel_kind", "address").values_list(
+        "attempt", "channel_kind", "status")) == [(1, "email", "delivered"), (1, "email", "delivered"),
+                                                  (1, "webhook", "failed"), (2, "webhook", "failed"),
+                                                  (3, "webhook", "delivered")]
 
 
 def test_backoff_doubles_up_to_its_cap():
@@ -134,7 +140,7 @@ def test_a_crashed_workers_claim_becomes_due_again(world, smtp_server):
     assert services.notice_sweep_due(now=t0 + timedelta(minutes=1)) == []
     assert services.notice_sweep_due(now=t0 + services.CLAIM_TIMEOUT) == [notice.id]
     notice.refresh_from_db()
-    assert notice.state == Notice.State.DELIVERED and notice.attempts == 2 and len(smtp_server.messages) == 1
+    assert notice.state == Notice.State.DELIVERED and notice.attempts == 2 and len(smtp_server.messages) == 2
 
 
 def test_a_rolled_back_decision_leaves_no_notice(world, django_capture_on_commit_callbacks):
@@ -159,7 +165,7 @@ def test_a_broker_that_is_down_after_commit_does_not_lose_the_notice(world, smtp
     assert services.notice_sweep_due() == [notice.id]
     notice.refresh_from_db()
     assert notice.state == Notice.State.DELIVERED
-    assert len(smtp_server.messages) == 1 and len(webhook_server.requests) == 1
+    assert len(smtp_server.messages) == 2 and len(webhook_server.requests) == 1
 
 
 @pytest.mark.django_db(transaction=True)
@@ -175,7 +181,7 @@ def test_a_broker_restart_that_drops_the_message_does_not_lose_the_notice(world,
         conn.default_channel.queue_purge(queue)
     assert services.notice_sweep_due() == [notice.id]
     notice.refresh_from_db()
-    assert notice.state == Notice.State.DELIVERED and len(smtp_server.messages) == 1
+    assert notice.state == Notice.State.DELIVERED and len(smtp_server.messages) == 2
 
 
 @pytest.mark.django_db(transaction=True)
@@ -199,7 +205,7 @@ def test_two_sweepers_at_once_deliver_each_notice_exactly_once(world, smtp_serve
         thread.join(timeout=60)
 
     assert sorted(claimed[0] + claimed[1]) == sorted(ids)  # every notice claimed by exactly one sweeper
-    assert len(smtp_server.messages) == 12 and len(webhook_server.requests) == 12
+    assert len(smtp_server.messages) == 24 and len(webhook_server.requests) == 12
     assert set(Notice.objects.values_list("state", flat=True)) == {Notice.State.DELIVERED}
     assert set(Notice.objects.values_list("attempts", flat=True)) == {1}
-    assert NoticeDelivery.objects.filter(status="delivered").count() == 24
+    assert NoticeDelivery.objects.filter(status="delivered").count() == 36  # 12 × (2 addresses + 1 webhook)

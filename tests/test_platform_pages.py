@@ -4,6 +4,7 @@ from django.test import Client, override_settings
 from django.urls import reverse
 from prometheus_client.parser import text_string_to_metric_families
 
+from scheduler.models import Job
 from scheduler.sync.tick import backend_tick
 from tests.jobs import cycle, submit
 
@@ -57,8 +58,10 @@ def test_metrics_report_queue_admissions_and_wait_histogram(world):
     cycle(world)
     backend_tick()
     families = _metrics(Client())
-    depth = {(s.labels["pool"], s.labels["gpu_model"]): s.value for s in families["gpu_portal_queue_depth"].samples}
-    assert depth == {("gpu-a", "H100-80G"): 1}
+    depth = {(s.labels["pool"], s.labels["gpu_model"], s.labels["wait_code"]): s.value
+             for s in families["gpu_portal_queue_depth"].samples}
+    waiting = Job.objects.get(name="waits")
+    assert depth == {("gpu-a", "H100-80G", waiting.wait_code): 1} and waiting.wait_code
     assert [s.value for s in families["gpu_portal_admissions"].samples if s.name.endswith("_total")] == [1]
     counts = {s.labels.get("le"): s.value for s in families["gpu_portal_job_wait_seconds"].samples
               if s.name.endswith("_bucket")}

@@ -39,3 +39,46 @@ def test_a_tenant_view_routed_without_a_slug_refuses_to_serve(world, member):
     force_authenticate(request, member)
     with pytest.raises(ImproperlyConfigured):
         Unscoped.as_view()(request)
+
+
+# Issue 38, item 7: every API view, not only those under /tenants/<slug>/, inherits the one base and
+# declares its scope; none replaces the base's check.
+def test_every_api_route_inherits_the_one_fail_closed_base_and_declares_its_scope():
+    from quotas.tenant_api import SCOPES, TENANT, TENANT_OBJECT, ScopedAPIView
+
+    api_routes = {route: getattr(view, "cls", None) for route, view in _routes(get_resolver().url_patterns)
+                  if route.startswith("api/v1/")}
+    assert len(api_routes) >= 35
+    outside = {r: c for r, c in api_routes.items() if not (c and issubclass(c, ScopedAPIView))}
+    assert outside == {}
+    assert {r: c.scope for r, c in api_routes.items() if c.scope not in SCOPES} == {}
+    assert {r for r, c in api_routes.items() if c.initial is not ScopedAPIView.initial} == set()
+    assert {r for r, c in api_routes.items() if "<slug:slug>" in r and c.scope != TENANT} == set()
+    assert {r for r, c in api_routes.items()
+            if c.scope == TENANT_OBJECT and c.scoped_object is ScopedAPIView.scoped_object} == set()
+
+
+def test_a_view_without_a_scope_refuses_to_serve(world, member):
+    from quotas.tenant_api import ScopedAPIView
+
+    class Undeclared(ScopedAPIView):
+        def get(self, request):
+            raise AssertionError("the handler must not run")
+
+    request = APIRequestFactory().get("/x/")
+    force_authenticate(request, member)
+    with pytest.raises(ImproperlyConfigured):
+        Undeclared.as_view()(request)
+
+
+def test_an_outsider_gets_404_for_another_tenants_job_and_preemption_before_any_handler(world, member, outsider,
+                                                                                         api):
+    from tests.jobs import submit_api
+
+    job = submit_api(api, member)
+    for url in (f"/api/v1/jobs/{job.pk}/", f"/api/v1/jobs/{job.pk}/cancel/", f"/api/v1/jobs/{job.pk}/contents/"):
+        response = api(outsider).post(url, {}, format="json") if not url.endswith(f"{job.pk}/") \
+            else api(outsider).get(url)
+        assert response.status_code == 404, url
+    job.refresh_from_db()
+    assert job.status != "cancelled"

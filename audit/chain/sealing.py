@@ -4,16 +4,20 @@ transaction, and records a signed head for each batch.
 Only one sealer runs at a time (a PostgreSQL advisory lock; SQLite's IMMEDIATE transactions
 already serialise writers). Writers never wait for it: they insert unchained rows and the sealer
 takes only the rows already committed, so a transaction that commits late is simply sealed in a
-later batch.
+later batch, within AUDIT_SEAL_LATE_GRACE_SECONDS of the head signed before it. An unsealed event
+older than that claims a time the signed chain already covers: it was inserted after the fact (a
+forged, backdated event), so the sealer refuses it, keeps the refusal and says so in the log and the
+chain; `audit_verify` fails while refusals exist.
 """
 import logging
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
 from audit.chain.hashing import GENESIS_HASH, HASHED_FIELDS, row_hash
-from audit.models import AuditEvent, AuditSeal
+from audit.models import AuditEvent, AuditRefusal, AuditSeal
 from audit.chain.export import seals_export
 from audit.chain.signing import key_id, seal_signature
 
@@ -52,14 +56,44 @@ def _write_links(links: list[tuple[int, int, str, str]]) -> None:
             raise RuntimeError(f"sealed {cursor.rowcount} of {len(links)} audit events")
 
 
+EVENTS_REFUSED = "audit.events_refused"
+
+
+def _refuse_backdated(rows: list[dict], head: AuditSeal | None) -> list[dict]:
+    """The rows an honest writer could have written, in order; the others get a refusal row, a log line
+    and one audit event (itself sealed) naming them."""
+    if head is None:
+        return rows
+    cutoff = head.sealed_at - timedelta(seconds=settings.AUDIT_SEAL_LATE_GRACE_SECONDS)
+    refused = [row for row in rows if row["occurred_at"] < cutoff]
+    if not refused:
+        return rows
+    now = timezone.now()
+    AuditRefusal.objects.bulk_create([
+        AuditRefusal(event_id=row["id"], occurred_at=row["occurred_at"], event_type=row["event_type"],
+                     head_seq=head.seq, head_sealed_at=head.sealed_at, refused_at=now) for row in refused])
+    ids = [row["id"] for row in refused]
+    logger.error("audit sealer refused %d events older than signed head %d (sealed %s): ids %s",
+                 len(ids), head.seq, head.sealed_at.isoformat(), ids[:50])
+    AuditEvent(occurred_at=now, event_type=EVENTS_REFUSED, actor_kind=AuditEvent.ActorKind.SYSTEM,
+               object_type="audit.auditseal", object_id=str(head.seq),
+               payload={"event_ids": ids[:500], "count": len(ids), "head_seq": head.seq}).save(force_insert=True)
+    return [row for row in rows if row["occurred_at"] >= cutoff]
+
+
 def _seal_batch(batch_size: int) -> AuditSeal | None:
     with transaction.atomic():
         _take_sealer_lock()
         seq, prev = _chain_end()
-        rows = list(AuditEvent.objects.filter(seq__isnull=True).order_by("id")
-                    .values("id", *(f for f in HASHED_FIELDS if f != "seq"))[:batch_size])
-        if not rows:
-            return None
+        head = AuditSeal.objects.order_by("-seq").first()
+        rows = []
+        while not rows:  # a batch refused whole is excluded from the next read; the refusal event is not
+            rows = list(AuditEvent.objects.filter(seq__isnull=True).exclude(
+                id__in=AuditRefusal.objects.values("event_id")).order_by("id")
+                        .values("id", *(f for f in HASHED_FIELDS if f != "seq"))[:batch_size])
+            if not rows:
+                return None
+            rows = _refuse_backdated(rows, head)
         links = []
         for row in rows:
             seq += 1

@@ -4,7 +4,7 @@ but its hashes no longer match heads signed with a key the database does not hol
 from django.conf import settings
 
 from audit.chain.hashing import ChainReport, chain_walk
-from audit.models import AuditEvent, AuditSeal
+from audit.models import AuditEvent, AuditRefusal, AuditSeal
 from audit.chain.export import exported_heads
 from audit.chain.signing import key_id, signature_valid
 
@@ -13,6 +13,8 @@ BROKEN_HEAD_HASH = "chain hash at seq {seq} does not match signed head {source}"
 BROKEN_HEAD_BEYOND = "signed head {source} is at seq {seq}, past the chain's last event (seq {last_seq})"
 BROKEN_UNSIGNED = "events after seq {seq} are chained but no signed head covers them"
 BROKEN_DUPLICATE = "export holds two different heads for seq {seq}"
+REFUSED_EVENTS = ("{count} audit events were refused by the sealer: their time is older than a head signed "
+                  "before they were written (first: id {first}, {event_type} at {at}); see AuditRefusal")
 UNKNOWN_KEY = "signed head {source} uses key {key_id}, not the configured key {current}"
 
 
@@ -55,5 +57,9 @@ def audit_chain_verify(*, export_dir=None) -> ChainReport:
     if walk.last_seq > signed_to:
         # Rows chained without a signed head: appended by someone who could not sign.
         return ChainReport(walk.report.checked, False, signed_to + 1, None, BROKEN_UNSIGNED.format(seq=signed_to))
+    refusals = AuditRefusal.objects.order_by("event_id")
+    if first := refusals.first():
+        return ChainReport(walk.report.checked, False, None, first.event_id, REFUSED_EVENTS.format(
+            count=refusals.count(), first=first.event_id, event_type=first.event_type, at=first.occurred_at.isoformat()))
     return ChainReport(walk.report.checked, True, heads=len(heads) - exported, exported_heads=exported,
                        unsealed=unsealed)

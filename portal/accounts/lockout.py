@@ -2,8 +2,10 @@
 shares the counts). django-axes would do this, but its releases do not support Django 6.1 yet.
 
 Failures are counted per user name and per client address in a fixed window. Past the limit the
-name (or the address) is locked until the window ends: the authentication backend refuses every
-attempt, even with the right password, so guessing gains nothing. A success clears the name's count.
+name is locked until the window ends: the authentication backend refuses every attempt, even with the
+right password, so guessing gains nothing. A success clears the name's count. The address limit sits
+far above what an office behind one proxy fails in a window (LOGIN_FAILURE_LIMIT_PER_IP), so one
+guesser there does not lock out everybody else.
 """
 import hashlib
 import time
@@ -39,22 +41,28 @@ def _keys(username: str, ip: str) -> list[tuple[str, int]]:
 
 def locked_for(*, username: str, ip: str) -> int:
     """Seconds until the name or the address may try again; 0 when neither is locked."""
-    wait = 0
-    for key, limit in _keys(username, ip):
-        entry = cache.get(key)
-        if entry and entry["count"] >= limit:
-            wait = max(wait, int(entry["until"] - time.time()) + 1)
-    return wait
+    return max([locked_seconds(key, limit) for key, limit in _keys(username, ip)], default=0)
+
+
+def count_failure(key: str, window: int) -> None:
+    """One more failure under `key`. A fixed window: the first failure starts it, later ones count inside it."""
+    if not cache.add(key, {"count": 1, "until": time.time() + window}, timeout=window):
+        entry = cache.get(key) or {"count": 0, "until": time.time() + window}
+        entry["count"] += 1
+        cache.set(key, entry, timeout=max(1, int(entry["until"] - time.time()) + 1))
+
+
+def locked_seconds(key: str, limit: int) -> int:
+    """Seconds until `key` may try again once it reached `limit` failures; 0 below the limit."""
+    entry = cache.get(key)
+    if entry and entry["count"] >= limit:
+        return int(entry["until"] - time.time()) + 1
+    return 0
 
 
 def record_failure(*, username: str, ip: str) -> None:
-    window = settings.LOGIN_LOCKOUT_SECONDS
     for key, _limit in _keys(username, ip):
-        # A fixed window: the first failure starts it, later ones count inside it.
-        if not cache.add(key, {"count": 1, "until": time.time() + window}, timeout=window):
-            entry = cache.get(key) or {"count": 0, "until": time.time() + window}
-            entry["count"] += 1
-            cache.set(key, entry, timeout=max(1, int(entry["until"] - time.time()) + 1))
+        count_failure(key, settings.LOGIN_LOCKOUT_SECONDS)
 
 
 def clear_failures(*, username: str) -> None:

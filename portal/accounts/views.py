@@ -41,6 +41,22 @@ class LoginView(auth_views.LoginView):
         return super().post(request, *args, **kwargs)
 
 
+def admin_login(request, **kwargs):
+    """The admin's sign-in answers a locked name with 429 and the lockout message, as the portal's does
+    (it showed its ordinary form error with 200, so neither a person nor a script could tell)."""
+    from django.contrib import admin
+    from django.contrib.admin.forms import AdminAuthenticationForm
+
+    wait = request.method == "POST" and locked_for(username=request.POST.get("username", ""), ip=client_ip(request))
+    if not wait:
+        return admin.site.login(request, **kwargs)
+    messages.error(request, locked_message(wait))
+    context = {**admin.site.each_context(request), "title": _("Log in"), "app_path": request.get_full_path(),
+               "form": AdminAuthenticationForm(request), "username": request.user.get_username(),
+               "site_header": admin.site.site_header}
+    return render(request, "admin/login.html", context, status=429)
+
+
 def _lifetime_choices():
     # A callable, so the labels are rendered in the request's language, not the import's.
     return [(d, ngettext("%(d)d day", "%(d)d days", d) % {"d": d}) for d in LIFETIME_DAYS]

@@ -15,6 +15,11 @@ QUOTA_CPU_CORES = 10_000_000
 QUOTA_MEMORY_GB = 100_000_000
 QUOTA_STORAGE_GB = 1_000_000_000
 NAME_LENGTH = 200
+JUSTIFICATION_LENGTH = 5000          # a quota request's why: a few paragraphs, never a document
+ENV_VARS = 200                       # environment variables of one job
+ENV_VAR_NAME_LENGTH = 128
+ENV_VAR_VALUE_LENGTH = 4096
+WHATIF_CHANGES = 50                  # proposed changes in one what-if replay; each replays the window
 LEASE_MINUTES = 365 * 24 * 60       # lending policy durations; column: integer
 # Quotas, quota requests and maintenance windows may start this far in the past (corrections of a
 # change that was agreed but entered late); each such back-dating is audited with the change.

@@ -5,7 +5,6 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from quotas.common import limits
 from quotas.access import (
@@ -18,7 +17,7 @@ from quotas.leases import errors as lease_errors
 from quotas.leases import selectors, services
 from quotas.leases.models import Lease, LendingPolicy, PolicySwitch
 from quotas.models import Membership, Pool
-from quotas.tenant_api import TenantAPIView
+from quotas.tenant_api import PLATFORM, READABLE, SHARED, TENANT_OBJECT, ScopedAPIView, TenantAPIView
 
 STATE_FILTERS = ("open", *Lease.State.values)
 UNKNOWN_STATE = "Unknown state {value!r}: use one of " + ", ".join(STATE_FILTERS) + "."
@@ -97,7 +96,8 @@ class LeaseReturnSerializer(serializers.Serializer):
     OpenApiParameter("tenant", str, description="Leases where this tenant lends or borrows"),
     OpenApiParameter("state", str, enum=list(STATE_FILTERS)),
     OpenApiParameter("pool", str)])
-class LeaseListView(generics.ListAPIView):
+class LeaseListView(ScopedAPIView, generics.ListAPIView):
+    scope = READABLE
     serializer_class = LeaseSerializer
     filter_backends: list = []
 
@@ -107,14 +107,19 @@ class LeaseListView(generics.ListAPIView):
         if state and state not in STATE_FILTERS:
             raise ValidationError({"state": [UNKNOWN_STATE.format(value=state)]})
         tenant = tenant_for_user(self.request.user, params["tenant"]).tenant if params.get("tenant") else None
-        return selectors.ledger(tenants=tenants_for_user(self.request.user), tenant=tenant, state=state,
+        return selectors.ledger(tenants=self.readable_tenants, tenant=tenant, state=state,
                                 pool=params.get("pool", ""))
 
 
-class LeaseReturnView(APIView):
+class LeaseReturnView(ScopedAPIView):
+    scope = TENANT_OBJECT
+
+    def scoped_object(self, request, pk: int):
+        return get_object_or_404(selectors.ledger(tenants=tenants_for_user(request.user)), pk=pk)
+
     @extend_schema(request=LeaseReturnSerializer, responses=LeaseSerializer, summary="Return a lease now")
     def post(self, request, pk: int):
-        lease = get_object_or_404(selectors.ledger(tenants=tenants_for_user(request.user)), pk=pk)
+        lease = self.object
         admin_of_borrower = Membership.objects.filter(user=request.user, tenant_id=lease.borrower_id,
                                                       role=Membership.Role.TENANT_ADMIN).exists()
         if not (admin_of_borrower or is_platform_admin(request.user)):
@@ -146,25 +151,33 @@ class PriorityClassSerializer(serializers.Serializer):
     may_borrow = serializers.BooleanField()
 
 
-class PriorityClassListView(APIView):
+class PriorityClassListView(ScopedAPIView):
+    scope = SHARED
+
     @extend_schema(responses=PriorityClassSerializer(many=True),
                    summary="The priority classes, highest first: whether each is preemptible and may borrow")
     def get(self, request):
         return Response(PriorityClassSerializer(selectors.priority_classes(), many=True).data)
 
 
-class SwitchView(APIView):
+class SwitchView(ScopedAPIView):
+    scope = PLATFORM
+
+    def require_platform(self, request) -> None:
+        if request.method == "GET":
+            if not (can_read_all_tenants(request.user) or request.user.is_staff):
+                raise PermissionDenied(SWITCHES_STAFF_ONLY)
+        # Before validation: outsiders learn nothing from a 400.
+        elif not is_platform_admin(request.user):
+            raise PermissionDenied(lease_errors.SWITCH_NEEDS_PLATFORM)
+
     @extend_schema(responses=SwitchSerializer(many=True), summary="The rollout switches")
     def get(self, request):
-        if not (can_read_all_tenants(request.user) or request.user.is_staff):
-            raise PermissionDenied(SWITCHES_STAFF_ONLY)
         return Response(SwitchSerializer(selectors.switches_current(), many=True).data)
 
     @extend_schema(request=SwitchChangeSerializer, responses=SwitchSerializer(many=True),
                    summary="Set a rollout switch (platform admins)")
     def post(self, request):
-        if not is_platform_admin(request.user):  # before validation: outsiders learn nothing from a 400
-            raise PermissionDenied(lease_errors.SWITCH_NEEDS_PLATFORM)
         serializer = SwitchChangeSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data

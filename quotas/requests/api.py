@@ -5,10 +5,10 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from quotas.common.pagination import BoundedLimitOffsetPagination
 from quotas.access import NOT_FOUND, tenant_for_user
+from quotas.tenant_api import READABLE, TENANT_OBJECT, ScopedAPIView
 from quotas.models import QuotaRequest
 from quotas.requests import selectors, services
 from quotas.requests.serializers import (
@@ -28,7 +28,8 @@ def request_for_user(user, request_id: int) -> QuotaRequest:
     return qr
 
 
-class QuotaRequestListView(APIView):
+class QuotaRequestListView(ScopedAPIView):
+    scope = READABLE  # the selectors filter by what the caller may read
     # Declared so the schema shows the paginated envelope this view returns.
     pagination_class = BoundedLimitOffsetPagination
 
@@ -62,20 +63,27 @@ class QuotaRequestListView(APIView):
         return Response(QuotaRequestSerializer(qr).data, status=status.HTTP_201_CREATED)
 
 
-class QuotaRequestDetailView(APIView):
+class _OneRequestView(ScopedAPIView):
+    scope = TENANT_OBJECT
+
+    def scoped_object(self, request, pk: int) -> QuotaRequest:
+        return request_for_user(request.user, pk)
+
+
+class QuotaRequestDetailView(_OneRequestView):
     @extend_schema(summary="One quota change request with its timeline", responses=QuotaRequestSerializer)
     def get(self, request, pk: int):
-        return Response(QuotaRequestSerializer(request_for_user(request.user, pk)).data)
+        return Response(QuotaRequestSerializer(self.object).data)
 
 
-class _ActionView(APIView):
+class _ActionView(_OneRequestView):
     input_serializer = DecisionInputSerializer
 
     def act(self, user, qr: QuotaRequest, data: dict) -> QuotaRequest:
         raise NotImplementedError
 
     def post(self, request, pk: int):
-        qr = request_for_user(request.user, pk)
+        qr = self.object
         serializer = self.input_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         self.act(request.user, qr, serializer.validated_data)

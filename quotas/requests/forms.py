@@ -3,6 +3,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from quotas import errors as quota_errors
+from quotas.common import limits
 from quotas.models import GpuModel, Pool, QuotaRequest, WorkloadClass
 
 
@@ -30,6 +31,7 @@ class QuotaRequestForm(forms.Form):
     ends_at = forms.DateTimeField(label=_("Ends at"), required=False, widget=DateTimeLocalInput(),
                                   help_text=_("Temporary grants only: when the extra GPUs go back."))
     justification = forms.CharField(label=_("Justification"), widget=forms.Textarea(attrs={"rows": 4}),
+                                    max_length=limits.JUSTIFICATION_LENGTH,
                                     help_text=_("Why, for how long, and what happens without it."))
     acknowledge_oversubscription = forms.BooleanField(
         required=False, label=_("I understand this change oversubscribes the pool"))

@@ -22,7 +22,7 @@ class QuotaRequestCreateSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=QuotaRequest.Kind.choices)
     gpus = serializers.IntegerField(min_value=0, max_value=limits.QUOTA_GPUS,
                                     help_text="The base quota asked for (the new value).")
-    justification = serializers.CharField()
+    justification = serializers.CharField(max_length=limits.JUSTIFICATION_LENGTH)
     effective_at = serializers.DateTimeField(required=False, allow_null=True, default=None,
                                              help_text="Empty: as soon as approved.")
     ends_at = serializers.DateTimeField(required=False, allow_null=True, default=None,

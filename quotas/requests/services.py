@@ -150,6 +150,9 @@ def _validate(*, tenant, pool, gpu_model, kind, gpus, justification, workload_cl
         problems.setdefault("gpus", []).append(quota_errors.AT_MOST.format(limit=limits.QUOTA_GPUS))
     if not (justification or "").strip():
         problems.setdefault("justification", []).append(JUSTIFICATION_REQUIRED)
+    elif len(justification) > limits.JUSTIFICATION_LENGTH:
+        problems.setdefault("justification", []).append(
+            quota_errors.TEXT_TOO_LONG.format(limit=limits.JUSTIFICATION_LENGTH))
     if effective_at is not None and effective_at < now - timedelta(minutes=1):
         problems.setdefault("effective_at", []).append(IN_THE_PAST)
     if kind == Kind.TEMPORARY and ends_at is None:

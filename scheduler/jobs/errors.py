@@ -31,4 +31,8 @@ COMMAND_AND_SCRIPT = _("Give a command or a script, not both.")
 ENV_VARS_SHAPE = _("Environment variables are an object of names to text values.")
 ENV_VAR_NAME = _("{name!r} is not a valid environment variable name.")
 WORKING_DIR_ABSOLUTE = _("The working directory is an absolute path.")
+ENV_VARS_TOO_MANY = _("At most {limit} environment variables.")
+ENV_VAR_TOO_LONG = _("The value of {name} is longer than {limit} characters.")
+ENV_UNKNOWN_KEYS = _("Unknown keys {keys}: environment takes image, ready, detail and variables (variables go "
+                     "inside \"variables\").")
 SCRIPT_TOO_LONG = _("At most {limit} characters.")

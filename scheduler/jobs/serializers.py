@@ -4,6 +4,8 @@ from rest_framework import serializers
 
 from quotas.common import limits
 from quotas.models import WorkloadClass
+from scheduler.jobs import errors as job_errors
+from scheduler.jobs.contents import contents_outline
 from scheduler.jobs.positions import positions_of
 from scheduler.jobs.wait_text import localized_wait
 from scheduler.preemption.selectors import job_lease, job_preemption
@@ -13,8 +15,18 @@ class EnvironmentSerializer(serializers.Serializer):
     image = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
     ready = serializers.BooleanField(required=False, default=True)
     detail = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
-    variables = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False, default=dict,
-                                      help_text="Environment variables of the run; never shown in reports or audit")
+    variables = serializers.DictField(child=serializers.CharField(allow_blank=True,
+                                                                  max_length=limits.ENV_VAR_VALUE_LENGTH),
+                                      required=False, default=dict,
+                                      help_text=f"Environment variables of the run (at most {limits.ENV_VARS}); "
+                                                "never shown in reports or audit")
+
+    def to_internal_value(self, data):
+        # A variable put beside `variables` instead of inside it used to vanish with a 201.
+        if isinstance(data, dict) and (unknown := sorted(set(data) - set(self.fields))):
+            raise serializers.ValidationError(
+                {"non_field_errors": [job_errors.ENV_UNKNOWN_KEYS.format(keys=", ".join(map(str, unknown[:10])))]})
+        return super().to_internal_value(data)
 
 
 class JobSubmitSerializer(serializers.Serializer):
@@ -147,7 +159,31 @@ def wait_payload(stored: dict | None, position=None) -> dict | None:
             "gpus_ahead": stored["gpus_ahead"], "eta": stored["eta"]}
 
 
+class ContentsOutlineSerializer(serializers.Serializer):
+    shown = serializers.BooleanField(help_text="false: command, script, working_dir and variables are null; "
+                                               "only the owner and the tenant's admins read them")
+    has_command = serializers.BooleanField()
+    has_script = serializers.BooleanField()
+    has_working_dir = serializers.BooleanField()
+    variable_count = serializers.IntegerField()
+
+
+class JobContentsSerializer(serializers.Serializer):
+    command = serializers.CharField()
+    script = serializers.CharField()
+    working_dir = serializers.CharField()
+    variables = serializers.DictField(child=serializers.CharField(allow_blank=True))
+
+
+class JobContentsRevealSerializer(serializers.Serializer):
+    reason = serializers.CharField(allow_blank=True, max_length=2000,
+                                   help_text="Why you need to see it; kept in the audit trail")
+
+
 class JobSerializer(serializers.Serializer):
+    """One job. What it runs is filled only with context["show_contents"] (the owner and the tenant's
+    admins, scheduler.jobs.contents); everyone else gets nulls and the outline in `contents`."""
+
     id = serializers.IntegerField()
     tenant = serializers.CharField(source="tenant.slug")
     project = serializers.CharField(source="project.slug")
@@ -163,9 +199,10 @@ class JobSerializer(serializers.Serializer):
     max_runtime_minutes = serializers.IntegerField()
     checkpoint_interval_minutes = serializers.IntegerField(allow_null=True)
     environment = EnvironmentSerializer()
-    command = serializers.CharField()
-    script = serializers.CharField()
-    working_dir = serializers.CharField()
+    command = serializers.CharField(allow_null=True, help_text="null unless you may read what the job runs")
+    script = serializers.CharField(allow_null=True, help_text="null unless you may read what the job runs")
+    working_dir = serializers.CharField(allow_null=True, help_text="null unless you may read what the job runs")
+    contents = serializers.SerializerMethodField()
     origin = serializers.CharField()
     runs = serializers.SerializerMethodField()
     status = serializers.CharField()
@@ -181,6 +218,20 @@ class JobSerializer(serializers.Serializer):
     lease = serializers.SerializerMethodField()
     preemption = serializers.SerializerMethodField()
     error_type = serializers.CharField()
+
+    def _shown(self) -> bool:
+        # Fail closed: a caller that did not ask (context["show_contents"]) gets the outline only.
+        return bool(self.context.get("show_contents"))
+
+    def get_contents(self, job) -> ContentsOutlineSerializer:
+        return {"shown": self._shown(), **contents_outline(job)}
+
+    def to_representation(self, job):
+        data = super().to_representation(job)
+        if not self._shown():
+            data["command"] = data["script"] = data["working_dir"] = None
+            data["environment"] = {**data["environment"], "variables": None}
+        return data
 
     def get_wait(self, job) -> WaitSerializer(allow_null=True):
         if not job.wait:

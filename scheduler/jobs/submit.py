@@ -224,9 +224,14 @@ def _what_to_run(spec: Mapping[str, Any], env: Mapping[str, Any], bad) -> dict:
     if not isinstance(variables, Mapping) or not all(isinstance(v, (str, int, float)) for v in variables.values()):
         bad("environment", errors.ENV_VARS_SHAPE)
         variables = {}
-    for name in variables:
-        if not ENV_NAME.match(str(name)):
-            bad("environment", errors.ENV_VAR_NAME.format(name=name))
+    if len(variables) > limits.ENV_VARS:
+        bad("environment", errors.ENV_VARS_TOO_MANY.format(limit=limits.ENV_VARS))
+        variables = {}
+    for name, value in variables.items():
+        if len(str(name)) > limits.ENV_VAR_NAME_LENGTH or not ENV_NAME.match(str(name)):
+            bad("environment", errors.ENV_VAR_NAME.format(name=str(name)[:limits.ENV_VAR_NAME_LENGTH]))
+        elif len(str(value)) > limits.ENV_VAR_VALUE_LENGTH:
+            bad("environment", errors.ENV_VAR_TOO_LONG.format(name=name, limit=limits.ENV_VAR_VALUE_LENGTH))
     return {"command": command, "script": script, "working_dir": working_dir[:500],
             "env_vars": {str(k): str(v) for k, v in variables.items()}}
 

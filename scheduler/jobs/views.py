@@ -8,10 +8,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import condition, require_POST
 
-from quotas.access import tenant_for_user
+from quotas.access import is_platform_admin, tenant_for_user
 from quotas.errors import ConflictError
 from quotas.models import Pool
-from scheduler.jobs import queue, selectors, services
+from scheduler.jobs import contents, queue, selectors, services
 from scheduler.jobs.forms import JobSubmitForm, QueueFilterForm
 from scheduler.jobs.page_version import queue_etag
 from scheduler.jobs.pool_page import pool_queue_page
@@ -110,19 +110,41 @@ def _add_errors(form, exc: ValidationError) -> None:
 @login_required
 def job_detail(request, job_id: int):
     job = selectors.job_for_user(request.user, job_id)
+    template = "scheduler/job_detail.html#job-live" if request.htmx else "scheduler/job_detail.html"
+    return render(request, template, _job_context(request, job))
+
+
+def _job_context(request, job, **extra) -> dict:
     access = tenant_for_user(request.user, job.tenant.slug)
     row = queue.tenant_queue_row(job)
-    template = "scheduler/job_detail.html#job-live" if request.htmx else "scheduler/job_detail.html"
     preemption = job_preemption(job)
     ended = job.status in FINAL_STATUSES
     may_report = access.is_tenant_admin or access.platform or job.submitted_by_id == request.user.pk
-    return render(request, template, {
+    readable = contents.may_read_contents(request.user, job)
+    return {
         "access": access, "tenant": job.tenant, "row": row, "job": job, "preemption": preemption,
         "stop": latest_stop(job) if preemption else None,
         "timeline": job_timeline(job),
+        "contents": contents.contents_of(job) if readable else None, "outline": contents.contents_outline(job),
+        "can_reveal": not readable and is_platform_admin(request.user),
         "can_report_environment": may_report and not ended and (not job.env_ready or job.wait_code == "ENV_NOT_READY"),
         "can_report_checkpoint": access.is_member and job.status == job.Status.RUNNING and bool(
-            preemption and preemption["state"] == Preemption.State.NOTIFIED)})
+            preemption and preemption["state"] == Preemption.State.NOTIFIED), **extra}
+
+
+@login_required
+@require_POST
+def job_contents(request, job_id: int):
+    """A platform admin's reveal: the page answers with the contents once (never kept in the session)."""
+    job = selectors.job_for_user(request.user, job_id)
+    try:
+        shown = contents.job_contents_reveal(actor=request.user, job=job, reason=request.POST.get("reason", ""))
+    except ValidationError as exc:
+        return render(request, "scheduler/job_detail.html",
+                      _job_context(request, job, reveal_error=" ".join(exc.messages)), status=400)
+    response = render(request, "scheduler/job_detail.html", _job_context(request, job, contents=shown, revealed=True))
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 @login_required

@@ -62,7 +62,7 @@ class NoticeChannelAdmin(admin.ModelAdmin):
 class NoticeDeliveryInline(admin.TabularInline):
     model = NoticeDelivery
     extra = 0
-    fields = ["at", "attempt", "channel_kind", "channel", "status", "detail"]
+    fields = ["at", "attempt", "channel_kind", "channel", "address", "status", "detail"]
     readonly_fields = fields
     can_delete = False
 

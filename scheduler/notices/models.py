@@ -105,6 +105,9 @@ class NoticeDelivery(models.Model):
     notice = models.ForeignKey(Notice, on_delete=models.CASCADE, related_name="deliveries")
     channel = models.ForeignKey(NoticeChannel, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     channel_kind = models.CharField(max_length=10, choices=NoticeChannel.Kind)
+    # The recipient of a direct email: each address gets its own message (nobody sees another's address)
+    # and its own log line, so a retry resends only to the addresses that failed.
+    address = models.CharField(max_length=254, blank=True)
     attempt = models.PositiveSmallIntegerField()
     status = models.CharField(max_length=10, choices=Status)
     detail = models.TextField(blank=True, help_text="The endpoint's response or the error, never the content.")

@@ -168,12 +168,19 @@ def _email(notice: Notice, to: list[str]) -> channels.SendResult:
     return channels.send_email(to=to, subject=notice.subject, body=notice.body, attachments=files)
 
 
-def _send(notice: Notice) -> list[tuple[NoticeChannel | None, str, channels.SendResult]]:
-    """Send on every target that has not yet accepted this notice; a retry does not repeat successes."""
-    done = set(notice.deliveries.filter(status=NoticeDelivery.Status.DELIVERED).values_list("channel_kind", "channel_id"))
+def _send(notice: Notice) -> list[tuple[NoticeChannel | None, str, channels.SendResult, str]]:
+    """Send on every target that has not yet accepted this notice; a retry does not repeat successes.
+    Each recipient address gets a message of its own: one To: line never names two people."""
+    delivered = notice.deliveries.filter(status=NoticeDelivery.Status.DELIVERED)
+    done = set(delivered.values_list("channel_kind", "channel_id"))
+    # Rows logged before per-address delivery carry no address: that email went to all at once.
+    mailed = set(delivered.filter(channel__isnull=True, channel_kind=NoticeChannel.Kind.EMAIL)
+                 .values_list("address", flat=True))
     results = []
-    if notice.recipients and (NoticeChannel.Kind.EMAIL, None) not in done:
-        results.append((None, NoticeChannel.Kind.EMAIL, _email(notice, notice.recipients)))
+    if "" not in mailed:
+        for address in notice.recipients:
+            if address not in mailed:
+                results.append((None, NoticeChannel.Kind.EMAIL, _email(notice, [address]), address))
     if notice.only_channel_id is not None:
         targets = list(NoticeChannel.objects.filter(id=notice.only_channel_id))
     else:
@@ -185,7 +192,7 @@ def _send(notice: Notice) -> list[tuple[NoticeChannel | None, str, channels.Send
             result = _email(notice, channels.email_addresses(channel.target))
         else:
             result = channels.send_im(url=channel.target, title=notice.subject, body=notice.body)
-        results.append((channel, channel.kind, result))
+        results.append((channel, channel.kind, result, ""))
     return results
 
 
@@ -200,7 +207,7 @@ def notice_deliver(*, notice_id: int, now: datetime | None = None) -> Notice | N
     # Network I/O happens outside any transaction so a slow endpoint holds no locks.
     results = _send(notice)
     finished = now or timezone.now()
-    failures = [f"{kind}: {result.detail}" for _, kind, result in results if not result.ok]
+    failures = [f"{kind}: {result.detail}" for _, kind, result, _ in results if not result.ok]
     already = notice.deliveries.filter(status=NoticeDelivery.Status.DELIVERED).exists()
     if not results and not already:
         state, error, next_at = Notice.State.FAILED, NO_TARGETS, finished
@@ -214,8 +221,8 @@ def notice_deliver(*, notice_id: int, now: datetime | None = None) -> Notice | N
         NoticeDelivery.objects.bulk_create(
             NoticeDelivery(notice=notice, channel=channel, channel_kind=kind, attempt=notice.attempts,
                            status=NoticeDelivery.Status.DELIVERED if result.ok else NoticeDelivery.Status.FAILED,
-                           detail=result.detail, at=finished)
-            for channel, kind, result in results)
+                           detail=result.detail, address=address, at=finished)
+            for channel, kind, result, address in results)
         # Guarded by the claim token: a claim taken over after CLAIM_TIMEOUT no longer settles the row.
         settled = Notice.objects.filter(id=notice.id, state=Notice.State.SENDING, claim_token=token).update(
             state=state, last_error=error[:2000], next_attempt_at=next_at, claim_token=None,
@@ -226,7 +233,7 @@ def notice_deliver(*, notice_id: int, now: datetime | None = None) -> Notice | N
             audit_record(event_type=event, target=notice, tenant=notice.tenant, occurred_at=finished, payload={
                 "kind": notice.kind, "job_id": notice.job_id, "attempt": notice.attempts, "status": state,
                 "channels": [{"kind": kind, "status": "delivered" if result.ok else "failed"}
-                             for _, kind, result in results],
+                             for _, kind, result, _ in results],
                 "next_attempt_at": next_at.isoformat() if state == Notice.State.RETRYING else None,
             })
     notice.refresh_from_db()

@@ -5,8 +5,8 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from quotas.tenant_api import PLATFORM, ScopedAPIView
 from scheduler.whatif import errors, services
 from scheduler.whatif.models import WhatIfRun
 from scheduler.whatif.serializers import WhatIfAttachSerializer, WhatIfCreateSerializer, WhatIfRunSerializer
@@ -17,11 +17,19 @@ def _require(user) -> None:
         raise PermissionDenied(errors.NOT_ALLOWED)
 
 
-class WhatIfListView(APIView):
+class _WhatIfView(ScopedAPIView):
+    """Replays read every tenant's jobs of a pool: platform staff only (services.may_run_whatif)."""
+
+    scope = PLATFORM
+
+    def require_platform(self, request) -> None:
+        _require(request.user)
+
+
+class WhatIfListView(_WhatIfView):
     @extend_schema(summary="Replay a pool's window under a proposed policy", request=WhatIfCreateSerializer,
                    responses={202: WhatIfRunSerializer})
     def post(self, request):
-        _require(request.user)
         serializer = WhatIfCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -30,19 +38,17 @@ class WhatIfListView(APIView):
         return Response(WhatIfRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
 
-class WhatIfDetailView(APIView):
+class WhatIfDetailView(_WhatIfView):
     @extend_schema(summary="A what-if run: status, progress and (when done) the result", responses=WhatIfRunSerializer)
     def get(self, request, run_id: int):
-        _require(request.user)
         run = get_object_or_404(WhatIfRun.objects.select_related("pool", "created_by"), pk=run_id)
         return Response(WhatIfRunSerializer(run).data)
 
 
-class WhatIfAttachView(APIView):
+class WhatIfAttachView(_WhatIfView):
     @extend_schema(summary="Attach a finished what-if result to a decision as audit evidence",
                    request=WhatIfAttachSerializer, responses=WhatIfRunSerializer)
     def post(self, request, run_id: int):
-        _require(request.user)
         run = get_object_or_404(WhatIfRun, pk=run_id)
         serializer = WhatIfAttachSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)

@@ -6,6 +6,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
+from quotas.common import limits
 from quotas.models import GpuModel, Pool, Tenant, WorkloadClass
 from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, PREEMPTION_AUTO, PREEMPTION_MANUAL, PREEMPTION_PAUSED
 from scheduler.whatif import errors
@@ -63,7 +64,7 @@ class WhatIfCreateSerializer(serializers.Serializer):
     pool = serializers.CharField(max_length=50)
     window_start = serializers.DateTimeField()
     window_end = serializers.DateTimeField()
-    changes = ChangeSerializer(many=True)
+    changes = ChangeSerializer(many=True, max_length=limits.WHATIF_CHANGES)
     label = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
 
     def validate_pool(self, value):

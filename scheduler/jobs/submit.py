@@ -30,6 +30,7 @@ from scheduler.queue.triggers import request_pool_evaluation
 from scheduler.engine.types import WORKLOAD_TO_PRIORITY
 from scheduler.jobs import errors
 from scheduler.jobs.bulk import insert_rows
+from quotas.common.transactions import atomic_retrying
 from scheduler.models import HOLDING_STATUSES, Job
 
 BULK_LIMIT = limits.JOB_BULK_LIMIT
@@ -271,8 +272,12 @@ def job_submit_bulk(*, actor, specs: Iterable[Mapping[str, Any]]) -> list[Job]:
     if problems:
         raise ValidationError(problems)
     user = actor if getattr(actor, "is_authenticated", False) else None
-    with transaction.atomic():
-        jobs = [job for job, _ in built]
+    jobs = [job for job, _ in built]
+
+    def write() -> None:
+        for job in jobs:  # a retried attempt inserts afresh (the rolled-back one left its ids unused)
+            job.pk = None
+            job._state.adding = True
         insert_rows(Job, jobs)
         audit_record_bulk([
             {"occurred_at": now, "event_type": "job.submitted", "actor": user, "tenant_id": job.tenant_id,
@@ -281,4 +286,6 @@ def job_submit_bulk(*, actor, specs: Iterable[Mapping[str, Any]]) -> list[Job]:
         ])
         for pool_id in sorted({job.pool_id for job in jobs}):
             request_pool_evaluation(pool_id)
+
+    atomic_retrying(write)
     return jobs

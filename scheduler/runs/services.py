@@ -20,6 +20,7 @@ from quotas.leases.models import Lease
 from quotas.models import Node
 from scheduler.backends import base as B
 from scheduler.backends.registry import backend_for_pool
+from quotas.common.transactions import atomic_retrying
 from scheduler.queue.triggers import request_pool_evaluation
 from scheduler.runs.lifecycle import job_finish, job_start
 from scheduler.models import HOLDING_STATUSES, Job
@@ -98,43 +99,54 @@ def _run_fields(report: B.RunReport) -> dict:
 def run_record_report(*, run: JobRun, report: B.RunReport, now: datetime) -> str:
     """Apply what the backend says of a run to the run and its job. Returns what happened:
     "started", "finished", "requeued", "stopped", "updated" or "" (nothing, another worker was first)."""
-    with transaction.atomic():
-        run = JobRun.objects.select_for_update().select_related("job__pool", "job__tenant", "job__gpu_model").filter(
-            pk=run.pk, state__in=JobRun.ACTIVE_STATES).first()
-        if run is None:
-            return ""
-        job = run.job
-        fields = _run_fields(report)
-        if report.outcome in (B.RUN_PENDING, B.RUN_RUNNING):
-            if run.state == JobRun.State.STOPPING:
-                JobRun.objects.filter(pk=run.pk).update(**fields)  # the stop is still on its way
-                return "updated"
-            state = JobRun.State.RUNNING if report.outcome == B.RUN_RUNNING else JobRun.State.PENDING
-            JobRun.objects.filter(pk=run.pk).update(state=state, **fields)
-            if state == JobRun.State.RUNNING and job.status == Job.Status.ADMITTED:
-                started = report.started_at or now
-                expected = report.expected_end or started + timedelta(minutes=job.max_runtime_minutes)
-                job_start(job=job, expected_end=expected, now=started)
-                return "started"
-            return "updated"
-        ended_at = report.ended_at or now
-        fields.setdefault("ended_at", ended_at)
+    return atomic_retrying(lambda: _record_report(run_id=run.pk, job_id=run.job_id, report=report, now=now))
+
+
+def _lock_run(*, run_id: int, job_id: int) -> JobRun | None:
+    """Lock the run's job, then the run (the one lock order: pool, job, run), and only those rows: the pool,
+    tenant and GPU model it reads are never locked, so job inserts' foreign-key checks never wait on a
+    report."""
+    Job.objects.select_for_update(of=("self",)).filter(pk=job_id).values_list("pk", flat=True).first()
+    return JobRun.objects.select_for_update(of=("self",)).select_related(
+        "job__pool", "job__tenant", "job__gpu_model").filter(pk=run_id, state__in=JobRun.ACTIVE_STATES).first()
+
+
+def _record_report(*, run_id: int, job_id: int, report: B.RunReport, now: datetime) -> str:
+    run = _lock_run(run_id=run_id, job_id=job_id)
+    if run is None:
+        return ""
+    job = run.job
+    fields = _run_fields(report)
+    if report.outcome in (B.RUN_PENDING, B.RUN_RUNNING):
         if run.state == JobRun.State.STOPPING:
-            # The portal's own stop, confirmed: the job was already closed by whoever asked for it.
-            JobRun.objects.filter(pk=run.pk).update(state=JobRun.State.STOPPED, **fields)
-            return "stopped"
-        lost = report.outcome == B.RUN_LOST
-        JobRun.objects.filter(pk=run.pk).update(state=JobRun.State.LOST if lost else JobRun.State.ENDED, **fields)
-        if report.outcome in (B.RUN_SUCCEEDED, B.RUN_FAILED, B.RUN_CANCELLED):
-            if job.status == Job.Status.ADMITTED:  # ended between two polls: it did run
-                job_start(job=job, expected_end=ended_at, now=report.started_at or ended_at)
-            outcome = Job.Status.SUCCEEDED if report.outcome == B.RUN_SUCCEEDED else Job.Status.FAILED
-            error = "" if outcome == Job.Status.SUCCEEDED else (report.reason or report.backend_state or "failed")
-            job_finish(job=job, outcome=outcome, error_type=error, now=ended_at)
-            return "finished"
-        cause = "lost" if lost else (report.backend_state or "requeued").lower()
-        return "requeued" if job_requeue_after_cluster_stop(job=job, cause=cause, reason=report.reason or LOST_REASON,
-                                                             now=ended_at) else ""
+            JobRun.objects.filter(pk=run.pk).update(**fields)  # the stop is still on its way
+            return "updated"
+        state = JobRun.State.RUNNING if report.outcome == B.RUN_RUNNING else JobRun.State.PENDING
+        JobRun.objects.filter(pk=run.pk).update(state=state, **fields)
+        if state == JobRun.State.RUNNING and job.status == Job.Status.ADMITTED:
+            started = report.started_at or now
+            expected = report.expected_end or started + timedelta(minutes=job.max_runtime_minutes)
+            job_start(job=job, expected_end=expected, now=started)
+            return "started"
+        return "updated"
+    ended_at = report.ended_at or now
+    fields.setdefault("ended_at", ended_at)
+    if run.state == JobRun.State.STOPPING:
+        # The portal's own stop, confirmed: the job was already closed by whoever asked for it.
+        JobRun.objects.filter(pk=run.pk).update(state=JobRun.State.STOPPED, **fields)
+        return "stopped"
+    lost = report.outcome == B.RUN_LOST
+    JobRun.objects.filter(pk=run.pk).update(state=JobRun.State.LOST if lost else JobRun.State.ENDED, **fields)
+    if report.outcome in (B.RUN_SUCCEEDED, B.RUN_FAILED, B.RUN_CANCELLED):
+        if job.status == Job.Status.ADMITTED:  # ended between two polls: it did run
+            job_start(job=job, expected_end=ended_at, now=report.started_at or ended_at)
+        outcome = Job.Status.SUCCEEDED if report.outcome == B.RUN_SUCCEEDED else Job.Status.FAILED
+        error = "" if outcome == Job.Status.SUCCEEDED else (report.reason or report.backend_state or "failed")
+        job_finish(job=job, outcome=outcome, error_type=error, now=ended_at)
+        return "finished"
+    cause = "lost" if lost else (report.backend_state or "requeued").lower()
+    return "requeued" if job_requeue_after_cluster_stop(job=job, cause=cause, reason=report.reason or LOST_REASON,
+                                                         now=ended_at) else ""
 
 
 def job_requeue_after_cluster_stop(*, job: Job, cause: str, reason: str, now: datetime) -> bool:
@@ -162,7 +174,7 @@ def job_requeue_after_cluster_stop(*, job: Job, cause: str, reason: str, now: da
 def run_stop_request(*, job: Job, cause: str) -> JobRun | None:
     """Mark the job's active run `stopping` and have a worker call the backend after commit.
     Call inside the transaction that closes or requeues the job."""
-    run = JobRun.objects.select_for_update().filter(job_id=job.pk, state__in=JobRun.ACTIVE_STATES).first()
+    run = JobRun.objects.select_for_update(of=("self",)).filter(job_id=job.pk, state__in=JobRun.ACTIVE_STATES).first()
     if run is None:
         return None
     if run.state != JobRun.State.STOPPING:

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from quotas.models import Pool
 from scheduler.backends import base as B
+from scheduler.backends.pool_lock import TICK, pool_lock
 from scheduler.backends.registry import backend_for_pool
 from scheduler.backends.status import backend_status_record
 from quotas.common.grace import grace_minutes
@@ -32,6 +33,7 @@ class TickResult:
     finished: int = 0
     requeued: int = 0
     errors: int = 0
+    skipped: int = 0  # pools another worker was ticking
 
 
 def _due(now: datetime) -> Q:
@@ -132,19 +134,27 @@ def backend_tick(*, now: datetime | None = None, pools=None) -> TickResult:
     now = now or timezone.now()
     result = TickResult()
     for pool in (pools if pools is not None else pools_with_work()):
-        try:
-            backend = backend_for_pool(pool)
-            # Stops first: a preempted job requeued and admitted again in the same cycle gets its new run
-            # only once the old one is stopped, and the nodes a stop frees are the ones a start needs.
-            _retry_stops_and_signals(pool, now)
-            _start_admitted(pool, backend, now, result)
-            _poll_active(pool, backend, now, result)
-        except B.BackendError as exc:
-            # The cluster as a whole is out of reach (or the pool's settings are unusable): say so once
-            # for the pool; its jobs keep their state and the next tick tries again.
-            log.warning("backend of pool %s: %s", pool.name, exc)
-            backend_status_record(pool=pool, ok=False, detail=str(exc), now=now)
-            result.errors += 1
-            continue
-        backend_status_record(pool=pool, ok=True, now=now)
+        with pool_lock(TICK, pool.pk) as mine:
+            if not mine:  # another worker is ticking this pool: one writer per pool, never two sbatch
+                result.skipped += 1
+                continue
+            _tick_pool(pool, now, result)
     return result
+
+
+def _tick_pool(pool: Pool, now: datetime, result: TickResult) -> None:
+    try:
+        backend = backend_for_pool(pool)
+        # Stops first: a preempted job requeued and admitted again in the same cycle gets its new run
+        # only once the old one is stopped, and the nodes a stop frees are the ones a start needs.
+        _retry_stops_and_signals(pool, now)
+        _start_admitted(pool, backend, now, result)
+        _poll_active(pool, backend, now, result)
+    except B.BackendError as exc:
+        # The cluster as a whole is out of reach (or the pool's settings are unusable): say so once
+        # for the pool; its jobs keep their state and the next tick tries again.
+        log.warning("backend of pool %s: %s", pool.name, exc)
+        backend_status_record(pool=pool, ok=False, detail=str(exc), now=now)
+        result.errors += 1
+        return
+    backend_status_record(pool=pool, ok=True, now=now)

@@ -169,6 +169,16 @@ def job_requeue_after_cluster_stop(*, job: Job, cause: str, reason: str, now: da
     return True
 
 
+def run_twins_cancelled(*, run: JobRun, external_ids: list[str], now: datetime) -> None:
+    """Record that the cluster held more than one job for this run's attempt and the extra ones were
+    cancelled (the kept one is the run's external id from the same poll)."""
+    job = Job.objects.select_related("tenant", "pool").get(pk=run.job_id)
+    with transaction.atomic():
+        audit_record(event_type="job.twin_cancelled", target=job, tenant=job.tenant, occurred_at=now,
+                     payload={"name": job.name, "pool": job.pool.name, "attempt": run.attempt,
+                              "cancelled": list(external_ids)})
+
+
 # --- stops and signals the portal asks for -------------------------------------------------------------
 
 def run_stop_request(*, job: Job, cause: str) -> JobRun | None:

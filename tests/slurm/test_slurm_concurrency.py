@@ -14,7 +14,8 @@ from scheduler.runs.services import run_record_report
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.models import Job, JobRun
 from tests import factories
-from tests.slurm.helpers import api_for, squeue, submit, until
+from tests.slurm.conftest import slurm
+from tests.slurm.helpers import api_for, squeue, status, submit, until
 
 CLIENTS, REQUESTS, BULK = 4, 5, 100
 
@@ -152,3 +153,23 @@ def test_two_ticks_of_one_pool_at_once_make_one_slurm_job_per_attempt(slurm_worl
     names = [j["name"] for j in squeue(slurm_world, every=True)]
     for job in jobs:
         assert names.count(f"portal-{job.pk}-1") == 1, sorted(names)
+
+
+def test_a_twin_found_later_is_cancelled_and_audited(slurm_world):
+    from audit.models import AuditEvent
+
+    job = submit(slurm_world, name="twinned", command="sleep 60")
+    scheduler_cycle_run(pool=slurm_world.pool)
+    until(lambda: status(job) == Job.Status.RUNNING, step=backend_tick, what="the job running")
+    kept = job.runs.get().external_id
+    # A second Slurm job for the same attempt, as a start that raced before the tick lock left one.
+    twin = slurm(slurm_world.cluster, "sbatch", "--parsable", f"--partition={slurm_world.cluster.partition}",
+                 f"--job-name=portal-{job.pk}-1", "--gres=gpu:a100:1", f"--chdir={slurm_world.jobs_dir}",
+                 "--wrap=sleep 60").strip()
+    until(lambda: AuditEvent.objects.filter(event_type="job.twin_cancelled", object_id=str(job.pk)).exists(),
+          step=backend_tick, what="the twin cancelled")
+    event = AuditEvent.objects.get(event_type="job.twin_cancelled", object_id=str(job.pk))
+    assert event.payload["cancelled"] == [twin] and event.payload["attempt"] == 1
+    assert job.runs.get().external_id == kept and status(job) == Job.Status.RUNNING
+    states = {str(j["job_id"]): j["job_state"] for j in squeue(slurm_world, every=True)}
+    assert states[twin] in ("CANCELLED", "COMPLETING") and states[kept] == "RUNNING", states

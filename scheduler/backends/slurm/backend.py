@@ -24,6 +24,8 @@ NOTHING_TO_RUN = "Job #{id} has nothing to run on Slurm: give it a command or a 
 NO_GRES_TYPE = "No Slurm GRES type maps to GPU model {model} in pool {pool} (backend setting gres_models)"
 NOT_PLACED = "Job #{id} has no placed nodes to pin it to"
 SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# squeue states of a job that holds or may still take nodes: a second one of these for an attempt is a twin.
+LIVE_STATES = ("PENDING", "CONFIGURING", "RUNNING", "SUSPENDED", "REQUEUE_HOLD", "REQUEUED")
 
 
 class SlurmBackend(B.Backend):
@@ -122,12 +124,18 @@ class SlurmBackend(B.Backend):
 
     def poll(self, runs: Sequence, *, now: datetime) -> dict[int, B.RunReport]:
         known = {str(j["job_id"]): j for j in self.jobs()}
+        by_name: dict[str, list[str]] = {}
+        for slurm_id, j in sorted(known.items(), key=lambda item: int(item[0]) if item[0].isdigit() else 0):
+            if j.get("job_state") in LIVE_STATES:
+                by_name.setdefault(str(j.get("name")), []).append(slurm_id)
         names = {j.get("name"): str(j["job_id"]) for j in known.values()}
         reports = {}
         for run in runs:
             name = self.job_name(run.job_id, run.attempt)
-            slurm_id = run.external_id or names.get(name, "")
             native = getattr(run.job, "origin", "portal") == "cluster"
+            slurm_id = run.external_id or names.get(name, "")
+            if not native and len(by_name.get(name, ())) > 1:
+                slurm_id = self._keep_one(run, by_name[name], known)
             if slurm_id in known and (native or known[slurm_id].get("name") == name):
                 reports[run.pk] = parse.job_report(known[slurm_id])
             elif slurm_id in known:
@@ -140,6 +148,18 @@ class SlurmBackend(B.Backend):
                 # Never reached Slurm (the start failed before sbatch): nothing to stop.
                 reports[run.pk] = B.RunReport(outcome=B.RUN_CANCELLED, backend_state="NOT_SUBMITTED", ended_at=now)
         return reports
+
+    def _keep_one(self, run, ids: list[str], known: dict) -> str:
+        """Two live Slurm jobs for one attempt (a start that raced before the pool's tick lock): the one
+        running, else the one the portal tracks, else the first, is kept; the others are noted as twins for
+        the tick to cancel and audit."""
+        running = [i for i in ids if known[i].get("job_state") == "RUNNING"]
+        keep = running[0] if running else (run.external_id if run.external_id in ids else ids[0])
+        self.twins[run.pk] = [i for i in ids if i != keep]
+        return keep
+
+    def cancel_twin(self, external_id: str) -> None:
+        self.cli.run("scancel", external_id)
 
     def _aged_out(self, slurm_id: str) -> B.RunReport:
         """A job missing from the listing: asked for by id first (the listing may have raced a state

@@ -22,7 +22,7 @@ from scheduler.backends import base as B
 from scheduler.backends.registry import backend_for_pool
 from quotas.common.transactions import atomic_retrying
 from scheduler.queue.triggers import request_pool_evaluation
-from scheduler.runs.lifecycle import job_finish, job_start
+from scheduler.runs.lifecycle import job_back_to_cluster_pending, job_finish, job_start
 from scheduler.models import HOLDING_STATUSES, Job
 from scheduler.runs.models import JobRun
 
@@ -125,9 +125,17 @@ def _record_report(*, run_id: int, job_id: int, report: B.RunReport, now: dateti
         JobRun.objects.filter(pk=run.pk).update(state=state, **fields)
         if state == JobRun.State.RUNNING and job.status == Job.Status.ADMITTED:
             started = report.started_at or now
+            if job.started_at and started <= job.started_at:  # back from the cluster's pending: a new start
+                started = now
             expected = report.expected_end or started + timedelta(minutes=job.max_runtime_minutes)
             job_start(job=job, expected_end=expected, now=started)
             return "started"
+        if state == JobRun.State.PENDING and job.status == Job.Status.RUNNING:
+            # The cluster is authoritative: it requeued, held or suspended a running job (node failure,
+            # its own preemption, an admin). Mirrored at once: no usage, no victim, Slurm's reason shown.
+            job_back_to_cluster_pending(job=job, state=report.backend_state or "PENDING",
+                                        reason=report.reason or report.backend_state, now=now)
+            return "cluster_pending"
         return "updated"
     ended_at = report.ended_at or now
     fields.setdefault("ended_at", ended_at)

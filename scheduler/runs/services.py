@@ -9,6 +9,7 @@ so the tick skips it until then and the other jobs go on.
 from datetime import datetime, timedelta
 
 from celery import current_app
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 
@@ -23,7 +24,7 @@ from scheduler.backends.registry import backend_for_pool
 from quotas.common.transactions import atomic_retrying
 from scheduler.queue.triggers import request_pool_evaluation
 from scheduler.runs.lifecycle import job_back_to_cluster_pending, job_finish, job_start
-from scheduler.models import HOLDING_STATUSES, Job
+from scheduler.models import HOLDING_STATUSES, Job, Preemption
 from scheduler.runs.models import JobRun
 
 RETRY_BASE_SECONDS = 5
@@ -69,6 +70,7 @@ def run_open(*, job: Job, now: datetime) -> JobRun | None:
         attempt = (JobRun.objects.filter(job_id=job.pk).aggregate(m=Max("attempt"))["m"] or 0) + 1
         run = JobRun.objects.create(job=locked, attempt=attempt, backend=job.pool.backend, state=JobRun.State.STARTING,
                                     nodes=list(node_names(locked)), created_at=now,
+                                    signal_requested=_signal_owed(job.pk),
                                     external_id=locked.native_id if locked.origin == Job.Origin.CLUSTER else "")
         run.just_created = True
         return run
@@ -218,14 +220,28 @@ def run_stop_execute(*, run_id: int, now: datetime) -> str:
     return "stopped"
 
 
+def preemption_signal() -> str:
+    return str(getattr(settings, "PREEMPTION_SIGNAL", "USR1"))
+
+
 def run_signal_request(*, job: Job, signal: str) -> JobRun | None:
-    """A preemption notice: have a worker send the job's run its checkpoint signal after commit."""
-    run = JobRun.objects.filter(job_id=job.pk, state__in=(JobRun.State.RUNNING, JobRun.State.PENDING)).first()
+    """A preemption notice: the job's run gets its checkpoint signal. Queued on the run whatever its
+    state: a worker sends it after commit when the run is running, else the tick does as soon as the
+    cluster runs it. A job with no run yet gets it on the run it starts with (`run_open`)."""
+    run = JobRun.objects.filter(job_id=job.pk, state__in=(
+        JobRun.State.STARTING, JobRun.State.PENDING, JobRun.State.RUNNING)).first()
     if run is None or not signal:
         return None
     JobRun.objects.filter(pk=run.pk).update(signal_requested=signal[:10], signalled_at=None)
     _enqueue_on_commit(RUN_SIGNAL_TASK, run.pk)
     return run
+
+
+def _signal_owed(job_id: int) -> str:
+    """The checkpoint signal of a stop notice sent before the job had a run (an open, notified stop)."""
+    notified = Preemption.objects.filter(victim_id=job_id, state=Preemption.State.NOTIFIED,
+                                         notice_id__isnull=False).exists()
+    return preemption_signal()[:10] if notified else ""
 
 
 def run_signal_execute(*, run_id: int, grace_seconds: int, now: datetime) -> str:

@@ -20,6 +20,7 @@ from scheduler.backends.registry import backend_for_pool
 from scheduler.backends.slurm import parse
 from scheduler.backends.status import backend_status_record
 from scheduler.models import PENDING_STATUSES, Job
+from scheduler.runs.models import JobRun
 from scheduler.jobs.submit import SubmitContext, audit_payload, build_job
 from scheduler.jobs.services import job_cancel
 from scheduler.queue.triggers import request_pool_evaluation
@@ -33,6 +34,11 @@ INVALID = "portal: rejected: {problems}"
 WAITING = "portal: waiting: {code}: {message}"
 QUEUED = "portal: queued, not evaluated yet"
 GONE = "cancelled on the cluster before admission"
+# Slurm states that mean a waiting native job is no longer the portal's to admit: it ended, or someone
+# released it behind the portal. Passing states (COMPLETING and REQUEUE_HOLD while the portal's own
+# requeuehold winds it down, CONFIGURING, SUSPENDED) are left alone; the next pass looks again.
+GONE_STATES = ("RUNNING", "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL",
+               "DEADLINE", "PREEMPTED", "REVOKED", "SPECIAL_EXIT")
 
 
 @dataclass
@@ -124,11 +130,15 @@ def native_intake(*, pool: Pool, now: datetime | None = None) -> IntakeResult:
                 continue
             imported[slurm_id] = job
             result.imported.append(job.pk)
+        stopping = set(JobRun.objects.filter(job__in=[j for j in imported.values() if j.status in PENDING_STATUSES],
+                                             state__in=JobRun.ACTIVE_STATES).values_list("job_id", flat=True))
         for slurm_id, job in imported.items():
             if job.status not in PENDING_STATUSES:
                 continue
-            if slurm_id not in held:  # its user cancelled it (or an admin released it behind the portal)
-                if slurm_id not in jobs or jobs[slurm_id].get("job_state") != "PENDING":
+            if slurm_id not in held:
+                if job.pk in stopping:  # the portal's own stop (requeuehold) is still on its way
+                    continue  # its user cancelled it (or an admin released it behind the portal)
+                if slurm_id not in jobs or jobs[slurm_id].get("job_state") in GONE_STATES:
                     job_cancel(actor=None, job=job, reason=GONE)
                     result.cancelled.append(job.pk)
                 continue

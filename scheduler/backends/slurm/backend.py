@@ -24,6 +24,7 @@ NOTHING_TO_RUN = "Job #{id} has nothing to run on Slurm: give it a command or a 
 NO_GRES_TYPE = "No Slurm GRES type maps to GPU model {model} in pool {pool} (backend setting gres_models)"
 NOT_PLACED = "Job #{id} has no placed nodes to pin it to"
 SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+HELD_REASONS = ("JobHeldUser", "JobHeldAdmin")
 # squeue states of a job that holds or may still take nodes: a second one of these for an attempt is a twin.
 LIVE_STATES = ("PENDING", "CONFIGURING", "RUNNING", "SUSPENDED", "REQUEUE_HOLD", "REQUEUED")
 
@@ -113,7 +114,9 @@ class SlurmBackend(B.Backend):
     def _release_native(self, request: B.StartRequest, *, now: datetime) -> B.RunReport:
         slurm_id = request.external_id
         nodes = ",".join(sorted(set(request.nodes)))
-        self.cli.run("scontrol", "update", f"JobId={slurm_id}", f"NodeList={nodes}",
+        # StartTime=now: a job Slurm requeued (the portal's own requeuehold at a preemption) would otherwise
+        # wait out the BeginTime Slurm gives every requeued job, on nodes the portal keeps for it.
+        self.cli.run("scontrol", "update", f"JobId={slurm_id}", f"NodeList={nodes}", "StartTime=now",
                      f"Comment=portal: admitted onto {nodes}")
         # Released only after its node list is set, so Slurm cannot start it elsewhere.
         self.cli.run("scontrol", "release", slurm_id)
@@ -247,13 +250,21 @@ class SlurmBackend(B.Backend):
     def held_native_jobs(self) -> list[dict]:
         """Held jobs users submitted to the partition with sbatch (not the portal's own)."""
         prefix = f"{self.config.job_prefix}-"
-        return [j for j in self.jobs() if j.get("job_state") == "PENDING"
-                and str(j.get("state_reason")) in ("JobHeldUser", "JobHeldAdmin")
-                and not str(j.get("name", "")).startswith(prefix)]
+        return [j for j in self.jobs() if is_held(j) and not str(j.get("name", "")).startswith(prefix)]
 
     def annotate(self, slurm_id: str, comment: str) -> None:
         """Write the portal's word on a job into its comment (`squeue -o %k` shows it)."""
         self.cli.run("scontrol", "update", f"JobId={slurm_id}", f"Comment={comment[:250]}")
+
+
+def is_held(slurm_job: dict) -> bool:
+    """Held, by its user, an admin, or the portal's own `scontrol requeuehold` (which Slurm reports as
+    REQUEUE_HOLD while the job winds down, then pending, "job requeued in held state")."""
+    state = slurm_job.get("job_state")
+    if state == "REQUEUE_HOLD":
+        return True
+    return state == "PENDING" and (str(slurm_job.get("state_reason")) in HELD_REASONS
+                                   or "requeued in held state" in str(slurm_job.get("state_description") or ""))
 
 
 def _sacct_time(text: str) -> datetime | None:

@@ -85,6 +85,8 @@ class StartRequest:
 
 class Backend(ABC):
     name = "base"
+    # True when a portal job must say what to run (a command or a script): the cluster runs it for real.
+    needs_something_to_run = False
 
     def __init__(self, *, pool=None, settings: dict | None = None):
         self.pool = pool

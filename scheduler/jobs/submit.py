@@ -26,6 +26,7 @@ from quotas.models import (
     Tenant,
     WorkloadClass,
 )
+from scheduler.backends.registry import needs_something_to_run
 from scheduler.queue.triggers import request_pool_evaluation
 from scheduler.engine.types import WORKLOAD_TO_PRIORITY
 from scheduler.jobs import errors
@@ -115,8 +116,9 @@ def _int(value, default: int | None) -> int | None:
     return int(value)
 
 
-def build_job(spec: Mapping[str, Any], ctx: SubmitContext, *, now) -> tuple[Job, dict]:
-    """A validated, unsaved Job and the extra audit payload; ValidationError keyed by field otherwise."""
+def build_job(spec: Mapping[str, Any], ctx: SubmitContext, *, now, from_cluster: bool = False) -> tuple[Job, dict]:
+    """A validated, unsaved Job and the extra audit payload; ValidationError keyed by field otherwise.
+    `from_cluster`: a job the cluster already holds (intake), whose script stays on the cluster."""
     problems: dict[str, list[str]] = {}
 
     def bad(name: str, message: str) -> None:
@@ -178,6 +180,9 @@ def build_job(spec: Mapping[str, Any], ctx: SubmitContext, *, now) -> tuple[Job,
     if not isinstance(env, Mapping):
         bad("environment", errors.ENVIRONMENT_OBJECT)
     run = _what_to_run(spec, env if isinstance(env, Mapping) else {}, bad)
+    if (not from_cluster and pool is not None and not run["command"].strip() and not run["script"].strip()
+            and needs_something_to_run(pool.backend)):
+        bad("command", errors.NOTHING_TO_RUN.format(pool=pool.name))
     if problems:
         raise ValidationError(problems)
 

@@ -83,7 +83,7 @@ def _spec(pool: Pool, backend, slurm_job: dict) -> tuple[dict | None, str]:
 def job_import_native(*, pool: Pool, slurm_id: str, spec: dict, now: datetime) -> Job:
     """A held Slurm job becomes a portal job (origin `cluster`); idempotent on (pool, Slurm id)."""
     ctx = SubmitContext.load(actor=None, specs=[spec])
-    job, extra = build_job(spec, ctx, now=now)
+    job, extra = build_job(spec, ctx, now=now, from_cluster=True)
     job.origin, job.native_id = Job.Origin.CLUSTER, slurm_id
     with transaction.atomic():
         existing = Job.objects.filter(pool=pool, native_id=slurm_id).first()

@@ -103,3 +103,14 @@ def test_a_start_retried_after_a_worker_died_mid_start_makes_exactly_one_slurm_j
     named = [j for name, j in squeue(slurm_world).items() if name == f"portal-{job.pk}-1"]
     assert len(named) == 1
     until(lambda: status(job) == Job.Status.RUNNING, step=backend_tick, what="running")
+
+
+def test_a_job_with_nothing_to_run_is_refused_by_a_slurm_pool(slurm_world):
+    from tests.slurm.helpers import api_for
+
+    response = api_for(slurm_world.member).post("/api/v1/jobs/", {
+        "tenant": "alpha", "project": "train", "name": "empty", "workload_class": "training",
+        "pool": slurm_world.pool.name, "gpu_model": "H100-80G", "gpus": 1}, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["command"] == [f"Pool {slurm_world.pool.name} runs jobs on a cluster: give a command or a script."]
+    assert not Job.objects.filter(name="empty").exists()

@@ -31,6 +31,7 @@ LIVE_STATES = ("PENDING", "CONFIGURING", "RUNNING", "SUSPENDED", "REQUEUE_HOLD",
 
 class SlurmBackend(B.Backend):
     name = "slurm"
+    needs_something_to_run = True
 
     def __init__(self, *, pool=None, settings: dict | None = None):
         super().__init__(pool=pool, settings=settings)

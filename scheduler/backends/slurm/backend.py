@@ -24,6 +24,7 @@ NOTHING_TO_RUN = "Job #{id} has nothing to run on Slurm: give it a command or a 
 NO_GRES_TYPE = "No Slurm GRES type maps to GPU model {model} in pool {pool} (backend setting gres_models)"
 NOT_PLACED = "Job #{id} has no placed nodes to pin it to"
 SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ANNOTATE_CHUNK = 200  # job ids per scontrol call, well inside any argv limit
 HELD_REASONS = ("JobHeldUser", "JobHeldAdmin")
 # squeue states of a job that holds or may still take nodes: a second one of these for an attempt is a twin.
 LIVE_STATES = ("PENDING", "CONFIGURING", "RUNNING", "SUSPENDED", "REQUEUE_HOLD", "REQUEUED")
@@ -256,6 +257,13 @@ class SlurmBackend(B.Backend):
     def annotate(self, slurm_id: str, comment: str) -> None:
         """Write the portal's word on a job into its comment (`squeue -o %k` shows it)."""
         self.cli.run("scontrol", "update", f"JobId={slurm_id}", f"Comment={comment[:250]}")
+
+    def annotate_many(self, slurm_ids: Sequence[str], comment: str) -> None:
+        """One comment on many jobs: `scontrol update JobId=<id,id,...>` takes a list, in chunks."""
+        ids = list(slurm_ids)
+        for start in range(0, len(ids), ANNOTATE_CHUNK):
+            self.cli.run("scontrol", "update", f"JobId={','.join(ids[start:start + ANNOTATE_CHUNK])}",
+                         f"Comment={comment[:250]}")
 
 
 def is_held(slurm_job: dict) -> bool:

@@ -277,7 +277,7 @@ CELERY_TASK_IGNORE_RESULT = True
 CLUSTER_QUEUE = "cluster"
 CLUSTER_TASKS = ("scheduler.backend_tick", "scheduler.backend_tick_fanout", "scheduler.backend_tick_pool",
                  "scheduler.run_stop", "scheduler.run_signal", "scheduler.inventory_sync", "scheduler.native_intake",
-                 "scheduler.native_intake_pool")
+                 "scheduler.slurm_logs_expire")
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_QUEUES = (Queue("celery"), Queue(CLUSTER_QUEUE))
 CELERY_TASK_ROUTES = {name: {"queue": CLUSTER_QUEUE} for name in CLUSTER_TASKS}
@@ -351,6 +351,7 @@ CELERY_BEAT_SCHEDULE = {
     "scheduler-backend-tick": {"task": "scheduler.backend_tick_fanout", "schedule": SCHEDULER_BACKEND_TICK_SECONDS},
     "scheduler-inventory-sync": {"task": "scheduler.inventory_sync", "schedule": SLURM_INVENTORY_SYNC_SECONDS},
     "scheduler-native-intake": {"task": "scheduler.native_intake", "schedule": SLURM_NATIVE_INTAKE_SECONDS},
+    "scheduler-slurm-logs-expire": {"task": "scheduler.slurm_logs_expire", "schedule": 3600.0},
     "scheduler-preemption-grace-tick": {"task": "scheduler.preemption_grace_tick",
                                         "schedule": PREEMPTION_GRACE_TICK_SECONDS},
     "lease-expiry-tick": {"task": "scheduler.lease_expiry_tick", "schedule": LEASE_EXPIRY_TICK_SECONDS},

@@ -118,6 +118,10 @@ class Backend(ABC):
     def sync_inventory(self, *, now: datetime) -> list[NodeReport]:
         """The cluster's nodes in the pool's partition."""
 
+    def log_files(self, run) -> tuple[str, ...]:
+        """Paths of a run's output files on the cluster, for the job page; none by default."""
+        return ()
+
     def cancel_twin(self, external_id: str) -> None:
         """Cancel a cluster job that doubles an attempt (see `twins`); only backends that can have them."""
         raise BackendError(f"{self.name} has no twin to cancel ({external_id})")

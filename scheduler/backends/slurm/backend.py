@@ -9,6 +9,7 @@
 - sync_inventory: `sinfo --json` plus MAINT reservations from `scontrol show reservation`.
 """
 import math
+import os
 import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -85,7 +86,8 @@ class SlurmBackend(B.Backend):
                 f"--comment=portal-job={job.pk} attempt={attempt}", f"--nodelist={','.join(sorted(set(nodes)))}",
                 f"--nodes={job.replicas}", f"--ntasks={job.replicas}", "--ntasks-per-node=1",
                 f"--gres=gpu:{gres}:{job.gpus}", f"--time={job.max_runtime_minutes}", "--requeue",
-                f"--chdir={job.working_dir or self.config.default_working_dir}", "--export=ALL"]
+                f"--chdir={job.working_dir or self.config.default_working_dir}", "--export=ALL",
+                f"--output={self.config.logs}/%x-%j.out", f"--error={self.config.logs}/%x-%j.err"]
         account = self.config.account if self.config.account is not None else job.tenant.slug
         if account:
             args.append(f"--account={account}")
@@ -105,6 +107,10 @@ class SlurmBackend(B.Backend):
             return B.RunReport(outcome=B.RUN_PENDING, external_id=existing, nodes=request.nodes,
                                backend_state="PENDING", submitted_at=now)
         env = {k: str(v) for k, v in (job.env_vars or {}).items() if SAFE_NAME.match(str(k))}
+        try:  # Slurm never creates it; where the portal shares the compute nodes' filesystem, it does
+            os.makedirs(self.config.logs, exist_ok=True)
+        except OSError:
+            pass  # a directory only the compute nodes see: the admin made it (README)
         out = self.cli.run("sbatch", *self.sbatch_args(job, request.attempt, request.nodes),
                            stdin=self.batch_script(job), env=env)
         slurm_id = out.strip().split(";")[0]
@@ -162,6 +168,13 @@ class SlurmBackend(B.Backend):
         keep = running[0] if running else (run.external_id if run.external_id in ids else ids[0])
         self.twins[run.pk] = [i for i in ids if i != keep]
         return keep
+
+    def log_files(self, run) -> tuple[str, ...]:
+        """Where a portal run's output and errors are (`--output`/`--error`), once Slurm gave it an id."""
+        if not run.external_id or getattr(run.job, "origin", "portal") == "cluster":
+            return ()
+        stem = f"{self.config.logs}/{self.job_name(run.job_id, run.attempt)}-{run.external_id}"
+        return f"{stem}.out", f"{stem}.err"
 
     def cancel_twin(self, external_id: str) -> None:
         self.cli.run("scancel", external_id)

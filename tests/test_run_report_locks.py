@@ -8,7 +8,7 @@ import time
 import pytest
 from django.db import OperationalError, connection, connections, transaction
 
-from scheduler.backends import backend_tick
+from scheduler.sync.tick import backend_tick
 from scheduler.backends.base import RUN_RUNNING, RunReport
 from quotas.common.transactions import atomic_retrying
 from scheduler.jobs.services import job_submit

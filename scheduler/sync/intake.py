@@ -16,7 +16,7 @@ from django.utils import timezone, translation
 from audit.chain.services import audit_record_bulk
 from quotas.models import Pool, Project, Tenant
 from scheduler.backends.base import BackendError
-from scheduler.backends.pool_lock import INTAKE, pool_lock
+from scheduler.sync.pool_lock import INTAKE, pool_lock
 from scheduler.backends.registry import backend_for_pool
 from scheduler.backends.slurm import parse
 from scheduler.backends.status import backend_status_record

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from quotas.models import Pool
 from scheduler.backends import base as B
-from scheduler.backends.pool_lock import TICK, pool_lock
+from scheduler.sync.pool_lock import TICK, pool_lock
 from scheduler.backends.registry import backend_for_pool
 from scheduler.backends.status import backend_status_record
 from quotas.common.grace import grace_minutes

@@ -4,7 +4,7 @@ agreeing) once the node is back."""
 import time
 
 from audit.models import AuditEvent, UsageRecord
-from scheduler.backends import backend_tick
+from scheduler.sync.tick import backend_tick
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.cycle.snapshot import build_snapshot
 from scheduler.models import Job

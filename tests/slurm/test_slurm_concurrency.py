@@ -7,8 +7,8 @@ from django.db import connections
 from django.utils import timezone
 
 from quotas.models import Pool
-from scheduler.backends import backend_tick
-from scheduler.backends import tick as tick_module
+from scheduler.sync.tick import backend_tick
+from scheduler.sync import tick as tick_module
 from scheduler.backends.registry import backend_for_pool
 from scheduler.runs.services import run_record_report
 from scheduler.cycle.services import scheduler_cycle_run

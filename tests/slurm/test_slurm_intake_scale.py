@@ -3,7 +3,7 @@ carries the portal's reason in its comment within 60 s; passes are idempotent an
 import subprocess
 import time
 
-from scheduler.backends.slurm.intake import native_intake
+from scheduler.sync.intake import native_intake
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.models import Job
 from tests.slurm.conftest import slurm

@@ -11,6 +11,7 @@ import dj_database_url
 from portal.accounts.sso import config as sso_config
 from quotas.common import limits
 from celery.schedules import crontab
+from kombu import Queue
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
@@ -281,6 +282,17 @@ if not CELERY_BROKER_URL.startswith("filesystem"):
     CELERY_BROKER_TRANSPORT_OPTIONS.update({"socket_connect_timeout": CELERY_BROKER_CONNECTION_TIMEOUT,
                                             "socket_timeout": 5.0, "retry_on_timeout": False})
 CELERY_TASK_IGNORE_RESULT = True
+# Two queues, so decisions never wait behind the cluster: evaluations, notices and the rest on `celery`;
+# work that waits on a cluster's CLI (ticks with their starts and polls, stops, signals, inventory, intake)
+# on `cluster`. A worker started without -Q consumes both (one worker still runs everything); production
+# and the demo run one worker per queue (README).
+CLUSTER_QUEUE = "cluster"
+CLUSTER_TASKS = ("scheduler.backend_tick", "scheduler.backend_tick_fanout", "scheduler.backend_tick_pool",
+                 "scheduler.run_stop", "scheduler.run_signal", "scheduler.inventory_sync", "scheduler.native_intake",
+                 "scheduler.slurm_logs_expire")
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_QUEUES = (Queue("celery"), Queue(CLUSTER_QUEUE))
+CELERY_TASK_ROUTES = {name: {"queue": CLUSTER_QUEUE} for name in CLUSTER_TASKS}
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TIMEZONE = TIME_ZONE
@@ -363,6 +375,7 @@ CELERY_BEAT_SCHEDULE = {
     "scheduler-backend-tick": {"task": "scheduler.backend_tick_fanout", "schedule": SCHEDULER_BACKEND_TICK_SECONDS},
     "scheduler-inventory-sync": {"task": "scheduler.inventory_sync", "schedule": SLURM_INVENTORY_SYNC_SECONDS},
     "scheduler-native-intake": {"task": "scheduler.native_intake", "schedule": SLURM_NATIVE_INTAKE_SECONDS},
+    "scheduler-slurm-logs-expire": {"task": "scheduler.slurm_logs_expire", "schedule": 3600.0},
     "scheduler-preemption-grace-tick": {"task": "scheduler.preemption_grace_tick",
                                         "schedule": PREEMPTION_GRACE_TICK_SECONDS},
     "lease-expiry-tick": {"task": "scheduler.lease_expiry_tick", "schedule": LEASE_EXPIRY_TICK_SECONDS},

@@ -42,3 +42,16 @@ def test_every_periodic_service_has_a_task_in_the_beat_table():
 
 def test_every_beat_entry_names_a_registered_task():
     assert {e["task"] for e in settings.CELERY_BEAT_SCHEDULE.values()} - set(current_app.tasks) == set()
+
+
+def test_cluster_work_has_its_own_queue_so_decisions_never_wait_behind_it():
+    router = current_app.amqp.router
+    for name in ("scheduler.backend_tick_pool", "scheduler.backend_tick_fanout", "scheduler.run_stop",
+                 "scheduler.run_signal", "scheduler.inventory_sync", "scheduler.native_intake"):
+        assert name in current_app.tasks, name
+        assert router.route({}, name)["queue"].name == "cluster", name
+    for name in ("scheduler.evaluate_pool", "scheduler.evaluate_all_pools", "scheduler.preemption_grace_tick"):
+        assert name in current_app.tasks, name
+        assert router.route({}, name)["queue"].name == "celery", name
+    # A worker started without -Q consumes both queues: one worker still runs everything.
+    assert {q.name for q in current_app.amqp.queues.values()} >= {"celery", "cluster"}

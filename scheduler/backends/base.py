@@ -85,10 +85,14 @@ class StartRequest:
 
 class Backend(ABC):
     name = "base"
+    # True when a portal job must say what to run (a command or a script): the cluster runs it for real.
+    needs_something_to_run = False
 
     def __init__(self, *, pool=None, settings: dict | None = None):
         self.pool = pool
         self.settings = dict(settings or {})
+        # Filled by `poll`: cluster jobs found doubling a run's attempt (run id -> their external ids).
+        self.twins: dict[int, list[str]] = {}
 
     @classmethod
     def validate_settings(cls, settings: dict) -> dict[str, str]:
@@ -113,6 +117,14 @@ class Backend(ABC):
     @abstractmethod
     def sync_inventory(self, *, now: datetime) -> list[NodeReport]:
         """The cluster's nodes in the pool's partition."""
+
+    def log_files(self, run) -> tuple[str, ...]:
+        """Paths of a run's output files on the cluster, for the job page; none by default."""
+        return ()
+
+    def cancel_twin(self, external_id: str) -> None:
+        """Cancel a cluster job that doubles an attempt (see `twins`); only backends that can have them."""
+        raise BackendError(f"{self.name} has no twin to cancel ({external_id})")
 
     def health(self) -> Health:
         return Health(ok=True)

@@ -26,6 +26,11 @@ def backend_class(name: str) -> type[Backend]:
     return import_string(BACKENDS[name])
 
 
+def needs_something_to_run(name: str) -> bool:
+    """Whether a pool of this backend refuses a job with neither command nor script (submit says so)."""
+    return name in BACKENDS and backend_class(name).needs_something_to_run
+
+
 def backend_settings_validate(name: str, values) -> dict[str, list[str]]:
     """Field errors of a pool's backend choice and settings (for the admin form and the API)."""
     if name not in BACKENDS:

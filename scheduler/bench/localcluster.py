@@ -189,6 +189,14 @@ class LocalCluster:
     def stop_controller(self) -> None:
         self._kill("slurmctld")
 
+    def stop_node(self, name: str) -> None:
+        """The node's slurmd dies (a node failure, as the controller sees it)."""
+        self._kill(f"slurmd-{name}")
+
+    def start_node(self, name: str) -> None:
+        self._run("slurmd", "-N", name)
+        self.pids[f"slurmd-{name}"] = self._wait_pid(self.pid_file(f"slurmd-{name}"))
+
     def wait_idle(self, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
         want = {n.name for n in self.nodes}

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from audit.usage.selectors import fair_share_usage, half_life_hours
@@ -31,6 +31,7 @@ from quotas.common import limits
 from quotas.common.grace import grace_minutes, preemption_cap_24h
 from scheduler.queue.faults import job_fault_record, not_faulted
 from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job, Preemption
+from scheduler.runs.models import JobRun
 
 
 class StoredPending(NamedTuple):
@@ -48,6 +49,12 @@ class PoolSnapshot:
     pool: Pool
     snapshot: Snapshot
     stored: dict[int, StoredPending]
+
+
+# An admitted job the cluster keeps pending (not started yet, or requeued, held or suspended by the
+# cluster) runs nowhere: stopping it frees nothing and loses no work, so it is never chosen as a victim.
+def _off_cluster() -> Exists:
+    return Exists(JobRun.objects.filter(job_id=OuterRef("pk"), state=JobRun.State.PENDING))
 
 
 def _victim_state(*, pool: Pool, now: datetime) -> tuple[dict[int, tuple[datetime, int | None]], dict[int, int],
@@ -112,10 +119,12 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
     )
     running = []
     for (i, tenant, project, model, gpus, replicas, priority, placements, admitted_at, started_at, expected_end,
-         lease_id, workload, max_runtime, checkpoint) in Job.objects.filter(pool=pool, status__in=HOLDING_STATUSES).order_by(
+         lease_id, workload, max_runtime, checkpoint, off_cluster) in Job.objects.filter(
+            pool=pool, status__in=HOLDING_STATUSES).annotate(off_cluster=_off_cluster()).order_by(
             "id").values_list("id", "tenant__slug", "project__slug", "gpu_model__name", "gpus", "replicas",
                               "priority_class", "placements", "admitted_at", "started_at", "expected_end",
-                              "lease_id", "workload_class", "max_runtime_minutes", "last_checkpoint_at"):
+                              "lease_id", "workload_class", "max_runtime_minutes", "last_checkpoint_at",
+                              "off_cluster"):
         started = started_at or admitted_at or now
         until, stopping_for = stopping.get(i, (None, None))
         if lease_id is not None and lease_id not in open_lease_ids:
@@ -127,7 +136,7 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
             priority_class=priority, placements=tuple(placements or ()), started_at=started,
             expected_end=expected_end or started + timedelta(minutes=max_runtime), lease_id=lease_id,
             workload_class=workload, last_checkpoint_at=checkpoint, preemptions_24h=preempted.get(i, 0),
-            stopping_until=until, stopping_for=stopping_for, stop_refused=i in refused))
+            stopping_until=until, stopping_for=stopping_for, stop_refused=i in refused or off_cluster))
     pending = []
     stored: dict[int, StoredPending] = {}
     # A job already told its environment is not ready is left out until the environment changes

@@ -113,8 +113,8 @@ class RunningJob:
     # The waiting job this stop frees capacity for (None: a lease ended, or no such job): until the
     # stop ends, that job holds the free GPUs and quota its plan counts on (admission.py, phase 3).
     stopping_for: int | None = None
-    # Set by the Django side when an approver refused to stop this run (manual mode): the engine
-    # plans no reclaim or preemption against it for the rest of the run.
+    # Set by the Django side when an approver refused to stop this run (manual mode), or while the
+    # cluster keeps the job pending (it runs nowhere): the engine plans no reclaim or preemption against it.
     stop_refused: bool = False
 
     @property

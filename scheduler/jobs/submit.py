@@ -26,10 +26,12 @@ from quotas.models import (
     Tenant,
     WorkloadClass,
 )
+from scheduler.backends.registry import needs_something_to_run
 from scheduler.queue.triggers import request_pool_evaluation
 from scheduler.engine.types import WORKLOAD_TO_PRIORITY
 from scheduler.jobs import errors
 from scheduler.jobs.bulk import insert_rows
+from quotas.common.transactions import atomic_retrying
 from scheduler.models import HOLDING_STATUSES, Job
 
 BULK_LIMIT = limits.JOB_BULK_LIMIT
@@ -114,8 +116,9 @@ def _int(value, default: int | None) -> int | None:
     return int(value)
 
 
-def build_job(spec: Mapping[str, Any], ctx: SubmitContext, *, now) -> tuple[Job, dict]:
-    """A validated, unsaved Job and the extra audit payload; ValidationError keyed by field otherwise."""
+def build_job(spec: Mapping[str, Any], ctx: SubmitContext, *, now, from_cluster: bool = False) -> tuple[Job, dict]:
+    """A validated, unsaved Job and the extra audit payload; ValidationError keyed by field otherwise.
+    `from_cluster`: a job the cluster already holds (intake), whose script stays on the cluster."""
     problems: dict[str, list[str]] = {}
 
     def bad(name: str, message: str) -> None:
@@ -177,6 +180,9 @@ def build_job(spec: Mapping[str, Any], ctx: SubmitContext, *, now) -> tuple[Job,
     if not isinstance(env, Mapping):
         bad("environment", errors.ENVIRONMENT_OBJECT)
     run = _what_to_run(spec, env if isinstance(env, Mapping) else {}, bad)
+    if (not from_cluster and pool is not None and not run["command"].strip() and not run["script"].strip()
+            and needs_something_to_run(pool.backend)):
+        bad("command", errors.NOTHING_TO_RUN.format(pool=pool.name))
     if problems:
         raise ValidationError(problems)
 
@@ -276,8 +282,12 @@ def job_submit_bulk(*, actor, specs: Iterable[Mapping[str, Any]]) -> list[Job]:
     if problems:
         raise ValidationError(problems)
     user = actor if getattr(actor, "is_authenticated", False) else None
-    with transaction.atomic():
-        jobs = [job for job, _ in built]
+    jobs = [job for job, _ in built]
+
+    def write() -> None:
+        for job in jobs:  # a retried attempt inserts afresh (the rolled-back one left its ids unused)
+            job.pk = None
+            job._state.adding = True
         insert_rows(Job, jobs)
         audit_record_bulk([
             {"occurred_at": now, "event_type": "job.submitted", "actor": user, "tenant_id": job.tenant_id,
@@ -286,4 +296,6 @@ def job_submit_bulk(*, actor, specs: Iterable[Mapping[str, Any]]) -> list[Job]:
         ])
         for pool_id in sorted({job.pool_id for job in jobs}):
             request_pool_evaluation(pool_id)
+
+    atomic_retrying(write)
     return jobs

@@ -54,6 +54,11 @@ def _text(event_type: str, p: dict) -> str:
                                                                   "lost": p.get("gpu_hours_lost", 0)}
     if event_type == "job.requeued":
         return _("Requeued")
+    if event_type == "job.cluster_pending":
+        return _("Off its nodes on the cluster (%(state)s): %(reason)s") % {"state": p.get("state", "?"),
+                                                                         "reason": p.get("reason", "")}
+    if event_type == "job.twin_cancelled":
+        return _("A second cluster job for attempt %(attempt)s was cancelled") % {"attempt": p.get("attempt", "?")}
     if event_type == "preemption.planned":
         if p.get("needs_approval"):
             return _("Stop planned, waiting for an approver")

@@ -16,6 +16,7 @@ from scheduler.jobs.forms import JobSubmitForm, QueueFilterForm
 from scheduler.jobs.page_version import queue_etag
 from scheduler.jobs.pool_page import pool_queue_page
 from scheduler.jobs.timeline import job_timeline
+from scheduler.jobs.run_logs import run_log_files
 from scheduler.models import FINAL_STATUSES, Preemption
 from scheduler.preemption import stop
 from scheduler.preemption.selectors import job_preemption
@@ -122,6 +123,7 @@ def _job_context(request, job, **extra) -> dict:
     may_report = access.is_tenant_admin or access.platform or job.submitted_by_id == request.user.pk
     readable = contents.may_read_contents(request.user, job)
     return {
+        "job_runs": run_log_files(job, visible=may_report),
         "access": access, "tenant": job.tenant, "row": row, "job": job, "preemption": preemption,
         "stop": latest_stop(job) if preemption else None,
         "timeline": job_timeline(job),

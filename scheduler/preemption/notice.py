@@ -2,7 +2,6 @@
 stop was called off."""
 from datetime import datetime
 
-from django.conf import settings
 
 from scheduler.models import Preemption
 from scheduler.notices import content
@@ -11,11 +10,7 @@ from scheduler.notices.selectors import notice_recipients
 from scheduler.notices.services import notice_enqueue
 from scheduler.preemption.events import gpu_hours_at_risk
 from scheduler.preemption.rules import REASONS, WITHDRAWN_WHY
-from scheduler.runs.services import run_signal_request
-
-
-def preemption_signal() -> str:
-    return str(getattr(settings, "PREEMPTION_SIGNAL", "USR1"))
+from scheduler.runs.services import preemption_signal, run_signal_request  # noqa: F401 (preemption_signal: the name callers knew)
 
 
 def stop_notify(p: Preemption, now: datetime) -> Notice:

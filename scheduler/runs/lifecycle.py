@@ -69,3 +69,19 @@ def job_finish(*, job: Job, outcome: str, error_type: str = "", now: datetime | 
                               "runtime_seconds": int((now - job.started_at).total_seconds())})
         request_pool_evaluation(job.pool_id)
     return True
+
+
+def job_back_to_cluster_pending(*, job: Job, state: str, reason: str, now: datetime) -> bool:
+    """running → admitted: the cluster took the run off its nodes but keeps the job (Slurm requeued it
+    after a node failure, held or suspended it). The job keeps its placement and admission, its usage
+    interval closes (it holds no GPU on the cluster now), and the next report of it running starts it
+    again. Returns False when the job was not running."""
+    with transaction.atomic():
+        if not Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).update(status=Job.Status.ADMITTED):
+            return False
+        usage_record_close(job_id=job.pk, ended_at=now, outcome="failed", error_type=state.lower()[:60])
+        audit_record(event_type="job.cluster_pending", target=job, tenant=job.tenant, occurred_at=now,
+                     payload={"name": job.name, "pool": job.pool.name, "gpus": job.total_gpus, "state": state[:30],
+                              "reason": reason[:200]})
+        request_pool_evaluation(job.pool_id)
+    return True

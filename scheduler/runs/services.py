@@ -9,6 +9,7 @@ so the tick skips it until then and the other jobs go on.
 from datetime import datetime, timedelta
 
 from celery import current_app
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 
@@ -20,9 +21,10 @@ from quotas.leases.models import Lease
 from quotas.models import Node
 from scheduler.backends import base as B
 from scheduler.backends.registry import backend_for_pool
+from quotas.common.transactions import atomic_retrying
 from scheduler.queue.triggers import request_pool_evaluation
-from scheduler.runs.lifecycle import job_finish, job_start
-from scheduler.models import HOLDING_STATUSES, Job
+from scheduler.runs.lifecycle import job_back_to_cluster_pending, job_finish, job_start
+from scheduler.models import HOLDING_STATUSES, Job, Preemption
 from scheduler.runs.models import JobRun
 
 RETRY_BASE_SECONDS = 5
@@ -68,6 +70,7 @@ def run_open(*, job: Job, now: datetime) -> JobRun | None:
         attempt = (JobRun.objects.filter(job_id=job.pk).aggregate(m=Max("attempt"))["m"] or 0) + 1
         run = JobRun.objects.create(job=locked, attempt=attempt, backend=job.pool.backend, state=JobRun.State.STARTING,
                                     nodes=list(node_names(locked)), created_at=now,
+                                    signal_requested=_signal_owed(job.pk),
                                     external_id=locked.native_id if locked.origin == Job.Origin.CLUSTER else "")
         run.just_created = True
         return run
@@ -98,43 +101,62 @@ def _run_fields(report: B.RunReport) -> dict:
 def run_record_report(*, run: JobRun, report: B.RunReport, now: datetime) -> str:
     """Apply what the backend says of a run to the run and its job. Returns what happened:
     "started", "finished", "requeued", "stopped", "updated" or "" (nothing, another worker was first)."""
-    with transaction.atomic():
-        run = JobRun.objects.select_for_update().select_related("job__pool", "job__tenant", "job__gpu_model").filter(
-            pk=run.pk, state__in=JobRun.ACTIVE_STATES).first()
-        if run is None:
-            return ""
-        job = run.job
-        fields = _run_fields(report)
-        if report.outcome in (B.RUN_PENDING, B.RUN_RUNNING):
-            if run.state == JobRun.State.STOPPING:
-                JobRun.objects.filter(pk=run.pk).update(**fields)  # the stop is still on its way
-                return "updated"
-            state = JobRun.State.RUNNING if report.outcome == B.RUN_RUNNING else JobRun.State.PENDING
-            JobRun.objects.filter(pk=run.pk).update(state=state, **fields)
-            if state == JobRun.State.RUNNING and job.status == Job.Status.ADMITTED:
-                started = report.started_at or now
-                expected = report.expected_end or started + timedelta(minutes=job.max_runtime_minutes)
-                job_start(job=job, expected_end=expected, now=started)
-                return "started"
-            return "updated"
-        ended_at = report.ended_at or now
-        fields.setdefault("ended_at", ended_at)
+    return atomic_retrying(lambda: _record_report(run_id=run.pk, job_id=run.job_id, report=report, now=now))
+
+
+def _lock_run(*, run_id: int, job_id: int) -> JobRun | None:
+    """Lock the run's job, then the run (the one lock order: pool, job, run), and only those rows: the pool,
+    tenant and GPU model it reads are never locked, so job inserts' foreign-key checks never wait on a
+    report."""
+    Job.objects.select_for_update(of=("self",)).filter(pk=job_id).values_list("pk", flat=True).first()
+    return JobRun.objects.select_for_update(of=("self",)).select_related(
+        "job__pool", "job__tenant", "job__gpu_model").filter(pk=run_id, state__in=JobRun.ACTIVE_STATES).first()
+
+
+def _record_report(*, run_id: int, job_id: int, report: B.RunReport, now: datetime) -> str:
+    run = _lock_run(run_id=run_id, job_id=job_id)
+    if run is None:
+        return ""
+    job = run.job
+    fields = _run_fields(report)
+    if report.outcome in (B.RUN_PENDING, B.RUN_RUNNING):
         if run.state == JobRun.State.STOPPING:
-            # The portal's own stop, confirmed: the job was already closed by whoever asked for it.
-            JobRun.objects.filter(pk=run.pk).update(state=JobRun.State.STOPPED, **fields)
-            return "stopped"
-        lost = report.outcome == B.RUN_LOST
-        JobRun.objects.filter(pk=run.pk).update(state=JobRun.State.LOST if lost else JobRun.State.ENDED, **fields)
-        if report.outcome in (B.RUN_SUCCEEDED, B.RUN_FAILED, B.RUN_CANCELLED):
-            if job.status == Job.Status.ADMITTED:  # ended between two polls: it did run
-                job_start(job=job, expected_end=ended_at, now=report.started_at or ended_at)
-            outcome = Job.Status.SUCCEEDED if report.outcome == B.RUN_SUCCEEDED else Job.Status.FAILED
-            error = "" if outcome == Job.Status.SUCCEEDED else (report.reason or report.backend_state or "failed")
-            job_finish(job=job, outcome=outcome, error_type=error, now=ended_at)
-            return "finished"
-        cause = "lost" if lost else (report.backend_state or "requeued").lower()
-        return "requeued" if job_requeue_after_cluster_stop(job=job, cause=cause, reason=report.reason or LOST_REASON,
-                                                             now=ended_at) else ""
+            JobRun.objects.filter(pk=run.pk).update(**fields)  # the stop is still on its way
+            return "updated"
+        state = JobRun.State.RUNNING if report.outcome == B.RUN_RUNNING else JobRun.State.PENDING
+        JobRun.objects.filter(pk=run.pk).update(state=state, **fields)
+        if state == JobRun.State.RUNNING and job.status == Job.Status.ADMITTED:
+            started = report.started_at or now
+            if job.started_at and started <= job.started_at:  # back from the cluster's pending: a new start
+                started = now
+            expected = report.expected_end or started + timedelta(minutes=job.max_runtime_minutes)
+            job_start(job=job, expected_end=expected, now=started)
+            return "started"
+        if state == JobRun.State.PENDING and job.status == Job.Status.RUNNING:
+            # The cluster is authoritative: it requeued, held or suspended a running job (node failure,
+            # its own preemption, an admin). Mirrored at once: no usage, no victim, Slurm's reason shown.
+            job_back_to_cluster_pending(job=job, state=report.backend_state or "PENDING",
+                                        reason=report.reason or report.backend_state, now=now)
+            return "cluster_pending"
+        return "updated"
+    ended_at = report.ended_at or now
+    fields.setdefault("ended_at", ended_at)
+    if run.state == JobRun.State.STOPPING:
+        # The portal's own stop, confirmed: the job was already closed by whoever asked for it.
+        JobRun.objects.filter(pk=run.pk).update(state=JobRun.State.STOPPED, **fields)
+        return "stopped"
+    lost = report.outcome == B.RUN_LOST
+    JobRun.objects.filter(pk=run.pk).update(state=JobRun.State.LOST if lost else JobRun.State.ENDED, **fields)
+    if report.outcome in (B.RUN_SUCCEEDED, B.RUN_FAILED, B.RUN_CANCELLED):
+        if job.status == Job.Status.ADMITTED:  # ended between two polls: it did run
+            job_start(job=job, expected_end=ended_at, now=report.started_at or ended_at)
+        outcome = Job.Status.SUCCEEDED if report.outcome == B.RUN_SUCCEEDED else Job.Status.FAILED
+        error = "" if outcome == Job.Status.SUCCEEDED else (report.reason or report.backend_state or "failed")
+        job_finish(job=job, outcome=outcome, error_type=error, now=ended_at)
+        return "finished"
+    cause = "lost" if lost else (report.backend_state or "requeued").lower()
+    return "requeued" if job_requeue_after_cluster_stop(job=job, cause=cause, reason=report.reason or LOST_REASON,
+                                                         now=ended_at) else ""
 
 
 def job_requeue_after_cluster_stop(*, job: Job, cause: str, reason: str, now: datetime) -> bool:
@@ -157,12 +179,22 @@ def job_requeue_after_cluster_stop(*, job: Job, cause: str, reason: str, now: da
     return True
 
 
+def run_twins_cancelled(*, run: JobRun, external_ids: list[str], now: datetime) -> None:
+    """Record that the cluster held more than one job for this run's attempt and the extra ones were
+    cancelled (the kept one is the run's external id from the same poll)."""
+    job = Job.objects.select_related("tenant", "pool").get(pk=run.job_id)
+    with transaction.atomic():
+        audit_record(event_type="job.twin_cancelled", target=job, tenant=job.tenant, occurred_at=now,
+                     payload={"name": job.name, "pool": job.pool.name, "attempt": run.attempt,
+                              "cancelled": list(external_ids)})
+
+
 # --- stops and signals the portal asks for -------------------------------------------------------------
 
 def run_stop_request(*, job: Job, cause: str) -> JobRun | None:
     """Mark the job's active run `stopping` and have a worker call the backend after commit.
     Call inside the transaction that closes or requeues the job."""
-    run = JobRun.objects.select_for_update().filter(job_id=job.pk, state__in=JobRun.ACTIVE_STATES).first()
+    run = JobRun.objects.select_for_update(of=("self",)).filter(job_id=job.pk, state__in=JobRun.ACTIVE_STATES).first()
     if run is None:
         return None
     if run.state != JobRun.State.STOPPING:
@@ -188,14 +220,28 @@ def run_stop_execute(*, run_id: int, now: datetime) -> str:
     return "stopped"
 
 
+def preemption_signal() -> str:
+    return str(getattr(settings, "PREEMPTION_SIGNAL", "USR1"))
+
+
 def run_signal_request(*, job: Job, signal: str) -> JobRun | None:
-    """A preemption notice: have a worker send the job's run its checkpoint signal after commit."""
-    run = JobRun.objects.filter(job_id=job.pk, state__in=(JobRun.State.RUNNING, JobRun.State.PENDING)).first()
+    """A preemption notice: the job's run gets its checkpoint signal. Queued on the run whatever its
+    state: a worker sends it after commit when the run is running, else the tick does as soon as the
+    cluster runs it. A job with no run yet gets it on the run it starts with (`run_open`)."""
+    run = JobRun.objects.filter(job_id=job.pk, state__in=(
+        JobRun.State.STARTING, JobRun.State.PENDING, JobRun.State.RUNNING)).first()
     if run is None or not signal:
         return None
     JobRun.objects.filter(pk=run.pk).update(signal_requested=signal[:10], signalled_at=None)
     _enqueue_on_commit(RUN_SIGNAL_TASK, run.pk)
     return run
+
+
+def _signal_owed(job_id: int) -> str:
+    """The checkpoint signal of a stop notice sent before the job had a run (an open, notified stop)."""
+    notified = Preemption.objects.filter(victim_id=job_id, state=Preemption.State.NOTIFIED,
+                                         notice_id__isnull=False).exists()
+    return preemption_signal()[:10] if notified else ""
 
 
 def run_signal_execute(*, run_id: int, grace_seconds: int, now: datetime) -> str:

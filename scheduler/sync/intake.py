@@ -13,13 +13,16 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone, translation
 
-from audit.chain.services import audit_record
+from audit.chain.services import audit_record_bulk
 from quotas.models import Pool, Project, Tenant
 from scheduler.backends.base import BackendError
+from scheduler.sync.pool_lock import INTAKE, pool_lock
 from scheduler.backends.registry import backend_for_pool
 from scheduler.backends.slurm import parse
 from scheduler.backends.status import backend_status_record
 from scheduler.models import PENDING_STATUSES, Job
+from scheduler.runs.models import JobRun
+from scheduler.jobs.bulk import insert_rows
 from scheduler.jobs.submit import SubmitContext, audit_payload, build_job
 from scheduler.jobs.services import job_cancel
 from scheduler.queue.triggers import request_pool_evaluation
@@ -33,6 +36,11 @@ INVALID = "portal: rejected: {problems}"
 WAITING = "portal: waiting: {code}: {message}"
 QUEUED = "portal: queued, not evaluated yet"
 GONE = "cancelled on the cluster before admission"
+# Slurm states that mean a waiting native job is no longer the portal's to admit: it ended, or someone
+# released it behind the portal. Passing states (COMPLETING and REQUEUE_HOLD while the portal's own
+# requeuehold winds it down, CONFIGURING, SUSPENDED) are left alone; the next pass looks again.
+GONE_STATES = ("RUNNING", "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL",
+               "DEADLINE", "PREEMPTED", "REVOKED", "SPECIAL_EXIT")
 
 
 @dataclass
@@ -43,51 +51,81 @@ class IntakeResult:
     cancelled: list[int] = field(default_factory=list)
     unowned: list[str] = field(default_factory=list)
     error: str = ""
+    skipped: bool = False  # another worker's pass of this pool was under way
 
 
-def _reject(backend, slurm_job: dict, comment: str, result: IntakeResult) -> None:
-    result.rejected[str(slurm_job["job_id"])] = comment
-    if slurm_job.get("comment") != comment:
-        backend.annotate(str(slurm_job["job_id"]), comment)
-
-
-def _spec(pool: Pool, backend, slurm_job: dict) -> tuple[dict | None, str]:
+def _specs(pool: Pool, backend, slurm_jobs: list[dict]) -> tuple[dict[str, dict], dict[str, str]]:
+    """Portal job specs of held Slurm jobs by Slurm id, and the refusals (Slurm id -> comment); a fixed
+    number of queries however many jobs."""
     config = backend.config
-    account = str(slurm_job.get("account") or "")
-    slug = config.account_tenants.get(account, account)
-    tenant = Tenant.objects.filter(slug=slug).first() if slug else None
-    if tenant is None:
-        return None, UNKNOWN_ACCOUNT.format(account=account)
-    gres_type, gpus = parse.gres_gpus(str(slurm_job.get("tres_per_node") or ""))
-    if gpus <= 0:
-        return None, NO_GPUS
-    model = config.model_for(gres_type)
-    if model is None:
-        return None, UNKNOWN_GRES.format(gres=gres_type or "-", pool=pool.name)
-    if not Project.objects.filter(tenant=tenant, slug=config.default_project, state=Project.State.ACTIVE).exists():
-        return None, NO_PROJECT.format(tenant=tenant.slug, project=config.default_project)
-    qos = str(slurm_job.get("qos") or "")
-    limit = slurm_job.get("time_limit")
-    return {"tenant": tenant.slug, "project": config.default_project, "name": str(slurm_job.get("name") or "")[:200],
-            "workload_class": config.qos_classes.get(qos, config.default_workload_class), "pool": pool.name,
-            "gpu_model": model, "gpus": gpus, "replicas": int(slurm_job.get("node_count") or 1),
-            "max_runtime_minutes": int(limit) if isinstance(limit, int) and limit > 0 else 60}, ""
+    slug_of = {sid: config.account_tenants.get(a, a) for sid, a in
+               ((str(j["job_id"]), str(j.get("account") or "")) for j in slurm_jobs)}
+    tenants = {t.slug: t for t in Tenant.objects.filter(slug__in={s for s in slug_of.values() if s})}
+    with_project = set(Project.objects.filter(tenant__in=tenants.values(), slug=config.default_project,
+                                              state=Project.State.ACTIVE).values_list("tenant__slug", flat=True))
+    specs, problems = {}, {}
+    for slurm_job in slurm_jobs:
+        sid = str(slurm_job["job_id"])
+        tenant = tenants.get(slug_of[sid])
+        gres_type, gpus = parse.gres_gpus(str(slurm_job.get("tres_per_node") or ""))
+        model = config.model_for(gres_type)
+        if tenant is None:
+            problems[sid] = UNKNOWN_ACCOUNT.format(account=str(slurm_job.get("account") or ""))
+        elif gpus <= 0:
+            problems[sid] = NO_GPUS
+        elif model is None:
+            problems[sid] = UNKNOWN_GRES.format(gres=gres_type or "-", pool=pool.name)
+        elif tenant.slug not in with_project:
+            problems[sid] = NO_PROJECT.format(tenant=tenant.slug, project=config.default_project)
+        else:
+            qos = str(slurm_job.get("qos") or "")
+            limit = slurm_job.get("time_limit")
+            specs[sid] = {
+                "tenant": tenant.slug, "project": config.default_project,
+                "name": str(slurm_job.get("name") or "")[:200],
+                "workload_class": config.qos_classes.get(qos, config.default_workload_class), "pool": pool.name,
+                "gpu_model": model, "gpus": gpus, "replicas": int(slurm_job.get("node_count") or 1),
+                "max_runtime_minutes": int(limit) if isinstance(limit, int) and limit > 0 else 60}
+    return specs, problems
+
+
+def jobs_import_native(*, pool: Pool, specs: dict[str, dict], now: datetime) -> tuple[list[Job], dict[str, str]]:
+    """Held Slurm jobs become portal jobs (origin `cluster`) in one transaction; idempotent on the Slurm
+    id (one pass per pool at a time, and ids already imported are skipped under that lock). Returns the
+    new jobs and the refusals (Slurm id -> comment) of specs that do not validate."""
+    if not specs:
+        return [], {}
+    ctx = SubmitContext.load(actor=None, specs=list(specs.values()))
+    built, problems = [], {}
+    for slurm_id, spec in specs.items():
+        try:
+            job, extra = build_job(spec, ctx, now=now, from_cluster=True)
+        except ValidationError as exc:
+            text = "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in exc.message_dict.items())
+            problems[slurm_id] = INVALID.format(problems=text)[:250]
+            continue
+        job.origin, job.native_id = Job.Origin.CLUSTER, slurm_id
+        built.append((job, extra))
+    with transaction.atomic():
+        known = set(Job.objects.filter(pool=pool, native_id__in=[j.native_id for j, _ in built])
+                    .values_list("native_id", flat=True))
+        built = [(job, extra) for job, extra in built if job.native_id not in known]
+        insert_rows(Job, [job for job, _ in built])
+        audit_record_bulk([
+            {"occurred_at": now, "event_type": "job.imported", "tenant_id": job.tenant_id,
+             "object_type": "scheduler.job", "object_id": job.pk,
+             "payload": {**audit_payload(job, extra), "slurm_job_id": job.native_id}} for job, extra in built])
+        if built:
+            request_pool_evaluation(pool.pk)
+    return [job for job, _ in built], problems
 
 
 def job_import_native(*, pool: Pool, slurm_id: str, spec: dict, now: datetime) -> Job:
-    """A held Slurm job becomes a portal job (origin `cluster`); idempotent on (pool, Slurm id)."""
-    ctx = SubmitContext.load(actor=None, specs=[spec])
-    job, extra = build_job(spec, ctx, now=now)
-    job.origin, job.native_id = Job.Origin.CLUSTER, slurm_id
-    with transaction.atomic():
-        existing = Job.objects.filter(pool=pool, native_id=slurm_id).first()
-        if existing is not None:
-            return existing
-        job.save()
-        audit_record(event_type="job.imported", target=job, tenant=job.tenant, occurred_at=now,
-                     payload={**audit_payload(job, extra), "slurm_job_id": slurm_id})
-        request_pool_evaluation(pool.pk)
-    return job
+    """One held Slurm job as a portal job (the batch path with one job); idempotent on the Slurm id."""
+    jobs, problems = jobs_import_native(pool=pool, specs={slurm_id: spec}, now=now)
+    if problems:
+        raise ValidationError(problems[slurm_id])
+    return jobs[0] if jobs else Job.objects.get(pool=pool, native_id=slurm_id)
 
 
 def wait_comment(job: Job) -> str:
@@ -99,51 +137,61 @@ def wait_comment(job: Job) -> str:
 
 
 def native_intake(*, pool: Pool, now: datetime | None = None) -> IntakeResult:
-    now = now or timezone.now()
+    """One pass over the pool's partition; a second worker's pass of the same pool at once is skipped."""
     result = IntakeResult()
-    try:
-        backend = backend_for_pool(pool)
-        if not getattr(getattr(backend, "config", None), "native_intake", False):
+    with pool_lock(INTAKE, pool.pk) as mine:
+        if not mine:
+            result.skipped = True
             return result
-        jobs = {str(j["job_id"]): j for j in backend.jobs()}
-        held = {str(j["job_id"]): j for j in backend.held_native_jobs()}
-        imported = {j.native_id: j for j in Job.objects.filter(pool=pool, origin=Job.Origin.CLUSTER)
-                    .exclude(native_id="")}
-        for slurm_id, slurm_job in held.items():
-            if slurm_id in imported:
-                continue
-            spec, problem = _spec(pool, backend, slurm_job)
-            if spec is None:
-                _reject(backend, slurm_job, problem, result)
-                continue
-            try:
-                job = job_import_native(pool=pool, slurm_id=slurm_id, spec=spec, now=now)
-            except ValidationError as exc:
-                problems = "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in exc.message_dict.items())
-                _reject(backend, slurm_job, INVALID.format(problems=problems)[:250], result)
-                continue
-            imported[slurm_id] = job
-            result.imported.append(job.pk)
-        for slurm_id, job in imported.items():
-            if job.status not in PENDING_STATUSES:
-                continue
-            if slurm_id not in held:  # its user cancelled it (or an admin released it behind the portal)
-                if slurm_id not in jobs or jobs[slurm_id].get("job_state") != "PENDING":
-                    job_cancel(actor=None, job=job, reason=GONE)
-                    result.cancelled.append(job.pk)
-                continue
-            comment = wait_comment(job)
-            if held[slurm_id].get("comment") != comment:
-                backend.annotate(slurm_id, comment)
-                result.annotated += 1
-        prefix = f"{backend.config.job_prefix}-"
-        result.unowned = sorted(sid for sid, j in jobs.items() if sid not in imported and sid not in held
-                                and not str(j.get("name", "")).startswith(prefix)
-                                and j.get("job_state") in ("PENDING", "RUNNING"))
-    except BackendError as exc:
-        result.error = str(exc)
-        backend_status_record(pool=pool, ok=False, detail=result.error, now=now)
+        try:
+            _intake_pass(pool, now or timezone.now(), result)
+        except BackendError as exc:
+            result.error = str(exc)
+            backend_status_record(pool=pool, ok=False, detail=result.error, now=now or timezone.now())
     return result
+
+
+def _intake_pass(pool: Pool, now: datetime, result: IntakeResult) -> None:
+    backend = backend_for_pool(pool)
+    if not getattr(getattr(backend, "config", None), "native_intake", False):
+        return
+    jobs = {str(j["job_id"]): j for j in backend.jobs()}
+    held = {str(j["job_id"]): j for j in backend.held_native_jobs()}
+    imported = {j.native_id: j for j in Job.objects.filter(pool=pool, origin=Job.Origin.CLUSTER).exclude(
+        native_id="").only("id", "native_id", "status", "wait", "tenant_id", "pool_id")}
+    specs, refused = _specs(pool, backend, [j for sid, j in held.items() if sid not in imported])
+    new_jobs, invalid = jobs_import_native(pool=pool, specs=specs, now=now)
+    refused.update(invalid)
+    for job in new_jobs:
+        imported[job.native_id] = job
+        result.imported.append(job.pk)
+    comments: dict[str, list[str]] = {}  # comment -> Slurm ids whose comment must change to it
+    for slurm_id, comment in refused.items():
+        result.rejected[slurm_id] = comment
+        if held[slurm_id].get("comment") != comment:
+            comments.setdefault(comment, []).append(slurm_id)
+    waiting = [j for j in imported.values() if j.status in PENDING_STATUSES]
+    stopping = set(JobRun.objects.filter(job__in=waiting, state__in=JobRun.ACTIVE_STATES)
+                   .values_list("job_id", flat=True))
+    for job in waiting:
+        slurm_id = job.native_id
+        if slurm_id not in held:  # its user cancelled it (or an admin released it behind the portal)
+            if job.pk in stopping:  # the portal's own stop (requeuehold) is still on its way
+                continue
+            if slurm_id not in jobs or jobs[slurm_id].get("job_state") in GONE_STATES:
+                job_cancel(actor=None, job=job, reason=GONE)
+                result.cancelled.append(job.pk)
+            continue
+        comment = wait_comment(job)
+        if held[slurm_id].get("comment") != comment:  # only the ones that changed
+            comments.setdefault(comment, []).append(slurm_id)
+    for comment, ids in comments.items():
+        backend.annotate_many(ids, comment)
+        result.annotated += len(ids) if not comment.startswith("portal: rejected") else 0
+    prefix = f"{backend.config.job_prefix}-"
+    result.unowned = sorted(sid for sid, j in jobs.items() if sid not in imported and sid not in held
+                            and not str(j.get("name", "")).startswith(prefix)
+                            and j.get("job_state") in ("PENDING", "RUNNING"))
 
 
 def native_intake_all(*, now: datetime | None = None) -> dict[str, int]:

@@ -4,6 +4,7 @@ from celery import shared_task
 from quotas.models import Pool
 from scheduler.sync.intake import native_intake_all
 from scheduler.sync.inventory import inventory_sync_all
+from scheduler.sync.logs import slurm_logs_expire as slurm_logs_expire_service
 from scheduler.sync.tick import backend_tick as backend_tick_service
 from scheduler.sync.tick import pools_with_work
 
@@ -36,3 +37,8 @@ def inventory_sync() -> dict:
 @shared_task(name="scheduler.native_intake")
 def native_intake() -> dict:
     return native_intake_all()
+
+
+@shared_task(name="scheduler.slurm_logs_expire")
+def slurm_logs_expire() -> dict:
+    return slurm_logs_expire_service()

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from quotas.models import Pool
 from scheduler.backends import base as B
+from scheduler.sync.pool_lock import TICK, pool_lock
 from scheduler.backends.registry import backend_for_pool
 from scheduler.backends.status import backend_status_record
 from quotas.common.grace import grace_minutes
@@ -32,6 +33,7 @@ class TickResult:
     finished: int = 0
     requeued: int = 0
     errors: int = 0
+    skipped: int = 0  # pools another worker was ticking
 
 
 def _due(now: datetime) -> Q:
@@ -90,13 +92,24 @@ def _start_admitted(pool: Pool, backend: B.Backend, now: datetime, result: TickR
 
 
 def _poll_active(pool: Pool, backend: B.Backend, now: datetime, result: TickResult) -> None:
-    active = list(JobRun.objects.filter(job__pool=pool, state__in=(
-        JobRun.State.PENDING, JobRun.State.RUNNING, JobRun.State.STOPPING)).select_related("job")
-        .order_by("started_at", "id")[:TICK_BATCH])
-    if not active:
-        return
-    reports = backend.poll(active, now=now)
-    for run in active:
+    """Every active run of the pool, in pages by id, so none is starved however many run (one squeue per
+    tick: the backend keeps its listing for the tick)."""
+    after = 0
+    while True:
+        page = list(JobRun.objects.filter(job__pool=pool, pk__gt=after, state__in=(
+            JobRun.State.PENDING, JobRun.State.RUNNING, JobRun.State.STOPPING)).select_related("job")
+            .order_by("pk")[:TICK_BATCH])
+        if not page:
+            return
+        after = page[-1].pk
+        _apply_reports(page, backend.poll(page, now=now), now, result)
+        _cancel_twins(page, backend, now, result)
+        if len(page) < TICK_BATCH:
+            return
+
+
+def _apply_reports(page: list[JobRun], reports: dict[int, B.RunReport], now: datetime, result: TickResult) -> None:
+    for run in page:
         report = reports.get(run.pk)
         if report is None:
             continue
@@ -110,6 +123,27 @@ def _poll_active(pool: Pool, backend: B.Backend, now: datetime, result: TickResu
         result.started += done == "started"
         result.finished += done == "finished"
         result.requeued += done == "requeued"
+
+
+def _cancel_twins(page: list[JobRun], backend: B.Backend, now: datetime, result: TickResult) -> None:
+    """A second cluster job for one attempt is cancelled (outside any transaction), then audited."""
+    by_id = {run.pk: run for run in page}
+    for run_id, twins in list(backend.twins.items()):
+        run = by_id.get(run_id)
+        if run is None:
+            continue
+        cancelled = []
+        for external_id in twins:
+            try:
+                backend.cancel_twin(external_id)
+            except B.BackendError as error:
+                log.warning("twin %s of run %s not cancelled: %s", external_id, run_id, error)
+                result.errors += 1
+                continue
+            cancelled.append(external_id)
+        if cancelled:
+            runs.run_twins_cancelled(run=run, external_ids=cancelled, now=now)
+        del backend.twins[run_id]
 
 
 def _retry_stops_and_signals(pool: Pool, now: datetime) -> None:
@@ -132,19 +166,27 @@ def backend_tick(*, now: datetime | None = None, pools=None) -> TickResult:
     now = now or timezone.now()
     result = TickResult()
     for pool in (pools if pools is not None else pools_with_work()):
-        try:
-            backend = backend_for_pool(pool)
-            # Stops first: a preempted job requeued and admitted again in the same cycle gets its new run
-            # only once the old one is stopped, and the nodes a stop frees are the ones a start needs.
-            _retry_stops_and_signals(pool, now)
-            _start_admitted(pool, backend, now, result)
-            _poll_active(pool, backend, now, result)
-        except B.BackendError as exc:
-            # The cluster as a whole is out of reach (or the pool's settings are unusable): say so once
-            # for the pool; its jobs keep their state and the next tick tries again.
-            log.warning("backend of pool %s: %s", pool.name, exc)
-            backend_status_record(pool=pool, ok=False, detail=str(exc), now=now)
-            result.errors += 1
-            continue
-        backend_status_record(pool=pool, ok=True, now=now)
+        with pool_lock(TICK, pool.pk) as mine:
+            if not mine:  # another worker is ticking this pool: one writer per pool, never two sbatch
+                result.skipped += 1
+                continue
+            _tick_pool(pool, now, result)
     return result
+
+
+def _tick_pool(pool: Pool, now: datetime, result: TickResult) -> None:
+    try:
+        backend = backend_for_pool(pool)
+        # Stops first: a preempted job requeued and admitted again in the same cycle gets its new run
+        # only once the old one is stopped, and the nodes a stop frees are the ones a start needs.
+        _retry_stops_and_signals(pool, now)
+        _start_admitted(pool, backend, now, result)
+        _poll_active(pool, backend, now, result)
+    except B.BackendError as exc:
+        # The cluster as a whole is out of reach (or the pool's settings are unusable): say so once
+        # for the pool; its jobs keep their state and the next tick tries again.
+        log.warning("backend of pool %s: %s", pool.name, exc)
+        backend_status_record(pool=pool, ok=False, detail=str(exc), now=now)
+        result.errors += 1
+        return
+    backend_status_record(pool=pool, ok=True, now=now)

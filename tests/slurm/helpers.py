@@ -34,10 +34,12 @@ def cycle_and_tick(world):
     return result
 
 
-def squeue(world) -> dict[str, dict]:
+def squeue(world, *, every: bool = False):
+    """Slurm's jobs by name; with `every`, the list itself (two jobs of one name both show)."""
     out = subprocess.run(["squeue", "--json"], env=world.cluster.env, capture_output=True, text=True, timeout=20,
                          check=True).stdout
-    return {j["name"]: j for j in json.loads(out)["jobs"]}
+    jobs = json.loads(out)["jobs"]
+    return jobs if every else {j["name"]: j for j in jobs}
 
 
 def until(predicate, *, timeout: float = 40, step=None, what: str = "condition"):

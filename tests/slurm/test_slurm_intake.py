@@ -75,3 +75,34 @@ def test_a_held_job_cancelled_by_its_user_is_cancelled_in_the_portal(slurm_world
     slurm(slurm_world.cluster, "scancel", slurm_id)
     assert native_intake(pool=slurm_world.pool).cancelled == [job.pk]
     assert status(job) == Job.Status.CANCELLED
+
+
+def test_a_native_job_preempted_with_requeue_hold_is_held_by_the_portal_then_released_again(slurm_world):
+    from datetime import timedelta
+
+    from scheduler.models import Preemption
+    from scheduler.preemption.services import preemption_grace_due
+
+    slurm_id = _sbatch_held(slurm_world, "--account=alpha", "--qos=normal", "--gres=gpu:h100:2", "-N", "2",
+                            "-J", "native-sweep", "--wrap", "sleep 600")
+    job = Job.objects.get(pk=native_intake(pool=slurm_world.pool).imported[0])
+    Job.objects.filter(pk=job.pk).update(workload_class="experiment", priority_class="experiment")
+    scheduler_cycle_run(pool=slurm_world.pool)
+    until(lambda: status(job) == Job.Status.RUNNING, step=backend_tick, what="the native job running")
+    submit(slurm_world, name="train", gpus=2, command="sleep 2")
+    scheduler_cycle_run(pool=slurm_world.pool)
+    p = Preemption.objects.get(victim=job)
+    preemption_grace_due(now=p.grace_until + timedelta(seconds=1))
+    backend_tick()  # scontrol requeuehold
+    # Intake passes while Slurm requeues it into its held state: the portal's own hold, never a cancel.
+    for _ in range(15):
+        result = native_intake(pool=slurm_world.pool)
+        seen = {k: v for k, v in squeue(slurm_world).get("native-sweep", {}).items() if "state" in k or "reason" in k}
+        assert job.pk not in result.cancelled, seen
+        backend_tick()
+        scheduler_cycle_run(pool=slurm_world.pool)
+    assert status(job) != Job.Status.CANCELLED
+    until(lambda: status(job) == Job.Status.RUNNING, step=lambda: (
+        native_intake(pool=slurm_world.pool), scheduler_cycle_run(pool=slurm_world.pool), backend_tick()),
+        what="the native job admitted again and released")
+    assert squeue(slurm_world)["native-sweep"]["job_state"] == "RUNNING"

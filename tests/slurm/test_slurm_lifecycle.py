@@ -103,3 +103,40 @@ def test_a_start_retried_after_a_worker_died_mid_start_makes_exactly_one_slurm_j
     named = [j for name, j in squeue(slurm_world).items() if name == f"portal-{job.pk}-1"]
     assert len(named) == 1
     until(lambda: status(job) == Job.Status.RUNNING, step=backend_tick, what="running")
+
+
+def test_a_job_with_nothing_to_run_is_refused_by_a_slurm_pool(slurm_world):
+    from tests.slurm.helpers import api_for
+
+    response = api_for(slurm_world.member).post("/api/v1/jobs/", {
+        "tenant": "alpha", "project": "train", "name": "empty", "workload_class": "training",
+        "pool": slurm_world.pool.name, "gpu_model": "H100-80G", "gpus": 1}, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["command"] == [f"Pool {slurm_world.pool.name} runs jobs on a cluster: give a command or a script."]
+    assert not Job.objects.filter(name="empty").exists()
+
+
+def test_output_goes_to_the_pools_log_folder_shown_on_the_job_page_and_expires(slurm_world, client):
+    import os
+    from pathlib import Path
+
+    from django.utils import timezone as dj_tz
+
+    from scheduler.sync.logs import slurm_logs_expire
+
+    job = submit(slurm_world, name="chatty", command="echo hello from slurm; echo oops >&2")
+    cycle_and_tick(slurm_world)
+    until(lambda: status(job) == Job.Status.SUCCEEDED, step=backend_tick, what="the job ended")
+    run = job.runs.get()
+    folder = Path("/tmp/portal-logs") / slurm_world.cluster.partition  # default: <default_working_dir>/portal-logs
+    out = folder / f"portal-{job.pk}-1-{run.external_id}.out"
+    err = folder / f"portal-{job.pk}-1-{run.external_id}.err"
+    assert out.read_text() == "hello from slurm\n" and err.read_text() == "oops\n"
+    assert not (slurm_world.jobs_dir / f"slurm-{run.external_id}.out").exists()
+    client.force_login(slurm_world.member)
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert str(out) in page and str(err) in page
+    old = dj_tz.now().timestamp() - 31 * 86400
+    os.utime(out, (old, old))
+    assert slurm_logs_expire()[slurm_world.pool.name] >= 1
+    assert not out.exists() and err.exists()  # the newer one stays

@@ -70,3 +70,18 @@ def test_a_checkpoint_report_releases_the_gpus_before_the_deadline(slurm_world):
     until(lambda: squeue(slurm_world)[f"portal-{victim.pk}-1"]["job_state"] == "CANCELLED", step=backend_tick,
           what="victim cancelled on Slurm")
     assert status(victim) == Job.Status.REQUEUED
+
+
+def test_a_victim_whose_start_was_not_yet_recorded_gets_the_signal_once_it_runs(slurm_world):
+    out = slurm_world.jobs_dir / f"signal-late-{timezone.now().timestamp()}"
+    victim = submit(slurm_world, name="sweep", workload_class="experiment", gpus=2, replicas=2,
+                    script=TRAP.format(out=out))
+    assert scheduler_cycle_run(pool=slurm_world.pool).admitted == 1  # admitted; no tick has started it yet
+    submit(slurm_world, name="train", gpus=2, command="sleep 2")
+    scheduler_cycle_run(pool=slurm_world.pool)
+    p = Preemption.objects.get(victim=victim)
+    assert p.state == "notified" and not victim.runs.exists()
+    until(lambda: out.exists(), step=backend_tick, what="the victim's trap wrote its file once it ran")
+    run = victim.runs.get()
+    assert out.read_text().strip() == f"USR1 {run.external_id}"
+    assert run.signal_requested == "USR1" and run.signalled_at is not None

@@ -29,8 +29,12 @@ class Command(BaseCommand):
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         python = sys.executable
         processes = {
+            # One worker per queue: evaluations never wait behind sbatch and squeue calls.
             "worker": [python, "-m", "celery", "-A", "portal", "worker", "--pool=solo", "--loglevel=INFO",
-                       "--without-gossip", "--without-mingle", "-n", "demo-worker@%h"],
+                       "--without-gossip", "--without-mingle", "-Q", "celery", "-n", "demo-worker@%h"],
+            "cluster-worker": [python, "-m", "celery", "-A", "portal", "worker", "--pool=solo", "--loglevel=INFO",
+                               "--without-gossip", "--without-mingle", "-Q", settings.CLUSTER_QUEUE,
+                               "-n", "demo-cluster@%h"],
             "beat": [python, "-m", "celery", "-A", "portal", "beat", "--loglevel=INFO",
                      f"--schedule={settings.CELERY_BEAT_SCHEDULE_FILENAME}"],
             "web": [python, "manage.py", "runserver", "--noreload", f"{host}:{port}"],

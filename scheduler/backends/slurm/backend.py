@@ -9,6 +9,7 @@
 - sync_inventory: `sinfo --json` plus MAINT reservations from `scontrol show reservation`.
 """
 import math
+import os
 import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -24,10 +25,15 @@ NOTHING_TO_RUN = "Job #{id} has nothing to run on Slurm: give it a command or a 
 NO_GRES_TYPE = "No Slurm GRES type maps to GPU model {model} in pool {pool} (backend setting gres_models)"
 NOT_PLACED = "Job #{id} has no placed nodes to pin it to"
 SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ANNOTATE_CHUNK = 200  # job ids per scontrol call, well inside any argv limit
+HELD_REASONS = ("JobHeldUser", "JobHeldAdmin")
+# squeue states of a job that holds or may still take nodes: a second one of these for an attempt is a twin.
+LIVE_STATES = ("PENDING", "CONFIGURING", "RUNNING", "SUSPENDED", "REQUEUE_HOLD", "REQUEUED")
 
 
 class SlurmBackend(B.Backend):
     name = "slurm"
+    needs_something_to_run = True
 
     def __init__(self, *, pool=None, settings: dict | None = None):
         super().__init__(pool=pool, settings=settings)
@@ -80,7 +86,8 @@ class SlurmBackend(B.Backend):
                 f"--comment=portal-job={job.pk} attempt={attempt}", f"--nodelist={','.join(sorted(set(nodes)))}",
                 f"--nodes={job.replicas}", f"--ntasks={job.replicas}", "--ntasks-per-node=1",
                 f"--gres=gpu:{gres}:{job.gpus}", f"--time={job.max_runtime_minutes}", "--requeue",
-                f"--chdir={job.working_dir or self.config.default_working_dir}", "--export=ALL"]
+                f"--chdir={job.working_dir or self.config.default_working_dir}", "--export=ALL",
+                f"--output={self.config.logs}/%x-%j.out", f"--error={self.config.logs}/%x-%j.err"]
         account = self.config.account if self.config.account is not None else job.tenant.slug
         if account:
             args.append(f"--account={account}")
@@ -100,6 +107,10 @@ class SlurmBackend(B.Backend):
             return B.RunReport(outcome=B.RUN_PENDING, external_id=existing, nodes=request.nodes,
                                backend_state="PENDING", submitted_at=now)
         env = {k: str(v) for k, v in (job.env_vars or {}).items() if SAFE_NAME.match(str(k))}
+        try:  # Slurm never creates it; where the portal shares the compute nodes' filesystem, it does
+            os.makedirs(self.config.logs, exist_ok=True)
+        except OSError:
+            pass  # a directory only the compute nodes see: the admin made it (README)
         out = self.cli.run("sbatch", *self.sbatch_args(job, request.attempt, request.nodes),
                            stdin=self.batch_script(job), env=env)
         slurm_id = out.strip().split(";")[0]
@@ -111,7 +122,9 @@ class SlurmBackend(B.Backend):
     def _release_native(self, request: B.StartRequest, *, now: datetime) -> B.RunReport:
         slurm_id = request.external_id
         nodes = ",".join(sorted(set(request.nodes)))
-        self.cli.run("scontrol", "update", f"JobId={slurm_id}", f"NodeList={nodes}",
+        # StartTime=now: a job Slurm requeued (the portal's own requeuehold at a preemption) would otherwise
+        # wait out the BeginTime Slurm gives every requeued job, on nodes the portal keeps for it.
+        self.cli.run("scontrol", "update", f"JobId={slurm_id}", f"NodeList={nodes}", "StartTime=now",
                      f"Comment=portal: admitted onto {nodes}")
         # Released only after its node list is set, so Slurm cannot start it elsewhere.
         self.cli.run("scontrol", "release", slurm_id)
@@ -122,12 +135,18 @@ class SlurmBackend(B.Backend):
 
     def poll(self, runs: Sequence, *, now: datetime) -> dict[int, B.RunReport]:
         known = {str(j["job_id"]): j for j in self.jobs()}
+        by_name: dict[str, list[str]] = {}
+        for slurm_id, j in sorted(known.items(), key=lambda item: int(item[0]) if item[0].isdigit() else 0):
+            if j.get("job_state") in LIVE_STATES:
+                by_name.setdefault(str(j.get("name")), []).append(slurm_id)
         names = {j.get("name"): str(j["job_id"]) for j in known.values()}
         reports = {}
         for run in runs:
             name = self.job_name(run.job_id, run.attempt)
-            slurm_id = run.external_id or names.get(name, "")
             native = getattr(run.job, "origin", "portal") == "cluster"
+            slurm_id = run.external_id or names.get(name, "")
+            if not native and len(by_name.get(name, ())) > 1:
+                slurm_id = self._keep_one(run, by_name[name], known)
             if slurm_id in known and (native or known[slurm_id].get("name") == name):
                 reports[run.pk] = parse.job_report(known[slurm_id])
             elif slurm_id in known:
@@ -140,6 +159,25 @@ class SlurmBackend(B.Backend):
                 # Never reached Slurm (the start failed before sbatch): nothing to stop.
                 reports[run.pk] = B.RunReport(outcome=B.RUN_CANCELLED, backend_state="NOT_SUBMITTED", ended_at=now)
         return reports
+
+    def _keep_one(self, run, ids: list[str], known: dict) -> str:
+        """Two live Slurm jobs for one attempt (a start that raced before the pool's tick lock): the one
+        running, else the one the portal tracks, else the first, is kept; the others are noted as twins for
+        the tick to cancel and audit."""
+        running = [i for i in ids if known[i].get("job_state") == "RUNNING"]
+        keep = running[0] if running else (run.external_id if run.external_id in ids else ids[0])
+        self.twins[run.pk] = [i for i in ids if i != keep]
+        return keep
+
+    def log_files(self, run) -> tuple[str, ...]:
+        """Where a portal run's output and errors are (`--output`/`--error`), once Slurm gave it an id."""
+        if not run.external_id or getattr(run.job, "origin", "portal") == "cluster":
+            return ()
+        stem = f"{self.config.logs}/{self.job_name(run.job_id, run.attempt)}-{run.external_id}"
+        return f"{stem}.out", f"{stem}.err"
+
+    def cancel_twin(self, external_id: str) -> None:
+        self.cli.run("scancel", external_id)
 
     def _aged_out(self, slurm_id: str) -> B.RunReport:
         """A job missing from the listing: asked for by id first (the listing may have raced a state
@@ -227,13 +265,28 @@ class SlurmBackend(B.Backend):
     def held_native_jobs(self) -> list[dict]:
         """Held jobs users submitted to the partition with sbatch (not the portal's own)."""
         prefix = f"{self.config.job_prefix}-"
-        return [j for j in self.jobs() if j.get("job_state") == "PENDING"
-                and str(j.get("state_reason")) in ("JobHeldUser", "JobHeldAdmin")
-                and not str(j.get("name", "")).startswith(prefix)]
+        return [j for j in self.jobs() if is_held(j) and not str(j.get("name", "")).startswith(prefix)]
 
     def annotate(self, slurm_id: str, comment: str) -> None:
         """Write the portal's word on a job into its comment (`squeue -o %k` shows it)."""
         self.cli.run("scontrol", "update", f"JobId={slurm_id}", f"Comment={comment[:250]}")
+
+    def annotate_many(self, slurm_ids: Sequence[str], comment: str) -> None:
+        """One comment on many jobs: `scontrol update JobId=<id,id,...>` takes a list, in chunks."""
+        ids = list(slurm_ids)
+        for start in range(0, len(ids), ANNOTATE_CHUNK):
+            self.cli.run("scontrol", "update", f"JobId={','.join(ids[start:start + ANNOTATE_CHUNK])}",
+                         f"Comment={comment[:250]}")
+
+
+def is_held(slurm_job: dict) -> bool:
+    """Held, by its user, an admin, or the portal's own `scontrol requeuehold` (which Slurm reports as
+    REQUEUE_HOLD while the job winds down, then pending, "job requeued in held state")."""
+    state = slurm_job.get("job_state")
+    if state == "REQUEUE_HOLD":
+        return True
+    return state == "PENDING" and (str(slurm_job.get("state_reason")) in HELD_REASONS
+                                   or "requeued in held state" in str(slurm_job.get("state_description") or ""))
 
 
 def _sacct_time(text: str) -> datetime | None:

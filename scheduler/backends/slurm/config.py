@@ -13,6 +13,10 @@
   qos_classes      Slurm QOS -> workload class for native jobs; default_workload_class otherwise
   default_workload_class  (default "training")
   default_project  project slug native jobs are attributed to (default "default")
+  log_dir          where portal jobs' --output/--error go, <job name>-<Slurm id>.out/.err; on a filesystem the
+                   compute nodes share (default "<default_working_dir>/portal-logs/<partition>")
+  log_retention_days  how long those files are kept after their last write (default 30; the logs of a
+                   stopped job are kept as long as any other)
 """
 from dataclasses import dataclass, field
 
@@ -36,6 +40,12 @@ class SlurmConfig:
     qos_classes: dict[str, str] = field(default_factory=dict)
     default_workload_class: str = "training"
     default_project: str = "default"
+    log_dir: str = ""
+    log_retention_days: int = 30
+
+    @property
+    def logs(self) -> str:
+        return self.log_dir or f"{self.default_working_dir.rstrip('/')}/portal-logs/{self.partition}"
 
     def model_for(self, gres_type: str) -> str | None:
         return self.gres_models.get(gres_type)
@@ -57,6 +67,11 @@ def validate(values: dict) -> dict[str, str]:
     for key in ("account_tenants", "qos_classes"):
         if key in values and not _str_map(values[key]):
             problems[key] = "a map of names to names"
+    if "log_retention_days" in values and (isinstance(values["log_retention_days"], bool) or not isinstance(
+            values["log_retention_days"], int) or values["log_retention_days"] < 1):
+        problems["log_retention_days"] = "a whole number of days, at least 1"
+    if values.get("log_dir") and (not isinstance(values["log_dir"], str) or not values["log_dir"].startswith("/")):
+        problems["log_dir"] = "an absolute path"
     for key in ("slurm_conf", "bin_dir", "job_prefix", "default_working_dir", "default_project"):
         if key in values and not isinstance(values[key], str):
             problems[key] = "a string"

@@ -1,0 +1,29 @@
+"""One writer per pool and kind of backend work at a time (a tick, an intake pass): a PostgreSQL session
+advisory lock, held across the backend calls (which run outside any transaction) and released at the
+end, or by PostgreSQL when a worker dies with its connection. A second worker finds it taken and skips
+the pool; the holder's pass covers it. SQLite (the embedded demo) has one worker: always granted."""
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.db import connection
+
+# First keys of the two-int advisory locks, apart from the cycle's (scheduler.cycle.services).
+TICK = 0x71CC
+INTAKE = 0x171E
+
+
+@contextmanager
+def pool_lock(kind: int, pool_id: int) -> Iterator[bool]:
+    """Yields True when this worker holds the pool's lock of this kind, False when another one does."""
+    if connection.vendor != "postgresql":
+        yield True
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [kind, pool_id])
+        held = bool(cursor.fetchone()[0])
+    try:
+        yield held
+    finally:
+        if held:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [kind, pool_id])

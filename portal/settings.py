@@ -276,6 +276,9 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
 # Demo time runs faster so simulated jobs finish while someone watches.
 SIMULATED_TIME_SCALE = float(os.environ.get("SIMULATED_TIME_SCALE", 60 if PORTAL_ENV == "development" else 1))
+# One demo clock (quotas/common/clock.py): in the demo, lease lengths, protected windows, expiry warnings and grace
+# periods run as fast as its simulated jobs. Production and tests keep the wall clock.
+POLICY_TIME_SCALE = SIMULATED_TIME_SCALE if PORTAL_ENV == "development" else 1.0
 
 # Scheduler: backend, fair-share half-life, evaluation cadence, simulated failure rate.
 # Each pool names its backend (Pool.backend). Production refuses the simulated one unless this says so

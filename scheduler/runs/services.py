@@ -17,6 +17,7 @@ from audit.usage.services import usage_record_close
 from quotas.leases import end_reasons
 from quotas.leases import services as lease_services
 from quotas.leases.models import Lease
+from quotas.common import clock
 from quotas.models import Node
 from scheduler.backends import base as B
 from scheduler.backends.registry import backend_for_pool
@@ -113,7 +114,7 @@ def run_record_report(*, run: JobRun, report: B.RunReport, now: datetime) -> str
             JobRun.objects.filter(pk=run.pk).update(state=state, **fields)
             if state == JobRun.State.RUNNING and job.status == Job.Status.ADMITTED:
                 started = report.started_at or now
-                expected = report.expected_end or started + timedelta(minutes=job.max_runtime_minutes)
+                expected = report.expected_end or started + clock.span(job.max_runtime_minutes)
                 job_start(job=job, expected_end=expected, now=started)
                 return "started"
             return "updated"

@@ -191,7 +191,14 @@ SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 
-# Mail through Django 6.1's MAILERS; SMTP when EMAIL_HOST is set, else the console in the demo.
+# The demo's local receivers take ports derived from the port it serves (`make demo PORT=…`), so two demos
+# side by side do not collide: IM notices and the mail viewer's page on PORT+25, its SMTP receiver on PORT+26.
+DEMO_PORT = int(os.environ.get("PORT", 8000))
+DEMO_IM_PORT = int(os.environ.get("DEMO_IM_PORT", DEMO_PORT + 25))
+DEMO_SMTP_PORT = int(os.environ.get("DEMO_SMTP_PORT", DEMO_PORT + 26))
+
+# Mail through Django 6.1's MAILERS; SMTP when EMAIL_HOST is set; in the demo its local
+# receiver (the mail viewer); else the console.
 _email_host = os.environ.get("EMAIL_HOST", "")
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "GPU portal <gpu-portal@localhost>")
 if _email_host or PRODUCTION:
@@ -208,6 +215,12 @@ if _email_host or PRODUCTION:
             },
         }
     }
+elif PORTAL_ENV == "development":
+    # The demo's mail viewer (portal/demo_mail.py): `rundemo` receives on PORT+26 and shows the mails decoded.
+    MAILERS = {"default": {"BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+                           "OPTIONS": {"host": "127.0.0.1",
+                                       "port": DEMO_SMTP_PORT,
+                                       "timeout": 10}}}
 else:
     MAILERS = {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
 
@@ -376,4 +389,3 @@ METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 # receiver on 127.0.0.1, and so does the demo (portal/demo_im.py, on DEMO_IM_PORT).
 NOTICE_WEBHOOK_ALLOWED_HOSTS = env_list("NOTICE_WEBHOOK_ALLOWED_HOSTS",
                                         "127.0.0.1" if PORTAL_ENV in ("test", "development") else "")
-DEMO_IM_PORT = int(os.environ.get("DEMO_IM_PORT", 8025))

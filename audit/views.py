@@ -30,6 +30,7 @@ from quotas.models import Project
 
 AUDIT_PAGE_SIZE = 100
 DOWNLOAD_FORMATS = ("csv", "xlsx", "json")
+SHOWING_INSTEAD = gettext_lazy("Showing {month} instead.")
 RESENT = gettext_lazy("The {month} report mail of {tenant} is in the outbox again: {count} new notices.")
 
 
@@ -69,6 +70,8 @@ def report_page(request):
         tenant_slug = tenants[0].slug
     scope = report_scope_for_user(request.user, tenant_slug or None, request.GET.get("project") or None)
     month, error = _month_param(request)
+    if error:  # said, not swallowed: the page answers 400 and names the month it shows instead
+        error = f"{error} {SHOWING_INSTEAD.format(month=f'{month:%Y-%m}')}"
     report = usage_report(month=month, tenant=scope.tenant, project=scope.project)
     query = _scope_query(scope, month)
     context = {
@@ -79,7 +82,7 @@ def report_page(request):
         "mail_preview": bool(scope.tenant and can_read_all_audit(request.user)),
     }
     template = "audit/reports.html#report-body" if request.htmx else "audit/reports.html"
-    return render(request, template, context)
+    return render(request, template, context, status=400 if error else 200)
 
 
 @login_required

@@ -9,7 +9,7 @@ from django.utils import translation
 
 from quotas.common import clock, times
 
-# Keys that must never appear in a notice's facts, at any depth (DESIGN.md section 10).
+# Keys that must never appear in a notice's facts, at any depth (docs/design.md section 10).
 FORBIDDEN_KEYS = frozenset({
     "command", "cmd", "args", "arguments", "argv", "entrypoint", "script",
     "env", "environment", "env_vars", "environment_variables", "secrets",

@@ -5,8 +5,8 @@ import re
 import pytest
 from django.test import Client as WebClient
 
-from accounts.authentication import BAD_TOKEN
-from accounts.tokens import personal_token_create
+from portal.accounts.authentication import BAD_TOKEN
+from portal.accounts.tokens import personal_token_create
 from quotas.models import Membership
 from scheduler.models import Job
 from tests import factories

@@ -13,7 +13,7 @@ import time_machine
 from portal.demo import load_demo
 from portal.tasks import demo_top_up
 from quotas.leases.models import Lease
-from scheduler.backends import backend_tick
+from scheduler.sync.tick import backend_tick
 from scheduler.models import Preemption
 from scheduler.notices.models import Notice
 from scheduler.preemption.tasks import lease_expiry_tick, preemption_grace_tick

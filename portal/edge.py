@@ -1,12 +1,14 @@
 """Edge checks every request passes before a view sees it: no NUL or other control characters in
 the query string, form fields or JSON body (PostgreSQL refuses NUL in text, and no name or filter
 needs control characters), and bodies over the size limit answered with 413. API paths get JSON
-errors naming the field; pages get a plain 400."""
+errors naming the field; pages get a translated 400 page that names the field and gives the person their
+input back (control characters removed) in a form that sends it again, so nothing typed is lost."""
 import json
 import re
 
 from django.conf import settings
-from django.http import HttpResponseBadRequest, JsonResponse
+from django.http import HttpResponse, JsonResponse
+from django.template.loader import render_to_string
 from django.utils.translation import gettext as _, gettext_lazy
 
 # C0 controls and DEL. Tab, line feed and carriage return are allowed in body text (a reason may
@@ -15,7 +17,12 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _CONTROL_OR_SPACE_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 CONTROL_REFUSED = gettext_lazy("Control characters (such as NUL) are not allowed.")
 BODY_TOO_LARGE = gettext_lazy("The request body is {size} bytes; the limit is {limit} bytes.")
+BAD_FIELD = gettext_lazy("Your input was not sent: {field} contains control characters (such as NUL), which are "
+                         "not allowed.")
+BAD_QUERY = gettext_lazy("This address was not opened: its {field} contains control characters (such as NUL), "
+                         "which are not allowed.")
 API_PREFIX = "/api/"
+CSRF_FIELD = "csrfmiddlewaretoken"
 
 
 def is_api(request) -> bool:
@@ -40,10 +47,27 @@ def _first_bad(value, path: str, pattern) -> str | None:
     return None
 
 
-def _refuse(request, field: str):
+def _refuse(request, field: str, *, in_body: bool = False):
     if is_api(request):
         return JsonResponse({field or "non_field_errors": [str(CONTROL_REFUSED)]}, status=400)
-    return HttpResponseBadRequest(f"{field}: {CONTROL_REFUSED}", content_type="text/plain; charset=utf-8")
+    return _refusal_page(request, field, in_body=in_body)
+
+
+def _refusal_page(request, field: str, *, in_body: bool):
+    fields = []
+    if in_body:
+        for name, values in request.POST.lists():
+            if name == CSRF_FIELD:
+                continue
+            fields.append({"name": _CONTROL.sub("", name), "bad": name == field,
+                           "values": [_CONTROL.sub("", v) for v in values],
+                           "multiline": any("\n" in v for v in values)})
+    context = {"message": (BAD_FIELD if in_body else BAD_QUERY).format(field=field),
+               "control_message": CONTROL_REFUSED, "fields": fields, "action": request.path,
+               "back": request.path,
+               "csrf_token_value": request.POST.get(CSRF_FIELD, "") if in_body else ""}
+    html = render_to_string("portal/bad_input.html", context)
+    return HttpResponse(html, status=400, content_type="text/html; charset=utf-8")
 
 
 def too_large(request, size: int):
@@ -70,7 +94,7 @@ class EdgeValidationMiddleware:
             if size > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
                 return too_large(request, size)
             if (problem := self._body_problem(request)) is not None:
-                return _refuse(request, problem)
+                return _refuse(request, problem, in_body=True)
         return self.get_response(request)
 
     def _body_problem(self, request) -> str | None:
@@ -81,7 +105,7 @@ class EdgeValidationMiddleware:
             except (ValueError, UnicodeDecodeError):
                 return None  # the parser answers with its own 400
             return _first_bad(data, "", _CONTROL)
-        if content_type == "application/x-www-form-urlencoded":
+        if content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
             for key, values in request.POST.lists():
                 if _CONTROL.search(key) or any(_CONTROL.search(v) for v in values):
                     return key

@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
+from audit import evidence
 from audit.chain import selectors
 from audit.reports import emails, exports
 from audit.reports.access import (
@@ -97,7 +98,10 @@ def audit_page(request):
     events = selectors.audit_events(tenants=tenants, event_type=request.GET.get("type", "").strip(), since=since)
     choices = (list(tenants_for_user(request.user)) if can_read_all_audit(request.user)
                else audit_tenants_for_user(request.user, None))
-    context = {"events": events[:AUDIT_PAGE_SIZE], "page_size": AUDIT_PAGE_SIZE, "tenant_choices": choices,
+    events = list(events[:AUDIT_PAGE_SIZE])
+    for event in events:  # the payload as labelled, translated fields (audit/evidence.py)
+        event.title, event.fields = evidence.event_title(event.event_type), evidence.event_fields(event.payload)
+    context = {"events": events, "page_size": AUDIT_PAGE_SIZE, "tenant_choices": choices,
                "event_types": selectors.audit_event_types(), "filters": request.GET, "error": error,
                "query": request.GET.urlencode()}
     template = "audit/events.html#events-table" if request.htmx else "audit/events.html"

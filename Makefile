@@ -28,6 +28,8 @@ venv: $(VENV)/.installed
 
 # Links in the demo's mail and IM point at the port it serves (an address set in the environment wins).
 demo: export PORTAL_BASE_URL ?= http://localhost:$(PORT)
+# The demo's IM and mail receivers take ports derived from it (portal/settings.py: PORT+25, PORT+26).
+demo: export PORT := $(PORT)
 demo: venv
 	PORTAL_ENV=development $(PY) manage.py migrate --noinput
 	PORTAL_ENV=development $(PY) manage.py demo_data

@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
+from audit import evidence
 from audit.chain import selectors
 from audit.reports import emails, exports
 from audit.reports.access import (
@@ -30,6 +31,7 @@ from quotas.models import Project
 
 AUDIT_PAGE_SIZE = 100
 DOWNLOAD_FORMATS = ("csv", "xlsx", "json")
+SHOWING_INSTEAD = gettext_lazy("Showing {month} instead.")
 RESENT = gettext_lazy("The {month} report mail of {tenant} is in the outbox again: {count} new notices.")
 
 
@@ -69,6 +71,8 @@ def report_page(request):
         tenant_slug = tenants[0].slug
     scope = report_scope_for_user(request.user, tenant_slug or None, request.GET.get("project") or None)
     month, error = _month_param(request)
+    if error:  # said, not swallowed: the page answers 400 and names the month it shows instead
+        error = f"{error} {SHOWING_INSTEAD.format(month=f'{month:%Y-%m}')}"
     report = usage_report(month=month, tenant=scope.tenant, project=scope.project)
     query = _scope_query(scope, month)
     context = {
@@ -79,7 +83,7 @@ def report_page(request):
         "mail_preview": bool(scope.tenant and can_read_all_audit(request.user)),
     }
     template = "audit/reports.html#report-body" if request.htmx else "audit/reports.html"
-    return render(request, template, context)
+    return render(request, template, context, status=400 if error else 200)
 
 
 @login_required
@@ -94,7 +98,10 @@ def audit_page(request):
     events = selectors.audit_events(tenants=tenants, event_type=request.GET.get("type", "").strip(), since=since)
     choices = (list(tenants_for_user(request.user)) if can_read_all_audit(request.user)
                else audit_tenants_for_user(request.user, None))
-    context = {"events": events[:AUDIT_PAGE_SIZE], "page_size": AUDIT_PAGE_SIZE, "tenant_choices": choices,
+    events = list(events[:AUDIT_PAGE_SIZE])
+    for event in events:  # the payload as labelled, translated fields (audit/evidence.py)
+        event.title, event.fields = evidence.event_title(event.event_type), evidence.event_fields(event.payload)
+    context = {"events": events, "page_size": AUDIT_PAGE_SIZE, "tenant_choices": choices,
                "event_types": selectors.audit_event_types(), "filters": request.GET, "error": error,
                "query": request.GET.urlencode()}
     template = "audit/events.html#events-table" if request.htmx else "audit/events.html"

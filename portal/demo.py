@@ -15,6 +15,7 @@ from audit.usage.months import month_bounds, month_of, previous_month
 from portal.demo_im import DEMO_IM_TENANT, demo_notice_channel
 from portal.demo_jobs import demo_jobs_seed
 from quotas import services
+from quotas.common import clock
 from quotas.access import AUDITOR, PLATFORM_ADMIN, QUOTA_APPROVER
 from quotas.leases import grants as lease_grants
 from quotas.leases import services as lease_services
@@ -244,13 +245,18 @@ def _demo_quota_requests(pools, models, approver) -> None:
                                           comment="Run the sweeps on borrowed capacity first.")
 
 
-# tenant -> lending policy; reserved GPUs are never lent (search-rec keeps its online-inference floor)
+# tenant -> lending policy; reserved GPUs are never lent (search-rec keeps its online-inference floor).
+# Leases are short (40 min, 10 protected): the longer borrowed runs outlive them, so on the demo's clock a
+# newcomer sees leases expire, and reclaimed with notice when the lender wants them back (portal/demo_scenes.py).
+DEMO_LEASE_TERMS = {"max_lease_minutes": 40, "protected_minutes": 10}
 DEMO_LENDING_POLICIES = {
-    "search-rec": {"lending_limit_gpus": 8, "reserved_gpus": 8, "borrowing_limit_gpus": 8},
-    "llm": {"lending_limit_gpus": 16, "reserved_gpus": 8, "borrowing_limit_gpus": 32, "max_lease_minutes": 480},
-    "vision": {"lending_limit_gpus": None, "reserved_gpus": 4, "borrowing_limit_gpus": 16},
-    "speech": {"lending_limit_gpus": 8, "reserved_gpus": 0, "borrowing_limit_gpus": 8},
+    "search-rec": {"lending_limit_gpus": 8, "reserved_gpus": 8, "borrowing_limit_gpus": 8, **DEMO_LEASE_TERMS},
+    "llm": {"lending_limit_gpus": 16, "reserved_gpus": 8, "borrowing_limit_gpus": 32, **DEMO_LEASE_TERMS},
+    "vision": {"lending_limit_gpus": None, "reserved_gpus": 4, "borrowing_limit_gpus": 16, **DEMO_LEASE_TERMS},
+    "speech": {"lending_limit_gpus": 8, "reserved_gpus": 0, "borrowing_limit_gpus": 8, **DEMO_LEASE_TERMS},
 }
+
+
 def load_demo_leases(admin) -> None:
     """Lending policies per demo tenant and one returned lease for the ledger's history; only when the
     demo has no lease yet, so a second run changes nothing. Open leases are not faked: the cycle opens
@@ -269,7 +275,7 @@ def load_demo_leases(admin) -> None:
     now = timezone.now()
     returned = lease_grants.lease_grant(borrower="speech", lender=None, pool="sh-infer", gpu_model="A100-40G",
                                           gpus=8, priority_class="experiment", now=now - timedelta(hours=3),
-                                          protected_until=now - timedelta(hours=3) + timedelta(minutes=30),
-                                          expires_at=now - timedelta(hours=1))
+                                          protected_until=now - timedelta(hours=3) + clock.span(10),
+                                          expires_at=now - timedelta(hours=3) + clock.span(40))
     lease_services.lease_return(lease=returned, actor=admin, reason="Demo: jobs finished",
-                                now=now - timedelta(hours=2))
+                                now=now - timedelta(hours=3) + clock.span(30))

@@ -1,6 +1,7 @@
 """The demo's stand-in for a team's IM bot: a small HTTP server on 127.0.0.1 that takes the notice worker's
 JSON webhook posts (the demo's `llm` channel is json://127.0.0.1:<DEMO_IM_PORT>/llm), appends each to
-var/demo-im.log as one JSON line and lists the latest at GET /. `rundemo` starts it; nothing else uses it."""
+var/demo-im.log as one JSON line and lists the latest at GET /; GET /mail/ is the demo's mail viewer
+(portal/demo_mail.py). `rundemo` starts it; nothing else uses it."""
 import html
 import json
 import threading
@@ -9,6 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from django.conf import settings
+
+from portal.demo_mail import mail_page
 
 DEMO_IM_TENANT = "llm"
 DEMO_IM_CHANNEL_NAME = "Demo IM bot (local receiver)"
@@ -51,12 +54,14 @@ def _page(entries: list[dict]) -> bytes:
         f"<li><p><strong>{html.escape(str(e.get('title', '')))}</strong> <small>{html.escape(e['received_at'])} "
         f"{html.escape(e['path'])}</small></p><pre>{html.escape(str(e.get('message', '')))}</pre></li>"
         for e in entries) or "<li>No notice yet.</li>"
-    return (f"<!doctype html><html lang='en'><meta charset='utf-8'><title>Demo IM receiver</title>"
-            f"<h1>Demo IM receiver</h1><p>Notices posted to the demo channel, newest first (also in "
+    return (f"<!doctype html><html lang='en'><meta charset='utf-8'><meta name='viewport' "
+            f"content='width=device-width, initial-scale=1'><title>Demo IM receiver</title>"
+            f"<p><a href='/'>IM notices</a> · <a href='/mail/'>Mail</a></p><h1>Demo IM receiver</h1><p>Notices posted to the demo channel, newest first (also in "
             f"{html.escape(str(demo_im_log()))}).</p><ol>{items}</ol></html>").encode()
 
 
-def start_demo_im_receiver(*, port: int | None = None, log: Path | None = None) -> ThreadingHTTPServer:
+def start_demo_im_receiver(*, port: int | None = None, log: Path | None = None,
+                           mail_folder: Path | None = None) -> ThreadingHTTPServer:
     """Serve in a daemon thread; the caller shuts it down (or the process ends)."""
     log = log or demo_im_log()
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -78,7 +83,7 @@ def start_demo_im_receiver(*, port: int | None = None, log: Path | None = None) 
             self.end_headers()
 
         def do_GET(self):
-            body = _page(_read(log))
+            body = mail_page(mail_folder) if self.path.startswith("/mail") else _page(_read(log))
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))

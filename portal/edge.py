@@ -1,12 +1,14 @@
 """Edge checks every request passes before a view sees it: no NUL or other control characters in
 the path, the query string, form fields or JSON body, JSON nested at most MAX_JSON_DEPTH deep (PostgreSQL refuses NUL in text, and no name or filter
 needs control characters), and bodies over the size limit answered with 413. API paths get JSON
-errors naming the field; pages get a plain 400."""
+errors naming the field; pages get a translated 400 page that names the field and gives the person their
+input back (control characters removed) in a form that sends it again, so nothing typed is lost."""
 import json
 import re
 
 from django.conf import settings
-from django.http import HttpResponseBadRequest, JsonResponse
+from django.http import HttpResponse, JsonResponse
+from django.template.loader import render_to_string
 from django.utils.translation import gettext as _, gettext_lazy
 
 # C0 controls and DEL. Tab, line feed and carriage return are allowed in body text (a reason may
@@ -19,7 +21,12 @@ TOO_DEEP = gettext_lazy("JSON nested deeper than {limit} levels is not accepted.
 # walkers recurse per level, so a 100,000-deep body must never reach them.
 MAX_JSON_DEPTH = 32
 BODY_TOO_LARGE = gettext_lazy("The request body is {size} bytes; the limit is {limit} bytes.")
+BAD_FIELD = gettext_lazy("Your input was not sent: {field} contains control characters (such as NUL), which are "
+                         "not allowed.")
+BAD_QUERY = gettext_lazy("This address was not opened: its {field} contains control characters (such as NUL), "
+                         "which are not allowed.")
 API_PREFIX = "/api/"
+CSRF_FIELD = "csrfmiddlewaretoken"
 
 
 def is_api(request) -> bool:
@@ -51,10 +58,27 @@ def _first_bad(value, path: str, pattern, depth: int = 0) -> str | None:
     return None
 
 
-def _refuse(request, field: str, message=CONTROL_REFUSED):
+def _refuse(request, field: str, message=CONTROL_REFUSED, *, in_body: bool = False):
     if is_api(request):
         return JsonResponse({field or "non_field_errors": [str(message)]}, status=400)
-    return HttpResponseBadRequest(f"{field}: {message}", content_type="text/plain; charset=utf-8")
+    return _refusal_page(request, field, in_body=in_body, message=None if message is CONTROL_REFUSED else message)
+
+
+def _refusal_page(request, field: str, *, in_body: bool, message=None):
+    fields = []
+    if in_body:
+        for name, values in request.POST.lists():
+            if name == CSRF_FIELD:
+                continue
+            fields.append({"name": _CONTROL.sub("", name), "bad": name == field,
+                           "values": [_CONTROL.sub("", v) for v in values],
+                           "multiline": any("\n" in v for v in values)})
+    context = {"message": message or (BAD_FIELD if in_body else BAD_QUERY).format(field=field),
+               "control_message": CONTROL_REFUSED, "fields": fields, "action": request.path,
+               "back": request.path,
+               "csrf_token_value": request.POST.get(CSRF_FIELD, "") if in_body else ""}
+    html = render_to_string("portal/bad_input.html", context)
+    return HttpResponse(html, status=400, content_type="text/html; charset=utf-8")
 
 
 def too_large(request, size: int):
@@ -86,7 +110,7 @@ class EdgeValidationMiddleware:
             if (problem := self._body_problem(request)) is self.TOO_DEEP:
                 return _refuse(request, "non_field_errors", TOO_DEEP.format(limit=MAX_JSON_DEPTH))
             if problem is not None:
-                return _refuse(request, problem)
+                return _refuse(request, problem, in_body=True)
         return self.get_response(request)
 
     TOO_DEEP = object()
@@ -104,7 +128,7 @@ class EdgeValidationMiddleware:
                 return _first_bad(data, "", _CONTROL)
             except _TooDeep:
                 return self.TOO_DEEP
-        if content_type == "application/x-www-form-urlencoded":
+        if content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
             for key, values in request.POST.lists():
                 if _CONTROL.search(key) or any(_CONTROL.search(v) for v in values):
                     return key

@@ -204,7 +204,14 @@ SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 
-# Mail through Django 6.1's MAILERS; SMTP when EMAIL_HOST is set, else the console in the demo.
+# The demo's local receivers take ports derived from the port it serves (`make demo PORT=…`), so two demos
+# side by side do not collide: IM notices and the mail viewer's page on PORT+25, its SMTP receiver on PORT+26.
+DEMO_PORT = int(os.environ.get("PORT", 8000))
+DEMO_IM_PORT = int(os.environ.get("DEMO_IM_PORT", DEMO_PORT + 25))
+DEMO_SMTP_PORT = int(os.environ.get("DEMO_SMTP_PORT", DEMO_PORT + 26))
+
+# Mail through Django 6.1's MAILERS; SMTP when EMAIL_HOST is set; in the demo its local
+# receiver (the mail viewer); else the console.
 _email_host = os.environ.get("EMAIL_HOST", "")
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "GPU portal <gpu-portal@localhost>")
 if _email_host or PRODUCTION:
@@ -221,6 +228,12 @@ if _email_host or PRODUCTION:
             },
         }
     }
+elif PORTAL_ENV == "development":
+    # The demo's mail viewer (portal/demo_mail.py): `rundemo` receives on PORT+26 and shows the mails decoded.
+    MAILERS = {"default": {"BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+                           "OPTIONS": {"host": "127.0.0.1",
+                                       "port": DEMO_SMTP_PORT,
+                                       "timeout": 10}}}
 else:
     MAILERS = {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
 
@@ -300,6 +313,9 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
 # Demo time runs faster so simulated jobs finish while someone watches.
 SIMULATED_TIME_SCALE = float(os.environ.get("SIMULATED_TIME_SCALE", 60 if PORTAL_ENV == "development" else 1))
+# One demo clock (quotas/common/clock.py): in the demo, lease lengths, protected windows, expiry warnings and grace
+# periods run as fast as its simulated jobs. Production and tests keep the wall clock.
+POLICY_TIME_SCALE = SIMULATED_TIME_SCALE if PORTAL_ENV == "development" else 1.0
 
 # Scheduler: backend, fair-share half-life, evaluation cadence, simulated failure rate.
 # Each pool names its backend (Pool.backend). Production refuses the simulated one unless this says so
@@ -414,4 +430,3 @@ METRICS_REQUIRE_TOKEN = env_bool("METRICS_REQUIRE_TOKEN", PRODUCTION)
 # receiver on 127.0.0.1, and so does the demo (portal/demo_im.py, on DEMO_IM_PORT).
 NOTICE_WEBHOOK_ALLOWED_HOSTS = env_list("NOTICE_WEBHOOK_ALLOWED_HOSTS",
                                         "127.0.0.1" if PORTAL_ENV in ("test", "development") else "")
-DEMO_IM_PORT = int(os.environ.get("DEMO_IM_PORT", 8025))

@@ -1,10 +1,11 @@
 from django.urls import path
 
-from quotas import api
+from quotas import api, me_api
 from quotas.leases import api as lease_api
 from quotas.requests import api as request_api
 
 urlpatterns = [
+    path("me/", me_api.MeView.as_view(), name="api-me"),
     path("pools/", api.PoolListView.as_view(), name="api-pools"),
     path("tenants/<slug:slug>/quota/", api.TenantQuotaView.as_view(), name="api-tenant-quota"),
     path("quotas/", api.QuotaSetView.as_view(), name="api-quota-set"),

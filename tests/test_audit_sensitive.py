@@ -1,4 +1,4 @@
-"""DESIGN.md §10: reports, exports and audit payloads never hold commands, arguments, environment
+"""docs/design.md §10: reports, exports and audit payloads never hold commands, arguments, environment
 variables, dataset paths or prompts. The guard refuses them at the door; the sweep checks the outputs."""
 import io
 import json

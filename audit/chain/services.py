@@ -16,7 +16,7 @@ from django.utils import timezone
 from audit.chain.hashing import canonical_payload, canonical_time
 from audit.models import AuditEvent
 
-# DESIGN.md §10: audit holds project, job id and name, resources, times, states and error types only.
+# docs/design.md §10: audit holds project, job id and name, resources, times, states and error types only.
 SENSITIVE_PAYLOAD_KEYS = frozenset({
     "command", "commands", "cmd", "args", "argv", "arguments", "entrypoint", "script",
     "env", "environ", "environment", "env_vars", "envvars", "environment_variables",

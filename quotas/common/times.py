@@ -66,6 +66,18 @@ def time_html(value, *, seconds: bool = False):
                        timezone.get_current_timezone_name(), local_text(when, seconds=seconds))
 
 
+def api_times(value):
+    """The same structure with every ISO datetime string in ISO 8601 at the local offset, as DRF renders
+    datetime fields: stored JSON keeps UTC strings, and an API answer gives every moment one offset."""
+    if isinstance(value, dict):
+        return {k: api_times(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [api_times(v) for v in value]
+    if isinstance(value, str) and ISO_DATETIME.match(value):
+        return iso_local(value) or value
+    return value
+
+
 def localise_strings(value):
     """The same structure with every ISO datetime string replaced by its local text."""
     if isinstance(value, dict):

@@ -7,7 +7,7 @@ by compare-and-swap on its state, so a second worker skips or finds nothing left
 import logging
 from collections import Counter
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from audit.chain.services import audit_record
 from audit.models import AuditEvent
+from quotas.common import clock
 from quotas.leases import notices as lease_notices
 from quotas.leases import end_reasons, selectors, services
 from quotas.leases.models import Lease, PolicySwitch
@@ -63,7 +64,7 @@ def _locked(qs):
 
 
 def _warn_due(now: datetime, counts: Counter) -> None:
-    horizon = now + timedelta(minutes=warning_minutes())
+    horizon = now + clock.span(warning_minutes())
     due = Lease.objects.filter(state=Lease.State.ACTIVE, expiry_warned_at__isnull=True, expires_at__gt=now,
                                expires_at__lte=horizon).values_list("id", flat=True)
     for lease_id in list(due):
@@ -112,7 +113,7 @@ def _settle_expired(lease_id: int, now: datetime, lender_has_demand: LenderDeman
             counts["expired"] += 1
         elif lender_has_demand(lease):
             services.lease_reclaim_start(lease=lease, lender_job_id=None, lender_is_production=False, now=now,
-                                         grace_until=now + timedelta(minutes=reclaim_grace_minutes()))
+                                         grace_until=now + clock.span(reclaim_grace_minutes()))
             counts["reclaimed"] += 1
         elif services.lease_renewal_until(lease) is not None:
             services.lease_renew(lease=lease, now=now)

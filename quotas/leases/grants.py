@@ -19,6 +19,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from audit.chain.services import audit_record_bulk
+from quotas.common import clock
 from quotas.leases import errors, selectors
 from quotas.leases.models import NEVER_BORROWS, Lease, LendingPolicy
 from quotas.models import GpuModel, Node, Pool, Quota, Tenant
@@ -114,7 +115,7 @@ class GrantBook:
         if request.priority_class not in policy.borrow_classes:
             _refuse(errors.CLASS_MAY_NOT_BORROW.format(tenant=borrower.slug, priority_class=request.priority_class),
                     "not_borrowable")
-        minutes = int((request.expires_at - now).total_seconds() // 60)
+        minutes = int((request.expires_at - now) / clock.span(1))  # in policy minutes (the demo's clock)
         if minutes > policy.max_lease_minutes:
             _refuse(errors.LEASE_TOO_LONG.format(minutes=minutes, tenant=borrower.slug,
                                                  max_minutes=policy.max_lease_minutes), "too_long")

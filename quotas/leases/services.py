@@ -6,14 +6,14 @@ Leases open through quotas.leases.grants (the cycle grants all its admissions' p
 evaluation cycle calls ``lease_reclaims_apply`` for each engine ``Reclaim``; the expiry worker lives in
 quotas.lease_expiry.
 """
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from audit.chain.services import audit_record
-from quotas.common import times
+from quotas.common import clock, times
 from quotas.access import is_platform_admin
 from quotas.history import reason_errors, with_history
 from quotas.leases import end_reasons, errors, selectors
@@ -211,7 +211,7 @@ def lease_renewal_until(lease: Lease, *, policy: LendingPolicy | None = None) ->
     """Where one renewal would move the expiry (one more original term, capped at the maximum lease
     length counted from the start), or None when the lease is already at its maximum."""
     policy = policy or selectors.lending_policy_for(tenant=lease.borrower)
-    limit = lease.started_at + timedelta(minutes=policy.max_lease_minutes)
+    limit = lease.started_at + clock.span(policy.max_lease_minutes)
     term = (lease.expires_at - lease.started_at) / (lease.renewals + 1)
     until = min(lease.expires_at + term, limit)
     return until if until > lease.expires_at else None

@@ -4,6 +4,7 @@ from rest_framework import serializers
 from quotas import errors
 from quotas.common import limits
 from quotas.access import tenants_for_user
+from quotas.requests.flags import UNDECIDED, request_flags
 from quotas.models import (
     GpuModel,
     Pool,
@@ -64,6 +65,13 @@ class QuotaRequestDecisionSerializer(serializers.ModelSerializer):
         fields = ["step", "from_state", "to_state", "actor", "comment", "at"]
 
 
+class RequestFlagsSerializer(serializers.Serializer):
+    current_gpus = serializers.IntegerField()
+    stale = serializers.BooleanField()
+    no_op = serializers.BooleanField()
+    duplicate_of = serializers.ListField(child=serializers.IntegerField())
+
+
 class QuotaRequestSerializer(serializers.ModelSerializer):
     tenant = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     pool = serializers.SlugRelatedField(slug_field="name", read_only=True)
@@ -71,10 +79,17 @@ class QuotaRequestSerializer(serializers.ModelSerializer):
     requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
     awaiting = serializers.CharField(read_only=True, allow_null=True)
     decisions = QuotaRequestDecisionSerializer(many=True, read_only=True)
+    flags = serializers.SerializerMethodField(
+        help_text="While undecided: the base quota in force now, stale (changed since asked), no_op (asks for the "
+                  "quota in force; approval is refused), duplicate_of (other undecided requests for the same "
+                  "scope and value). Null once decided.")
+
+    def get_flags(self, qr) -> RequestFlagsSerializer(allow_null=True):
+        return request_flags(qr).as_dict() if qr.state in UNDECIDED else None
 
     class Meta:
         model = QuotaRequest
         fields = ["id", "tenant", "pool", "gpu_model", "workload_classes", "kind", "gpus", "gpus_at_request",
                   "justification", "effective_at", "ends_at", "acknowledge_oversubscription", "state", "awaiting",
                   "needs_endorsement", "requested_by", "created_at", "state_changed_at", "quota", "applied_at",
-                  "reverted_at", "last_error", "decisions"]
+                  "reverted_at", "last_error", "decisions", "flags"]

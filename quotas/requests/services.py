@@ -29,6 +29,7 @@ from quotas.models import (
     WorkloadClass,
 )
 from quotas.requests import notices, selectors
+from quotas.requests.flags import NO_OP_REFUSED, request_flags
 from quotas.services import quota_end, quota_set
 
 State = QuotaRequest.State
@@ -260,6 +261,10 @@ def quota_request_approve(*, actor, request: QuotaRequest, comment: str = "",
     with transaction.atomic():
         # Approvals on one pool run one at a time, so two requests cannot each pass the capacity check alone.
         Pool.objects.select_for_update().filter(pk=qr.pool_id).first()
+        awaiting = QuotaRequest.objects.filter(pk=qr.pk, state__in=_awaiting_approval_states(qr)).exists()
+        if awaiting and request_flags(qr).no_op:  # e.g. the twin of a request applied since: nothing to decide
+            raise ValidationError({"gpus": [NO_OP_REFUSED.format(id=qr.pk, gpus=qr.gpus, pool=qr.pool.name,
+                                                                  gpu_model=qr.gpu_model.name)]})
         _check_capacity(qr, acknowledged=qr.acknowledge_oversubscription or acknowledge_oversubscription)
         _transition(qr, to=State.APPROVED, allowed_from=_awaiting_approval_states(qr), step="approved", actor=actor,
                     comment=comment, action="approved",

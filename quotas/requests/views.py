@@ -17,7 +17,7 @@ from quotas.access import (
 from quotas.errors import ConflictError
 from quotas.models import Membership, Pool, QuotaRequest
 from quotas.common.redirects import safe_next
-from quotas.requests import selectors, services
+from quotas.requests import flags, selectors, services
 from quotas.requests.api import request_for_user
 from quotas.requests.forms import QuotaRequestForm
 
@@ -118,8 +118,9 @@ def tenant_quota_requests(request, slug: str):
 @login_required
 def quota_request_detail(request, pk: int):
     qr = request_for_user(request.user, pk)
+    qr = _with_row_state(request.user, qr)
     context = {"qr": qr, "impact": selectors.quota_request_impact_now(qr),
-               "decisions": list(qr.decisions.all()), "actions": _actions_for(request.user, qr)}
+               "decisions": list(qr.decisions.all()), "actions": qr.row_actions}
     template = "quotas/request_detail.html#request-panel" if request.htmx else "quotas/request_detail.html"
     return render(request, template, context)
 
@@ -146,6 +147,10 @@ def _with_row_state(user, qr: QuotaRequest) -> QuotaRequest:
     qr.row_impact = selectors.quota_request_impact_now(qr) if qr.row_actions else None
     qr.row_needs_ack = ("approve" in qr.row_actions and not qr.acknowledge_oversubscription
                         and qr.row_impact.needs_acknowledgement)
+    qr.row_flags = flags.request_flags(qr) if qr.state in flags.UNDECIDED else None
+    qr.row_flag_labels = qr.row_flags.labels(qr) if qr.row_flags else []
+    if qr.row_flags and qr.row_flags.no_op and "approve" in qr.row_actions:
+        qr.row_actions = [a for a in qr.row_actions if a != "approve"]  # the service refuses it: say why instead
     return qr
 
 

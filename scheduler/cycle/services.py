@@ -18,7 +18,6 @@ Phases:
 """
 import time
 from dataclasses import dataclass
-from datetime import timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
@@ -26,6 +25,7 @@ from django.db.models import F
 
 from audit.chain.services import audit_record_bulk
 from quotas.leases.grants import lease_requests_for_plans, leases_grant
+from quotas.common import clock
 from quotas.models import Pool
 from scheduler.queue.order import order_payload
 from scheduler.cycle.snapshot import build_snapshot
@@ -92,7 +92,7 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
             job, stored = pending_by_id[admission.job_id], bundle.stored[admission.job_id]
             queued_at, name = still_pending[admission.job_id]
             try:
-                expected_end = now + timedelta(minutes=job.max_runtime_minutes)
+                expected_end = now + clock.span(job.max_runtime_minutes)
             except (OverflowError, ValueError) as error:
                 # A poisoned row (written before the edge limits existed) is recorded and skipped.
                 job_fault_record(job_id=job.id, tenant_id=stored.tenant_id, stage="cycle", error=error, now=now)

@@ -27,7 +27,7 @@ from scheduler.engine.types import (
 from scheduler.engine.types import (
     Quota as EngineQuota,
 )
-from quotas.common import limits
+from quotas.common import clock, limits
 from quotas.common.grace import grace_minutes, preemption_cap_24h
 from scheduler.queue.faults import job_fault_record, not_faulted
 from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job, Preemption
@@ -134,7 +134,7 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
         running.append(RunningJob(
             id=i, tenant=tenant, project=project, pool=pool.name, gpu_model=model, gpus=gpus, replicas=replicas,
             priority_class=priority, placements=tuple(placements or ()), started_at=started,
-            expected_end=expected_end or started + timedelta(minutes=max_runtime), lease_id=lease_id,
+            expected_end=expected_end or started + clock.span(max_runtime), lease_id=lease_id,
             workload_class=workload, last_checkpoint_at=checkpoint, preemptions_24h=preempted.get(i, 0),
             stopping_until=until, stopping_for=stopping_for, stop_refused=i in refused or off_cluster))
     pending = []
@@ -169,6 +169,6 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
         usage=fair_share_usage(pool=pool, now=now, half_life=half_life),
         priority_classes=DEFAULT_PRIORITY_CLASSES, half_life_hours=half_life, leases=leases,
         switches=lease_selectors.engine_switches(pool), policies=lease_selectors.engine_policies(),
-        preemption_cap_24h=preemption_cap_24h(), grace_minutes=grace_minutes(),
+        preemption_cap_24h=preemption_cap_24h(), grace_minutes=grace_minutes(), time_scale=clock.time_scale(),
     )
     return PoolSnapshot(pool=pool, snapshot=snapshot, stored=stored)

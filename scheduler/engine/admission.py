@@ -17,9 +17,10 @@ workloads after it in the cycle.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from . import reasons as R
+from .clock import span
 from .eta import UNKNOWN, EtaDesk
 from .fit import ModelIndex
 from .leases import LeaseDesk
@@ -171,7 +172,7 @@ def _nominate(cycle: CycleState, queue) -> None:
         book.charge(tenant_q, need)
         book.charge(project_q, need)
         admissions.append(Admission(job.id, placements))
-        end = now + timedelta(minutes=job.max_runtime_minutes)
+        end = now + span(job.max_runtime_minutes, cycle.snapshot.time_scale)
         lane.releases.add(end, need)
         timeline(cycle.quota_releases, tenant_q.id).add(end, need)
 
@@ -310,7 +311,7 @@ def _borrow_for(cycle: CycleState, desk: LeaseDesk, entry: Candidate, full: dict
     plan = desk.grant(job, lender, need)
     cycle.admissions.append(Admission(job.id, index.place(job.gpus, job.replicas), plan))
     cycle.lease_plans.append(plan)
-    lane.releases.add(cycle.now + timedelta(minutes=job.max_runtime_minutes), need)
+    lane.releases.add(cycle.now + span(job.max_runtime_minutes, cycle.snapshot.time_scale), need)
     entry.blockers = None
     return True
 
@@ -378,7 +379,7 @@ def _describe(cycle: CycleState) -> list[Wait]:
     used = cycle.used
     in_tenant: dict[tuple[str, str], int] = {}
     in_pool: dict[str, int] = {}
-    etas = EtaDesk(cycle.now, cycle.quota_releases)
+    etas = EtaDesk(cycle.now, cycle.quota_releases, cycle.snapshot.time_scale)
     estimate = etas.estimate
     # What a wait says besides its place in the queue (blockers with the figures of the cycle's
     # end, whether it lacks room, next actions) follows from its blockers so far, its quotas, lane

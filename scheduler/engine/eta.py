@@ -14,6 +14,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from datetime import datetime, timedelta
 
+from .clock import span as clock_span
 from .types import Eta
 
 UNKNOWN = Eta(None, None)
@@ -49,10 +50,11 @@ class EtaDesk:
     cached by indexes and no datetime arithmetic is repeated.
     """
 
-    __slots__ = ("now", "_quota", "_cache", "_minutes")
+    __slots__ = ("now", "scale", "_quota", "_cache", "_minutes")
 
-    def __init__(self, now: datetime, quota_releases: dict[int, Timeline]) -> None:
+    def __init__(self, now: datetime, quota_releases: dict[int, Timeline], scale: float = 1.0) -> None:
         self.now = now
+        self.scale = scale
         self._quota = quota_releases  # tenant quota id -> its running jobs' releases
         self._cache: dict[tuple, Eta] = {}
         self._minutes: dict[int, timedelta] = {}
@@ -99,7 +101,7 @@ class EtaDesk:
             earliest = self.now if i < 0 else releases.times[i]
             span = self._minutes.get(longest)
             if span is None:
-                span = self._minutes[longest] = timedelta(minutes=longest)
+                span = self._minutes[longest] = clock_span(longest, self.scale)
             latest = earliest + span
             if quota_times is not None and quota_times[j] > earliest:
                 latest += quota_times[j] - earliest

@@ -17,10 +17,10 @@ snapshot holds one pool); `reserved_gpus` is kept per (pool, model) where the te
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Mapping
 
 from . import reasons as R
+from .clock import span
 from .quotas import QuotaBook
 from .types import (
     LEASE_HOLDING_STATES,
@@ -61,7 +61,7 @@ class _Lenders:
 
 
 class LeaseDesk:
-    __slots__ = ("now", "enabled", "classes", "policies", "borrowed", "lent", "lent_in_lane",
+    __slots__ = ("now", "scale", "enabled", "classes", "policies", "borrowed", "lent", "lent_in_lane",
                  "_quota_sum", "_tenants_in_lane", "_lanes", "_book", "_demand", "_limit_left",
                  "_lending_limited", "_found", "reasons")
 
@@ -71,6 +71,7 @@ class LeaseDesk:
         `reasons`: the cycle's blocker constructors (a fresh set when the desk is used alone)."""
         self.reasons = reasons or R.Reasons()
         self.now = snapshot.now
+        self.scale = snapshot.time_scale
         self.enabled = snapshot.switches.borrowing_enabled
         self.classes: Mapping[str, PriorityClass] = snapshot.priority_classes
         self.policies = snapshot.policies
@@ -226,9 +227,9 @@ class LeaseDesk:
         key = (lender, job.pool, job.gpu_model)
         self.lent_in_lane[key] = self.lent_in_lane.get(key, 0) + need
         self.borrowed[job.tenant] = self.borrowed.get(job.tenant, 0) + need
-        expires_at = self.now + timedelta(minutes=max(minutes, 0))
+        expires_at = self.now + span(max(minutes, 0), self.scale)
         protected_until = min(
-            self.now + timedelta(minutes=borrower_policy.protected_minutes), expires_at
+            self.now + span(borrower_policy.protected_minutes, self.scale), expires_at
         )
         return LeasePlan(
             job.tenant, lender, job.pool, job.gpu_model, need, protected_until, expires_at,

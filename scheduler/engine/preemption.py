@@ -16,11 +16,12 @@ coming back first and never chosen again.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from types import MappingProxyType
 from typing import Callable, Iterable, Mapping
 
 from . import reasons as R
+from .clock import span
 from .fit import ModelIndex
 from .types import (
     PREEMPTION_MANUAL,
@@ -157,7 +158,7 @@ class Victims:
         self.manual = self.mode == PREEMPTION_MANUAL
         # Reclaim has its own approval switch; manual preemption approves every stop, reclaims too.
         self.reclaim_manual = self.manual or snapshot.switches.reclaim_mode == RECLAIM_MANUAL
-        self.grace_until = snapshot.now + timedelta(minutes=snapshot.grace_minutes)
+        self.grace_until = snapshot.now + span(snapshot.grace_minutes, snapshot.time_scale)
         self.cap = snapshot.preemption_cap_24h
         self.priority_of = priority_of
         self.key = victim_key(snapshot.now, priority_of)

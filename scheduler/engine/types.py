@@ -200,6 +200,9 @@ class Snapshot:
     policies: Mapping[str, TenantPolicy] = _EMPTY
     preemption_cap_24h: int = 3  # a job preempted this often in 24h is no longer a victim
     grace_minutes: int = 10  # notice period given to reclaim and preemption victims
+    # Minutes of policy and runtime per wall-clock minute: 1 in production; in the demo the simulated jobs run
+    # SIMULATED_TIME_SCALE times faster, and leases, protected windows and grace periods keep pace (engine/clock.py).
+    time_scale: float = 1.0
 
 
 # --- outputs --------------------------------------------------------------------------------

@@ -3,23 +3,57 @@ the queue page's filters."""
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from quotas.models import GpuModel, Pool, Project, WorkloadClass
+from quotas.common import limits
+from quotas.models import GpuModel, Node, Pool, Project, WorkloadClass
 from scheduler.engine.reasons import PRECEDENCE
 from scheduler.engine.texts import CODE_TITLES
 from scheduler.jobs.queue import SORT_POSITION, SORT_SUBMITTED, QueueFilter
 from scheduler.models import PENDING_STATUSES
 
 
+# What the submit form proposes per workload class (runtime limit, checkpoint interval in minutes; None: no
+# checkpoints): a serving or evaluation run is short, training is long and should checkpoint well inside the
+# preemption grace. Only defaults of the form: the person submitting may change both.
+CLASS_DEFAULTS = {
+    WorkloadClass.ONLINE_INFERENCE: (1440, None), WorkloadClass.EVALUATION: (120, 30),
+    WorkloadClass.TRAINING: (480, 15), WorkloadClass.BATCH_INFERENCE: (240, 30),
+    WorkloadClass.EXPERIMENT: (120, 15), WorkloadClass.VALIDATION: (30, None),
+}
+
+
+class OptionDataSelect(forms.Select):
+    """A select whose options carry data attributes (`option_data`: value -> {name: text}), read by
+    portal/static/portal/submit.js: which pools have a GPU model, a class's defaults."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.option_data: dict[str, dict[str, str]] = {}
+
+    def create_option(self, name, value, label, selected, index, subindex=None, attrs=None):
+        option = super().create_option(name, value, label, selected, index, subindex, attrs)
+        for key, text in self.option_data.get(str(value), {}).items():
+            option["attrs"][f"data-{key}"] = text
+        return option
+
+
 class JobSubmitForm(forms.Form):
     name = forms.CharField(label=_("Job name"), max_length=200)
     project = forms.ChoiceField(label=_("Project"))
     workload_class = forms.ChoiceField(label=_("Workload class"), choices=WorkloadClass.choices,
-                                       initial=WorkloadClass.TRAINING)
+                                       initial=WorkloadClass.TRAINING, widget=OptionDataSelect)
     pool = forms.ChoiceField(label=_("Pool"))
-    gpu_model = forms.ChoiceField(label=_("GPU model"))
+    gpu_model = forms.ChoiceField(label=_("GPU model"), widget=OptionDataSelect,
+                                  help_text=_("Only the models the chosen pool has are offered."))
     gpus = forms.IntegerField(label=_("GPUs per replica"), min_value=1, initial=1)
     replicas = forms.IntegerField(label=_("Replicas"), min_value=1, initial=1)
-    max_runtime_minutes = forms.IntegerField(label=_("Maximum runtime (minutes)"), min_value=1, initial=60)
+    max_runtime_minutes = forms.IntegerField(label=_("Maximum runtime (minutes)"), min_value=1,
+                                             max_value=limits.JOB_MAX_RUNTIME_MINUTES,
+                                             initial=CLASS_DEFAULTS[WorkloadClass.TRAINING][0])
+    checkpoint_interval_minutes = forms.IntegerField(
+        label=_("Checkpoint interval (minutes)"), required=False, min_value=1, max_value=limits.JOB_CHECKPOINT_MINUTES,
+        initial=CLASS_DEFAULTS[WorkloadClass.TRAINING][1],
+        help_text=_("How often the job saves a checkpoint; preemption notices say when the next one is due. "
+                    "Empty: it does not checkpoint."))
     env_image = forms.CharField(label=_("Container image"), required=False, max_length=300)
     command = forms.CharField(label=_("Command"), required=False, widget=forms.Textarea(attrs={"rows": 3}),
                               help_text=_("What the job runs, e.g. python train.py --epochs 3"))
@@ -32,6 +66,14 @@ class JobSubmitForm(forms.Form):
             .order_by("slug")]
         self.fields["pool"].choices = [(p.name, p.display_name or p.name) for p in Pool.objects.order_by("name")]
         self.fields["gpu_model"].choices = [(m.name, m.name) for m in GpuModel.objects.order_by("name")]
+        pools_of: dict[str, set[str]] = {}
+        for pool, model in Node.objects.values_list("pool__name", "gpu_model__name").distinct():
+            pools_of.setdefault(model, set()).add(pool)
+        self.fields["gpu_model"].widget.option_data = {
+            model: {"pools": " ".join(sorted(pools))} for model, pools in pools_of.items()}
+        self.fields["workload_class"].widget.option_data = {
+            str(cls): {"runtime": str(runtime), "checkpoint": "" if checkpoint is None else str(checkpoint)}
+            for cls, (runtime, checkpoint) in CLASS_DEFAULTS.items()}
 
     def job_spec(self, tenant) -> dict:
         data = dict(self.cleaned_data)

@@ -2,7 +2,7 @@
 single and bulk submissions give the same field errors."""
 from rest_framework import serializers
 
-from quotas.common import limits
+from quotas.common import limits, times
 from quotas.models import WorkloadClass
 from scheduler.jobs import errors as job_errors
 from scheduler.jobs.contents import contents_outline
@@ -153,10 +153,10 @@ def wait_payload(stored: dict | None, position=None) -> dict | None:
     if not stored:
         return None
     stored = localized_wait(stored, position)
-    return {"code": stored["code"], "message": stored["message"], "blockers": stored["blockers"],
+    return times.api_times({"code": stored["code"], "message": stored["message"], "blockers": stored["blockers"],
             "next_actions": stored["next_actions"],
             "position": {"tenant": stored["position_in_tenant"], "pool": stored["position_in_pool"]},
-            "gpus_ahead": stored["gpus_ahead"], "eta": stored["eta"]}
+            "gpus_ahead": stored["gpus_ahead"], "eta": stored["eta"]})
 
 
 class ContentsOutlineSerializer(serializers.Serializer):

@@ -28,7 +28,8 @@ ENVIRONMENT_FIXED = gettext_lazy("Environment of job #{id} reported fixed: it is
 ENVIRONMENT_FAILING = gettext_lazy("Environment of job #{id} reported failing: it waits until it is fixed.")
 CHECKPOINT_REPORTED = gettext_lazy("Checkpoint of job #{id} reported.")
 FILTER_PREFIX = "q"  # the filters' names never meet the submit form's prefill parameters
-PREFILL_FIELDS = ("name", "project", "workload_class", "pool", "gpu_model", "gpus", "replicas", "max_runtime_minutes")
+PREFILL_FIELDS = ("name", "project", "workload_class", "pool", "gpu_model", "gpus", "replicas", "max_runtime_minutes",
+                  "checkpoint_interval_minutes")
 
 
 def _queue_context(access, request, form=None) -> dict:

@@ -2,14 +2,14 @@
 structured facts; nothing here can reach a job's command, arguments, environment or data paths."""
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.utils import translation
 
-from quotas.common import times
+from quotas.common import clock, times
 
-# Keys that must never appear in a notice's facts, at any depth (DESIGN.md section 10).
+# Keys that must never appear in a notice's facts, at any depth (docs/design.md section 10).
 FORBIDDEN_KEYS = frozenset({
     "command", "cmd", "args", "arguments", "argv", "entrypoint", "script",
     "env", "environment", "env_vars", "environment_variables", "secrets",
@@ -109,7 +109,7 @@ def next_checkpoint_due(last_checkpoint_at: datetime | None, interval_minutes: i
     last reported checkpoint is due to save the next one (None without a reported checkpoint)."""
     if last_checkpoint_at is None or interval_minutes <= 0:
         return None
-    step = timedelta(minutes=interval_minutes)
+    step = clock.span(interval_minutes)  # the demo's clock runs checkpoints as fast as its jobs
     periods = max(int((now - last_checkpoint_at) / step) + 1, 1)
     return last_checkpoint_at + periods * step
 

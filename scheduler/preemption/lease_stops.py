@@ -4,14 +4,14 @@ The expiry worker (quotas) decides a lease's fate at its expiry; it cannot see j
 scheduler gives those jobs the same treatment as any other stop: a Preemption with the rule and the
 lease's numbers, a notice with the grace deadline, and a stop at the deadline by the grace tick. In
 manual reclaim mode the worker holds the lease and the stop waits here for an approver."""
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.db import transaction
 from django.utils import timezone
 
 from quotas.leases.models import Lease, PolicySwitch
 from quotas.leases.selectors import switch_values
-from quotas.common.grace import grace_minutes
+from quotas.common.grace import grace_span
 from scheduler.models import HOLDING_STATUSES, Job, Preemption
 from scheduler.preemption.selectors import lender_has_pending_demand
 from scheduler.preemption.plan import record_stops
@@ -61,6 +61,6 @@ def lease_expiry_stops_due(*, now: datetime | None = None) -> dict[str, int]:
             with transaction.atomic():
                 counts["awaiting_approval"] += len(record_stops(
                     kind=Preemption.Kind.RECLAIM, preemptor_id=None, victim_ids=victims, rule=RULE_LEASE_EXPIRY,
-                    arithmetic=_arithmetic(lease), grace_until=now + timedelta(minutes=grace_minutes()),
+                    arithmetic=_arithmetic(lease), grace_until=now + grace_span(),
                     needs_approval=True, now=now))
     return counts

@@ -1,13 +1,13 @@
 """Planning stops: recording the cycle's reclaims and preemptions as `Preemption` rows (audited, noticed, a
 reclaim marked on its lease), and manual mode's approval or rejection of a planned stop."""
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from quotas.access import PLATFORM_ADMIN, QUOTA_APPROVER, has_platform_role
-from quotas.common.grace import grace_minutes
+from quotas.common.grace import grace_span
 from quotas.leases import services as lease_services
 from quotas.leases.models import Lease
 from scheduler.engine.types import Decisions
@@ -61,7 +61,7 @@ def record_stops(*, kind: str, preemptor_id: int | None, victim_ids, rule: str, 
 
 def preemptions_plan(*, decisions: Decisions, now: datetime) -> list[Preemption]:
     """Record the engine's reclaims and preemptions. A victim that already has an open stop is skipped."""
-    grace = now + timedelta(minutes=grace_minutes())
+    grace = now + grace_span()
     made = []
     for r in decisions.reclaims:
         made += record_stops(kind=Preemption.Kind.RECLAIM, preemptor_id=r.lender_job_id, victim_ids=r.victim_job_ids,
@@ -85,7 +85,7 @@ def preemption_approve(*, actor, preemption: Preemption, now: datetime | None = 
         raise PermissionDenied(errors.APPROVE_NEEDS_APPROVER)
     now = now or timezone.now()
     with transaction.atomic():
-        grace_until = now + timedelta(minutes=grace_minutes())
+        grace_until = now + grace_span()
         updated = Preemption.objects.filter(pk=preemption.pk, state=Preemption.State.AWAITING_APPROVAL).update(
             state=Preemption.State.NOTIFIED, approved_by=actor, approved_at=now, grace_until=grace_until)
         p = Preemption.objects.select_related("preemptor__tenant", *(f"victim__{f}" for f in VICTIM_RELATED)).get(

@@ -4,6 +4,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from quotas.access import can_read_all_tenants, tenants_for_user
+from quotas.common import times
 from quotas.leases.expiry import lender_has_demand_from_quotas
 from quotas.leases.models import Lease
 from scheduler.models import PENDING_STATUSES, Job, Preemption
@@ -13,7 +14,8 @@ from scheduler.preemption.events import gpu_hours_at_risk
 
 
 def _iso(value):
-    return value.isoformat() if value else None
+    # The API's one format: ISO 8601 at the local offset, like every datetime field DRF renders.
+    return times.iso_local(value) if value else None
 
 
 def preemption_view(p: Preemption, *, now=None) -> dict:

@@ -18,6 +18,7 @@ from audit.usage.services import usage_record_close
 from quotas.leases import end_reasons
 from quotas.leases import services as lease_services
 from quotas.leases.models import Lease
+from quotas.common import clock
 from quotas.models import Node
 from scheduler.backends import base as B
 from scheduler.backends.registry import backend_for_pool
@@ -129,7 +130,7 @@ def _record_report(*, run_id: int, job_id: int, report: B.RunReport, now: dateti
             started = report.started_at or now
             if job.started_at and started <= job.started_at:  # back from the cluster's pending: a new start
                 started = now
-            expected = report.expected_end or started + timedelta(minutes=job.max_runtime_minutes)
+            expected = report.expected_end or started + clock.span(job.max_runtime_minutes)
             job_start(job=job, expected_end=expected, now=started)
             return "started"
         if state == JobRun.State.PENDING and job.status == Job.Status.RUNNING:

@@ -2,7 +2,7 @@
 from celery import shared_task
 from django.utils import timezone
 
-from quotas.common.grace import grace_minutes
+from quotas.common.grace import grace_span
 from scheduler.runs.services import RUN_SIGNAL_TASK, RUN_STOP_TASK, run_signal_execute, run_stop_execute
 
 
@@ -13,4 +13,4 @@ def run_stop(run_id: int) -> str:
 
 @shared_task(name=RUN_SIGNAL_TASK)
 def run_signal(run_id: int) -> str:
-    return run_signal_execute(run_id=run_id, grace_seconds=int(grace_minutes() * 60), now=timezone.now())
+    return run_signal_execute(run_id=run_id, grace_seconds=int(grace_span().total_seconds()), now=timezone.now())

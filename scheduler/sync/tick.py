@@ -17,7 +17,7 @@ from scheduler.backends import base as B
 from scheduler.sync.pool_lock import TICK, pool_lock
 from scheduler.backends.registry import backend_for_pool
 from scheduler.backends.status import backend_status_record
-from quotas.common.grace import grace_minutes
+from quotas.common.grace import grace_span
 from scheduler.queue.faults import job_fault_record, not_faulted
 from scheduler.models import Job
 from scheduler.runs import services as runs
@@ -153,7 +153,7 @@ def _retry_stops_and_signals(pool: Pool, now: datetime) -> None:
     for run_id in JobRun.objects.filter(_due(now), job__pool=pool, state=JobRun.State.RUNNING,
                                         signalled_at__isnull=True).exclude(signal_requested="").values_list(
             "pk", flat=True)[:TICK_BATCH]:
-        runs.run_signal_execute(run_id=run_id, grace_seconds=int(grace_minutes() * 60), now=now)
+        runs.run_signal_execute(run_id=run_id, grace_seconds=int(grace_span().total_seconds()), now=now)
 
 
 def pools_with_work():

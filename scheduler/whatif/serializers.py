@@ -6,7 +6,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
-from quotas.common import limits
+from quotas.common import limits, times
 from quotas.models import GpuModel, Pool, Tenant, WorkloadClass
 from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, PREEMPTION_AUTO, PREEMPTION_MANUAL, PREEMPTION_PAUSED
 from scheduler.whatif import errors
@@ -96,6 +96,11 @@ class WhatIfRunSerializer(serializers.ModelSerializer):
         fields = ["id", "pool", "window_start", "window_end", "changes", "label", "status", "progress", "result",
                   "error", "created_by", "created_at", "started_at", "finished_at", "quota_request", "attached_at",
                   "url"]
+
+    def to_representation(self, run):
+        data = super().to_representation(run)
+        data["result"] = times.api_times(data["result"])  # the replay stores UTC; the API has one offset
+        return data
 
     def get_url(self, run) -> str:
         from django.urls import reverse

@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand
 
 from portal.demo import DEMO_PASSWORD, load_demo
 from portal.demo_im import demo_im_log, start_demo_im_receiver
+from portal.demo_mail import demo_mail_folder, start_demo_smtp_receiver
 
 
 # More than MAX_RESTARTS deaths of one process within RESTART_WINDOW seconds stop the demo instead.
@@ -21,12 +22,17 @@ class Command(BaseCommand):
     help = "Run the embedded demo: Django web server + Celery worker + Celery beat."
 
     def add_arguments(self, parser):
-        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--port", type=int, default=settings.DEMO_PORT)
         parser.add_argument("--host", default="127.0.0.1")
 
     def handle(self, *args, host: str, port: int, **options):
         settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        # The receivers' ports follow the port served unless set explicitly; the worker that sends mail and
+        # IM and the demo data's IM channel (loaded below, in this process) must agree on them.
+        settings.DEMO_IM_PORT = int(os.environ.get("DEMO_IM_PORT", port + 25))
+        settings.DEMO_SMTP_PORT = int(os.environ.get("DEMO_SMTP_PORT", port + 26))
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "PORT": str(port), "DEMO_IM_PORT": str(settings.DEMO_IM_PORT),
+               "DEMO_SMTP_PORT": str(settings.DEMO_SMTP_PORT)}
         python = sys.executable
         processes = {
             # One worker per queue: evaluations never wait behind sbatch and squeue calls.
@@ -46,6 +52,15 @@ class Command(BaseCommand):
                        f"(also appended to {demo_im_log()})")
         except OSError as exc:
             im_line = f"Demo IM receiver not started on port {settings.DEMO_IM_PORT}: {exc} (set DEMO_IM_PORT)"
+        if os.environ.get("EMAIL_HOST"):
+            mail_line = f"Mail goes to {os.environ['EMAIL_HOST']} (EMAIL_HOST)."
+        else:
+            try:
+                start_demo_smtp_receiver()
+                mail_line = (f"Mail: http://127.0.0.1:{settings.DEMO_IM_PORT}/mail/ (SMTP on 127.0.0.1:"
+                             f"{settings.DEMO_SMTP_PORT}, files in {demo_mail_folder()})")
+            except (OSError, ImportError, RuntimeError) as exc:
+                mail_line = f"Demo mail receiver not started on port {settings.DEMO_SMTP_PORT}: {exc} (set DEMO_SMTP_PORT)"
         children = {name: subprocess.Popen(cmd, env=env) for name, cmd in processes.items()}
         url = f"http://{host}:{port}/"
         self.stdout.write(self.style.SUCCESS(f"\nGPU quota portal demo running at {url}  (admin: {url}admin/)"))
@@ -53,6 +68,7 @@ class Command(BaseCommand):
         for login in load_demo():
             self.stdout.write(f"  {login.username:<18} {login.role}")
         self.stdout.write(im_line)
+        self.stdout.write(mail_line)
         self.stdout.write("Press Ctrl-C to stop web, worker and beat.\n")
 
         def stop(*_):

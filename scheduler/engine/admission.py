@@ -25,6 +25,7 @@ from .fit import ModelIndex
 from .leases import LeaseDesk
 from .ordering import order_pending
 from .preemption import PRODUCTION
+from .resources import CPUS, GPUS, MEMORY
 from .reclaim import reclaim
 from .standing import Standing
 from .state import Candidate, CycleState, timeline
@@ -45,12 +46,12 @@ from .types import (
 _NOT_RUNNABLE = frozenset({R.ENV_NOT_READY, R.RESOURCE_MISMATCH})
 _FIXED_ETA = frozenset({R.MAINTENANCE, R.RECLAIMING, R.PREEMPTING})
 _OFFER_OTHER_MODEL = frozenset(
-    {R.RESOURCE_MISMATCH, R.MAINTENANCE, R.LOWER_PRIORITY, R.POOL_FULL, R.FRAGMENTED}
+    {R.RESOURCE_MISMATCH, R.MAINTENANCE, R.LOWER_PRIORITY, R.POOL_FULL, R.FRAGMENTED, R.OUTSIDE_JOBS}
 )
 
 
 # Room on nodes: last in precedence, judged at the end of the cycle (`_rooms_at_cycle_end`).
-_ROOM = frozenset({R.POOL_FULL, R.FRAGMENTED})
+_ROOM = frozenset({R.POOL_FULL, R.FRAGMENTED, R.OUTSIDE_JOBS})
 _STOP_PLANNED = frozenset({R.RECLAIMING, R.PREEMPTING})
 
 _UNSEEN = object()
@@ -60,6 +61,17 @@ def _shape_blocker(job: PendingJob, index: ModelIndex | None) -> Blocker | None:
     """RESOURCE_MISMATCH if no node set could ever hold the gang, MAINTENANCE if only
     unavailable nodes could, None if the schedulable nodes could when empty."""
     g, replicas = job.gpus, job.replicas
+    if index is not None and (job.cpus or job.memory_gb or job.gpu_memory_gb):
+        extra = _extra_shape_blocker(job, index)
+        if extra is not None:
+            return extra
+        if index.static_slots(g, False) >= replicas and index.static_slots_for(
+                g, job.cpus, job.memory_gb, False) < replicas:  # a replica fits, not all of them
+            return R.resource_mismatch(job.pool, job.gpu_model, g, replicas, index.largest_node,
+                                       index.static_slots_for(g, job.cpus, job.memory_gb, False))
+        if index.static_slots_for(g, job.cpus, job.memory_gb, True) < replicas <= index.static_slots(g, True):
+            down, until, why = index.down_nodes_that_fit(g)
+            return R.maintenance(job.pool, job.gpu_model, down, until, why)
     if index is None or index.static_slots(g, False) < replicas:
         return R.resource_mismatch(
             job.pool, job.gpu_model, g, replicas,
@@ -69,6 +81,19 @@ def _shape_blocker(job: PendingJob, index: ModelIndex | None) -> Blocker | None:
     if index.static_slots(g, True) < replicas:
         down, until, why = index.down_nodes_that_fit(g)
         return R.maintenance(job.pool, job.gpu_model, down, until, why)
+    return None
+
+
+def _extra_shape_blocker(job: PendingJob, index: ModelIndex) -> Blocker | None:
+    """RESOURCE_MISMATCH when the model's GPUs have less memory than the job asks per GPU, or no node
+    has the CPU cores or memory one replica asks even when empty (the dimension named)."""
+    if job.gpu_memory_gb and index.gpu_memory_gb and job.gpu_memory_gb > index.gpu_memory_gb:
+        return R.gpu_memory_too_small(job.pool, job.gpu_model, job.gpu_memory_gb, index.gpu_memory_gb)
+    if index.static_slots(job.gpus, False) and not index.static_slots_for(job.gpus, job.cpus, job.memory_gb, False):
+        for dimension, need in ((CPUS, job.cpus), (MEMORY, job.memory_gb)):
+            largest = index.largest_of(dimension)
+            if need and largest and need > largest:
+                return R.node_too_small_for(job.pool, job.gpu_model, dimension, need, largest)
     return None
 
 
@@ -126,9 +151,11 @@ def _nominate(cycle: CycleState, queue) -> None:
 
         if not job.env_ready:
             blockers.append(reasons.env_not_ready(job.env_detail))
-        shape = lane.shapes.get((g, replicas), _UNSEEN)
+        c, m = job.cpus, job.memory_gb
+        skey = (g, replicas, c, m, job.gpu_memory_gb) if c or m or job.gpu_memory_gb else (g, replicas)
+        shape = lane.shapes.get(skey, _UNSEEN)
         if shape is _UNSEEN:
-            shape = lane.shapes[(g, replicas)] = _shape_blocker(job, index)
+            shape = lane.shapes[skey] = _shape_blocker(job, index)
         shape_ok = shape is None
         if not shape_ok:
             blockers.append(shape)
@@ -137,9 +164,11 @@ def _nominate(cycle: CycleState, queue) -> None:
             job.tenant, job.project, job.pool, job.gpu_model, job.workload_class
         )
         quota_ok = _quota_blockers(reasons, blockers, job, need, tenant_q, project_q, used)
+        if book.extra and quota_ok and not _within_extra_quota(reasons, blockers, job, book, tenant_q, project_q):
+            quota_ok = False
 
         node_blocked = False
-        if shape_ok and not index.can_place(g, replicas):
+        if shape_ok and not index.fits(g, replicas, c, m):
             node_blocked = True
             _add_node_blockers(reasons, blockers, job, index, need, lane.higher_jobs, lane.higher_gpus)
 
@@ -167,9 +196,11 @@ def _nominate(cycle: CycleState, queue) -> None:
             elif not quota_ok and shape_ok and job.env_ready:
                 borrowers.append(entry)
             continue
-        placements = index.place(g, replicas)
+        placements = index.place_for(g, replicas, c, m)
         book.charge(tenant_q, need)
         book.charge(project_q, need)
+        if book.extra:
+            book.charge_extra((tenant_q, project_q), book.extra_of(job), 1)
         admissions.append(Admission(job.id, placements))
         end = now + timedelta(minutes=job.max_runtime_minutes)
         lane.releases.add(end, need)
@@ -258,6 +289,23 @@ def _quota_blockers(reasons: R.Reasons, blockers: list[Blocker], job: PendingJob
     return quota_ok
 
 
+def _within_extra_quota(reasons: R.Reasons, blockers: list[Blocker], job: PendingJob, book, tenant_q: Quota,
+                        project_q: Quota | None) -> bool:
+    """The quota dimensions beyond GPUs that are set (GPU memory, CPU cores, memory): append a blocker
+    naming the first one each quota would exceed; True when within all of them."""
+    amount = book.extra_of(job)
+    ok = True
+    for quota, project in ((tenant_q, ""), (project_q, job.project)):
+        if quota is not None and quota.id in book.extra:
+            over = book.over_extra(quota, amount)
+            if over is not None:
+                dimension, requested, limit, used = over
+                blockers.append(reasons.quota_exceeded_for(job.tenant, job.pool, job.gpu_model, dimension,
+                                                           requested, limit, used, project))
+                ok = False
+    return ok
+
+
 def _borrow(cycle: CycleState) -> None:
     """Phase 4, in queue order, for the candidates that lack only base quota: a lease from one
     lender when every borrowing condition holds and the job fits on nodes; otherwise the failed
@@ -287,7 +335,7 @@ def _borrow_for(cycle: CycleState, desk: LeaseDesk, entry: Candidate, full: dict
     job, lane = entry.job, entry.lane
     index = lane.index
     need = job.gpus * job.replicas
-    fits = index.can_place(job.gpus, job.replicas)
+    fits = index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb)
     lender = desk.find(job, need, index.capacity, fits)
     if lender.__class__ is Blocker:
         jkey = (id(entry.blockers), id(lender))  # both shared objects, held by `joined`
@@ -300,7 +348,8 @@ def _borrow_for(cycle: CycleState, desk: LeaseDesk, entry: Candidate, full: dict
     if not fits:
         if not entry.node_blocked:  # had room in phase 3, none left now
             entry.node_blocked = True
-            fkey = (job.pool, job.gpu_model, job.gpus, job.replicas, index.total_free, index.max_free,
+            fkey = (job.pool, job.gpu_model, job.gpus, job.replicas, job.cpus, job.memory_gb, index.total_free,
+                    index.max_free,
                     index.held)
             extra = full.get(fkey)
             if extra is None:
@@ -308,7 +357,8 @@ def _borrow_for(cycle: CycleState, desk: LeaseDesk, entry: Candidate, full: dict
             entry.blockers = cycle.share(entry.blockers + extra)
         return False
     plan = desk.grant(job, lender, need)
-    cycle.admissions.append(Admission(job.id, index.place(job.gpus, job.replicas), plan))
+    cycle.admissions.append(Admission(job.id, index.place_for(job.gpus, job.replicas, job.cpus, job.memory_gb),
+                                      plan))
     cycle.lease_plans.append(plan)
     lane.releases.add(cycle.now + timedelta(minutes=job.max_runtime_minutes), need)
     entry.blockers = None
@@ -394,7 +444,8 @@ def _describe(cycle: CycleState) -> list[Wait]:
         if blockers is None:  # admitted on a lease in phase 4
             continue
         job, tenant_q, lane = entry.job, entry.tenant_q, entry.lane
-        question = (id(blockers), id(tenant_q), id(entry.project_q), id(lane), job.gpus, job.replicas,
+        question = (id(blockers), id(tenant_q), id(entry.project_q), id(lane), job.gpus, job.replicas, job.cpus,
+                    job.memory_gb,
                     entry.node_blocked)
         known = answers.get(question)
         if known is None:
@@ -501,14 +552,42 @@ def _rooms_at_cycle_end(reasons: R.Reasons, blockers: tuple[Blocker, ...], job: 
     cycle, so a job that fits now fitted at its turn and has no room blocker to change. A job that
     waits on a planned stop alone (reclaim, preemption) waits on that, not on room."""
     g, replicas = job.gpus, job.replicas
-    if index.can_place(g, replicas) or (len(blockers) == 1 and blockers[0].code in _STOP_PLANNED):
+    if index.fits(g, replicas, job.cpus, job.memory_gb) or (
+            len(blockers) == 1 and blockers[0].code in _STOP_PLANNED):
         return blockers
     head = blockers[:-1] if blockers[-1].code in _ROOM else blockers
+    return (*head, _room_blocker(reasons, job, index))
+
+
+def _room_blocker(reasons: R.Reasons, job: PendingJob, index: ModelIndex) -> Blocker:
+    """Why the gang has no room now: jobs the portal does not own hold what it lacks (OUTSIDE_JOBS), a
+    dimension beyond GPUs binds (named, with the best node's numbers), or GPUs are short (POOL_FULL) or
+    scattered (FRAGMENTED)."""
+    g, replicas = job.gpus, job.replicas
     need = g * replicas
-    room = (reasons.fragmented(job.pool, job.gpu_model, g, replicas, index.total_free, index.max_free, index.held)
-            if index.total_free >= need else reasons.pool_full(job.pool, job.gpu_model, need, index.total_free,
-                                                           index.capacity, index.held))
-    return (*head, room)
+    dimension = GPUS if not (job.cpus or job.memory_gb) or not index.vec else index.binding_dimension(
+        g, replicas, job.cpus, job.memory_gb)
+    if index.outside_jobs and _outside_binds(job, index, dimension):
+        return reasons.outside_jobs(job.pool, job.gpu_model, need, index.total_free, index.capacity,
+                                    index.outside_gpus, index.outside_jobs)
+    if dimension != GPUS:
+        per_replica = job.cpus if dimension == CPUS else job.memory_gb
+        best_gpus, best_free = index.best_node_for(g, dimension)
+        return reasons.short_of(job.pool, job.gpu_model, dimension, g, replicas, per_replica,
+                                index.total_of(dimension), best_gpus, best_free)
+    if index.total_free >= need:
+        return reasons.fragmented(job.pool, job.gpu_model, g, replicas, index.total_free, index.max_free, index.held)
+    return reasons.pool_full(job.pool, job.gpu_model, need, index.total_free, index.capacity, index.held)
+
+
+def _outside_binds(job: PendingJob, index: ModelIndex, dimension: str) -> bool:
+    """Would the pool's free total cover the gang in the binding dimension with what jobs the portal
+    does not own hold there? Then they, not the portal's own jobs, keep it waiting."""
+    if dimension == GPUS:
+        return index.outside_gpus > 0 and index.total_free + index.outside_gpus >= job.gpus * job.replicas
+    held = index.outside_cpus if dimension == CPUS else index.outside_memory_gb
+    per_replica = job.cpus if dimension == CPUS else job.memory_gb
+    return held > 0 and index.total_of(dimension) + held >= per_replica * job.replicas
 
 
 def _with_borrow_blocker(blockers: tuple[Blocker, ...], blocker: Blocker) -> tuple[Blocker, ...]:
@@ -523,7 +602,9 @@ def _add_node_blockers(reasons: R.Reasons, blockers: list[Blocker], job: Pending
                        higher_jobs: int, higher_gpus: int) -> list[Blocker]:
     if higher_jobs:
         blockers.append(reasons.lower_priority(job.pool, job.gpu_model, higher_jobs, higher_gpus))
-    if index.total_free >= need:
+    if index.outside_jobs or ((job.cpus or job.memory_gb) and index.vec):
+        blockers.append(_room_blocker(reasons, job, index))
+    elif index.total_free >= need:
         blockers.append(reasons.fragmented(
             job.pool, job.gpu_model, job.gpus, job.replicas, index.total_free, index.max_free, index.held
         ))

@@ -25,7 +25,7 @@ from .fit import ModelIndex
 from .leases import LeaseDesk
 from .ordering import order_pending
 from .preemption import PRODUCTION
-from .resources import CPUS, GPUS, MEMORY
+from .room import extra_shape_blocker, room_blocker, within_extra_quota
 from .reclaim import reclaim
 from .standing import Standing
 from .state import Candidate, CycleState, timeline
@@ -62,7 +62,7 @@ def _shape_blocker(job: PendingJob, index: ModelIndex | None) -> Blocker | None:
     unavailable nodes could, None if the schedulable nodes could when empty."""
     g, replicas = job.gpus, job.replicas
     if index is not None and (job.cpus or job.memory_gb or job.gpu_memory_gb):
-        extra = _extra_shape_blocker(job, index)
+        extra = extra_shape_blocker(job, index)
         if extra is not None:
             return extra
         if index.static_slots(g, False) >= replicas and index.static_slots_for(
@@ -81,19 +81,6 @@ def _shape_blocker(job: PendingJob, index: ModelIndex | None) -> Blocker | None:
     if index.static_slots(g, True) < replicas:
         down, until, why = index.down_nodes_that_fit(g)
         return R.maintenance(job.pool, job.gpu_model, down, until, why)
-    return None
-
-
-def _extra_shape_blocker(job: PendingJob, index: ModelIndex) -> Blocker | None:
-    """RESOURCE_MISMATCH when the model's GPUs have less memory than the job asks per GPU, or no node
-    has the CPU cores or memory one replica asks even when empty (the dimension named)."""
-    if job.gpu_memory_gb and index.gpu_memory_gb and job.gpu_memory_gb > index.gpu_memory_gb:
-        return R.gpu_memory_too_small(job.pool, job.gpu_model, job.gpu_memory_gb, index.gpu_memory_gb)
-    if index.static_slots(job.gpus, False) and not index.static_slots_for(job.gpus, job.cpus, job.memory_gb, False):
-        for dimension, need in ((CPUS, job.cpus), (MEMORY, job.memory_gb)):
-            largest = index.largest_of(dimension)
-            if need and largest and need > largest:
-                return R.node_too_small_for(job.pool, job.gpu_model, dimension, need, largest)
     return None
 
 
@@ -164,7 +151,7 @@ def _nominate(cycle: CycleState, queue) -> None:
             job.tenant, job.project, job.pool, job.gpu_model, job.workload_class
         )
         quota_ok = _quota_blockers(reasons, blockers, job, need, tenant_q, project_q, used)
-        if book.extra and quota_ok and not _within_extra_quota(reasons, blockers, job, book, tenant_q, project_q):
+        if book.extra and quota_ok and not within_extra_quota(reasons, blockers, job, book, tenant_q, project_q):
             quota_ok = False
 
         node_blocked = False
@@ -289,23 +276,6 @@ def _quota_blockers(reasons: R.Reasons, blockers: list[Blocker], job: PendingJob
     return quota_ok
 
 
-def _within_extra_quota(reasons: R.Reasons, blockers: list[Blocker], job: PendingJob, book, tenant_q: Quota,
-                        project_q: Quota | None) -> bool:
-    """The quota dimensions beyond GPUs that are set (GPU memory, CPU cores, memory): append a blocker
-    naming the first one each quota would exceed; True when within all of them."""
-    amount = book.extra_of(job)
-    ok = True
-    for quota, project in ((tenant_q, ""), (project_q, job.project)):
-        if quota is not None and quota.id in book.extra:
-            over = book.over_extra(quota, amount)
-            if over is not None:
-                dimension, requested, limit, used = over
-                blockers.append(reasons.quota_exceeded_for(job.tenant, job.pool, job.gpu_model, dimension,
-                                                           requested, limit, used, project))
-                ok = False
-    return ok
-
-
 def _borrow(cycle: CycleState) -> None:
     """Phase 4, in queue order, for the candidates that lack only base quota: a lease from one
     lender when every borrowing condition holds and the job fits on nodes; otherwise the failed
@@ -349,8 +319,7 @@ def _borrow_for(cycle: CycleState, desk: LeaseDesk, entry: Candidate, full: dict
         if not entry.node_blocked:  # had room in phase 3, none left now
             entry.node_blocked = True
             fkey = (job.pool, job.gpu_model, job.gpus, job.replicas, job.cpus, job.memory_gb, index.total_free,
-                    index.max_free,
-                    index.held)
+                    index.max_free, index.held)
             extra = full.get(fkey)
             if extra is None:
                 extra = full[fkey] = tuple(_add_node_blockers(cycle.reasons, [], job, index, need, 0, 0))
@@ -445,8 +414,7 @@ def _describe(cycle: CycleState) -> list[Wait]:
             continue
         job, tenant_q, lane = entry.job, entry.tenant_q, entry.lane
         question = (id(blockers), id(tenant_q), id(entry.project_q), id(lane), job.gpus, job.replicas, job.cpus,
-                    job.memory_gb,
-                    entry.node_blocked)
+                    job.memory_gb, entry.node_blocked)
         known = answers.get(question)
         if known is None:
             known = answers[question] = answer(entry)
@@ -556,38 +524,7 @@ def _rooms_at_cycle_end(reasons: R.Reasons, blockers: tuple[Blocker, ...], job: 
             len(blockers) == 1 and blockers[0].code in _STOP_PLANNED):
         return blockers
     head = blockers[:-1] if blockers[-1].code in _ROOM else blockers
-    return (*head, _room_blocker(reasons, job, index))
-
-
-def _room_blocker(reasons: R.Reasons, job: PendingJob, index: ModelIndex) -> Blocker:
-    """Why the gang has no room now: jobs the portal does not own hold what it lacks (OUTSIDE_JOBS), a
-    dimension beyond GPUs binds (named, with the best node's numbers), or GPUs are short (POOL_FULL) or
-    scattered (FRAGMENTED)."""
-    g, replicas = job.gpus, job.replicas
-    need = g * replicas
-    dimension = GPUS if not (job.cpus or job.memory_gb) or not index.vec else index.binding_dimension(
-        g, replicas, job.cpus, job.memory_gb)
-    if index.outside_jobs and _outside_binds(job, index, dimension):
-        return reasons.outside_jobs(job.pool, job.gpu_model, need, index.total_free, index.capacity,
-                                    index.outside_gpus, index.outside_jobs)
-    if dimension != GPUS:
-        per_replica = job.cpus if dimension == CPUS else job.memory_gb
-        best_gpus, best_free = index.best_node_for(g, dimension)
-        return reasons.short_of(job.pool, job.gpu_model, dimension, g, replicas, per_replica,
-                                index.total_of(dimension), best_gpus, best_free)
-    if index.total_free >= need:
-        return reasons.fragmented(job.pool, job.gpu_model, g, replicas, index.total_free, index.max_free, index.held)
-    return reasons.pool_full(job.pool, job.gpu_model, need, index.total_free, index.capacity, index.held)
-
-
-def _outside_binds(job: PendingJob, index: ModelIndex, dimension: str) -> bool:
-    """Would the pool's free total cover the gang in the binding dimension with what jobs the portal
-    does not own hold there? Then they, not the portal's own jobs, keep it waiting."""
-    if dimension == GPUS:
-        return index.outside_gpus > 0 and index.total_free + index.outside_gpus >= job.gpus * job.replicas
-    held = index.outside_cpus if dimension == CPUS else index.outside_memory_gb
-    per_replica = job.cpus if dimension == CPUS else job.memory_gb
-    return held > 0 and index.total_of(dimension) + held >= per_replica * job.replicas
+    return (*head, room_blocker(reasons, job, index))
 
 
 def _with_borrow_blocker(blockers: tuple[Blocker, ...], blocker: Blocker) -> tuple[Blocker, ...]:
@@ -603,7 +540,7 @@ def _add_node_blockers(reasons: R.Reasons, blockers: list[Blocker], job: Pending
     if higher_jobs:
         blockers.append(reasons.lower_priority(job.pool, job.gpu_model, higher_jobs, higher_gpus))
     if index.outside_jobs or ((job.cpus or job.memory_gb) and index.vec):
-        blockers.append(_room_blocker(reasons, job, index))
+        blockers.append(room_blocker(reasons, job, index))
     elif index.total_free >= need:
         blockers.append(reasons.fragmented(
             job.pool, job.gpu_model, job.gpus, job.replicas, index.total_free, index.max_free, index.held

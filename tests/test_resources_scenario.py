@@ -70,6 +70,9 @@ def test_a_job_whose_memory_fits_no_nodes_free_memory_waits_with_a_memory_blocke
     assert body["wait"]["message"] == (
         "Needs 256 GB memory per replica; the best H100-80G node in gpu-a has 7 GPUs but 112 GB memory free")
     assert body["wait"]["next_actions"][0]["label"] == "Ask for at most 112 GB memory per replica: that fits now"
+    chinese = api(member).get(f"/api/v1/jobs/{big.pk}/", HTTP_ACCEPT_LANGUAGE="zh-hans").json()
+    assert chinese["wait"]["message"] == (
+        "每个副本需要 256 GB 内存；gpu-a 中最佳的 H100-80G 节点有 7 个空闲 GPU，但只有 112 GB 空闲内存")
 
     beat(world, t0 + timedelta(minutes=30))  # the holders' runs end
     beat(world, t0 + timedelta(minutes=30))

@@ -34,7 +34,7 @@ class ModelIndex:
         "pool", "gpu_model", "buckets", "free", "total_free", "max_free", "capacity", "held",
         "_all_sizes", "_sched_sizes", "_down", "_slot_cache", "_slots", "_top",
         "vec", "cpu_free", "mem_free", "_vec_slots", "_static_nodes", "gpu_memory_gb", "outside_gpus",
-        "outside_jobs", "outside_cpus", "outside_memory_gb",
+        "outside_jobs", "outside_cpus", "outside_memory_gb", "_best", "free_cpus", "free_memory",
     )
 
     def __init__(self, pool: str, gpu_model: str, nodes: Iterable[Node], used: dict[int, int],
@@ -84,17 +84,25 @@ class ModelIndex:
         self.cpu_free: dict[int, int] = {}
         self.mem_free: dict[int, int] = {}
         self._vec_slots: dict[tuple[int, int, int], int] = {}
-        self._static_nodes: list[tuple[int, int, int, bool]] = []
+        self._best: dict[tuple[int, str], tuple[int, int]] = {}  # `best_node_for`, until the lane changes
+        self.free_cpus = self.free_memory = 0  # over the nodes that track them
+        # (GPUs, CPU cores, memory, schedulable) -> nodes of that size: a lane has a few node shapes.
+        self._static_nodes: dict[tuple[int, int, int, bool], int] = {}
         if not self.vec:
             return
         for node in nodes:
             cpus = node.cpus or _UNBOUNDED
             mem = node.memory_gb or _UNBOUNDED
-            self._static_nodes.append((node.gpus, cpus, mem, node.state == NODE_SCHEDULABLE))
+            key = (node.gpus, cpus, mem, node.state == NODE_SCHEDULABLE)
+            self._static_nodes[key] = self._static_nodes.get(key, 0) + 1
             if node.state == NODE_SCHEDULABLE:
                 used_cpus, used_mem = used_extra.get(node.id, (0, 0))
                 self.cpu_free[node.id] = max(cpus - used_cpus - node.outside.cpus, 0)
                 self.mem_free[node.id] = max(mem - used_mem - node.outside.memory_gb, 0)
+                if node.cpus:
+                    self.free_cpus += self.cpu_free[node.id]
+                if node.memory_gb:
+                    self.free_memory += self.mem_free[node.id]
 
     # --- static questions (independent of what runs) ---
 
@@ -116,13 +124,18 @@ class ModelIndex:
         """`static_slots` for a replica that also asks CPU cores and memory."""
         if not (self.vec and (cpus or memory_gb)):
             return self.static_slots(gpus, schedulable_only)
-        return sum(min(size // gpus, c // cpus if cpus else _UNBOUNDED, m // memory_gb if memory_gb else _UNBOUNDED)
-                   for size, c, m, up in self._static_nodes if up or not schedulable_only)
+        key = (gpus, cpus, memory_gb, schedulable_only)
+        slots = self._slot_cache.get(key)
+        if slots is None:
+            slots = self._slot_cache[key] = sum(
+                count * min(size // gpus, c // cpus if cpus else _UNBOUNDED, m // memory_gb if memory_gb else _UNBOUNDED)
+                for (size, c, m, up), count in self._static_nodes.items() if up or not schedulable_only)
+        return slots
 
     def largest_of(self, dimension: str) -> int:
         """The largest node's capacity in a dimension beyond GPUs (0 when no node tracks it)."""
         k = 1 if dimension == CPUS else 2
-        return max((n[k] for n in self._static_nodes if n[k] != _UNBOUNDED), default=0)
+        return max((n[k] for n in self._static_nodes if n[k] != _UNBOUNDED), default=0)  # keys: node shapes
 
     def down_nodes_that_fit(self, gpus: int) -> tuple[int, datetime | None, str]:
         """How many unavailable nodes could hold a replica, the earliest window end, and their reasons."""
@@ -160,7 +173,8 @@ class ModelIndex:
             self.vec_slots(gpus, cpus, memory_gb) >= replicas
 
     def vec_slots(self, gpus: int, cpus: int, memory_gb: int) -> int:
-        """Replicas of this shape the free resources hold now (kept until the lane changes)."""
+        """Replicas of this shape the free resources hold now: counted once per shape over the nodes with
+        enough free GPUs, then kept in step with every change of a node (`_vec_changed`)."""
         key = (gpus, cpus, memory_gb)
         slots = self._vec_slots.get(key)
         if slots is None:
@@ -196,20 +210,59 @@ class ModelIndex:
         self._move(node_id, f, f - gpus)
         if f == self.max_free and not bucket:
             self.max_free = self._scan_max(f)
-        cpu_free[node_id] -= cpus
-        mem_free[node_id] -= memory_gb
+        self._extra_changed(node_id, -cpus, -memory_gb)
         return node_id
+
+    def _vec_changed(self, node_id: int, before: int, after: int, cpus: int, memory: int, d_cpus: int,
+                     d_memory: int) -> None:
+        """Keep the counted shapes in step with one node's change: GPUs free from `before` to `after`, CPU
+        cores and memory free from `cpus`, `memory` by the deltas. Comparisons, not min(): this runs for
+        every counted shape on every change of a lane where jobs ask CPU cores or memory."""
+        cache = self._vec_slots
+        top = before if before > after else after
+        cpus_after, memory_after = cpus + d_cpus, memory + d_memory
+        for key in cache:
+            g, c, m = key
+            if g > top:  # held no replica of g GPUs before, and holds none now
+                continue
+            old, new = before // g, after // g
+            if c:
+                x, y = cpus // c, cpus_after // c
+                old = x if x < old else old
+                new = y if y < new else new
+            if m:
+                x, y = memory // m, memory_after // m
+                old = x if x < old else old
+                new = y if y < new else new
+            if old != new:
+                cache[key] += (new if new > 0 else 0) - (old if old > 0 else 0)
 
     def release_extra(self, node_id: int, cpus: int, memory_gb: int) -> None:
         """Give CPU cores and memory back to a node (a stop's victim leaves)."""
         if self.vec and node_id in self.cpu_free:
-            self.cpu_free[node_id] += cpus
-            self.mem_free[node_id] += memory_gb
-            self._vec_slots.clear()
+            self._extra_changed(node_id, cpus, memory_gb)
+
+    def _extra_changed(self, node_id: int, d_cpus: int, d_memory: int) -> None:
+        cpu_free, mem_free = self.cpu_free, self.mem_free
+        if self._vec_slots:
+            f = self.free[node_id]
+            self._vec_changed(node_id, f, f, cpu_free[node_id], mem_free[node_id], d_cpus, d_memory)
+        if self._best:
+            self._best.clear()
+        if cpu_free[node_id] < _UNBOUNDED // 2:
+            self.free_cpus += d_cpus
+        if mem_free[node_id] < _UNBOUNDED // 2:
+            self.free_memory += d_memory
+        cpu_free[node_id] += d_cpus
+        mem_free[node_id] += d_memory
 
     def best_node_for(self, gpus: int, dimension: str) -> tuple[int, int]:
         """(free GPUs, free amount of `dimension`) of the node with the most of `dimension` free among
         those with `gpus` GPUs free: what a wait names when that dimension binds."""
+        key = (gpus, dimension)
+        known = self._best.get(key)
+        if known is not None:
+            return known
         free_of = self.cpu_free if dimension == CPUS else self.mem_free
         best = (0, -1)
         for f in range(gpus, self._top + 1):
@@ -217,14 +270,14 @@ class ModelIndex:
                 amount = free_of[node_id]
                 if amount > best[1]:
                     best = (f, amount)
-        return best if best[1] >= 0 else (0, 0)
+        best = self._best[key] = best if best[1] >= 0 else (0, 0)
+        return best
 
     def total_of(self, dimension: str) -> int:
         """Free CPU cores or memory over the schedulable nodes that track it."""
         if dimension == GPUS:
             return self.total_free
-        free_of = self.cpu_free if dimension == CPUS else self.mem_free
-        return sum(v for v in free_of.values() if v < _UNBOUNDED // 2)
+        return self.free_cpus if dimension == CPUS else self.free_memory
 
     def binding_dimension(self, gpus: int, replicas: int, cpus: int, memory_gb: int) -> str:
         """Why a shape that asks CPU cores or memory does not fit now: GPUs if GPUs alone would not;
@@ -339,11 +392,14 @@ class ModelIndex:
         other.outside_gpus, other.outside_jobs = self.outside_gpus, self.outside_jobs
         other.outside_cpus, other.outside_memory_gb = self.outside_cpus, self.outside_memory_gb
         other.cpu_free, other.mem_free, other._vec_slots = dict(self.cpu_free), dict(self.mem_free), {}
+        other._best, other.free_cpus, other.free_memory = {}, self.free_cpus, self.free_memory
         return other
 
     def _move(self, node_id: int, before: int, after: int) -> None:
+        if self._best:
+            self._best.clear()
         if self._vec_slots:
-            self._vec_slots.clear()
+            self._vec_changed(node_id, before, after, self.cpu_free[node_id], self.mem_free[node_id], 0, 0)
         self.buckets[after][node_id] = None
         self.free[node_id] = after
         self.total_free += after - before

@@ -88,13 +88,6 @@ class Pool(models.Model):
     default_cpus_per_gpu = models.PositiveIntegerField(default=0)
     default_memory_gb_per_gpu = models.PositiveIntegerField(default=0)
 
-    class OutsideJobs(models.TextChoices):
-        COUNT = "count", _("Count them as occupied")
-        ADOPT = "adopt", _("Adopt them (import and govern)")
-    # What the portal does with jobs on its nodes it does not own (started with plain sbatch): they
-    # always count as occupied; "adopt" also imports held ones, as intake does.
-    outside_jobs = models.CharField(max_length=10, choices=OutsideJobs, default=OutsideJobs.COUNT)
-
     class Meta:
         ordering = ["name"]
 

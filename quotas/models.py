@@ -203,6 +203,11 @@ class Quota(models.Model):
         ]
         indexes = [models.Index(fields=["pool", "gpu_model", "status"])]
 
+    @property
+    def extra_dimensions(self) -> tuple[int, int, int]:
+        """GPU memory, CPU cores and memory GB: enforced where set, 0 is left empty (unlimited)."""
+        return self.gpu_memory_gb, self.cpu_cores, self.memory_gb
+
     def __str__(self) -> str:
         subject = f"{self.tenant.slug}/{self.project.slug}" if self.project_id else self.tenant.slug
         return f"{subject} {self.pool.name}/{self.gpu_model.name}: {self.gpus} GPUs"

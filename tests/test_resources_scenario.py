@@ -92,3 +92,25 @@ def test_pool_per_gpu_defaults_count_for_a_job_that_gives_no_memory(world, membe
     assert len(running) == 4 and len({j.placements[0] for j in running}) == 4
     waiting = next(j for j in jobs if j.status == Job.Status.QUEUED)
     assert waiting.wait["blockers"][-1]["kind"] == "pool_full_memory"
+
+
+def test_a_set_cpu_quota_is_enforced_and_the_quota_page_says_which_dimensions_are_set(world, member, api, client):
+    from tests import factories
+
+    factories.quota(world.alpha, world.pool, world.h100, 16, cpu_cores=64)  # memory and GPU memory left empty
+    t0 = timezone.now()
+    with time_machine.travel(t0, tick=False):
+        first = submit_api(api, member, name="cpu-48-a", gpus=2, cpu=48)
+        second = submit_api(api, member, name="cpu-48-b", gpus=2, cpu=48)
+    beat(world, t0)
+    assert reload(first).status == Job.Status.RUNNING
+    second = reload(second)
+    assert second.wait_code == reasons.QUOTA_EXCEEDED
+    body = api(member).get(f"/api/v1/jobs/{second.pk}/").json()
+    assert body["wait"]["blockers"][0]["message"] == (
+        "CPU quota exceeded for alpha on gpu-a/H100-80G: requested 48 CPU cores, 16 free of base quota 64 (48 in use)")
+    assert body["wait"]["next_actions"][0]["label"] == (
+        "Request 32 more CPU cores of H100-80G quota on gpu-a for alpha")
+    client.force_login(member)
+    page = client.get("/tenants/alpha/quota/").content.decode()
+    assert "<td>64</td>" in page and "not limited" in page

@@ -151,8 +151,11 @@ def _nominate(cycle: CycleState, queue) -> None:
             job.tenant, job.project, job.pool, job.gpu_model, job.workload_class
         )
         quota_ok = _quota_blockers(reasons, blockers, job, need, tenant_q, project_q, used)
+        # Over a set quota dimension beyond GPUs: neither a lease (leases lend GPUs) nor stopping the
+        # tenant's own jobs (planned on GPUs) is offered; it waits for its own jobs to end or more quota.
+        extra_over = False
         if book.extra and quota_ok and not within_extra_quota(reasons, blockers, job, book, tenant_q, project_q):
-            quota_ok = False
+            quota_ok, extra_over = False, True
 
         node_blocked = False
         if shape_ok and not index.fits(g, replicas, c, m):
@@ -169,10 +172,12 @@ def _nominate(cycle: CycleState, queue) -> None:
             # Appended in precedence order already (environment, shape, quota, nodes), so
             # no sort is needed; test_properties checks the order holds.
             entry = Candidate(job, share(blockers), tenant_q, lane, node_blocked, project_q,
-                              quota_ok, shape_ok)
+                              quota_ok, shape_ok, extra_over)
             waiting.append(entry)
             if quota_ok:  # with the quota held for the jobs ahead of it (phase 3b judges it again)
                 within_quota.append((entry, held.get(tenant_q.id, 0), held.get(project_q.id, 0) if project_q else 0))
+            if extra_over:
+                continue
             if shape_ok and job.env_ready and tenant_q is not None:
                 if not quota_ok:
                     borrowers.append(entry)
@@ -223,7 +228,8 @@ def _settle_quota(cycle: CycleState) -> None:
     if not changed:
         return
     # In queue order, as phase 3 lists them: the borrowers now include these; a stop may help them too.
-    cycle.borrowers = [e for e in cycle.waiting if not e.quota_ok and e.shape_ok and e.job.env_ready]
+    cycle.borrowers = [e for e in cycle.waiting if not e.quota_ok and e.shape_ok and e.job.env_ready
+                       and not e.extra_over]
     helped = {id(e) for e in changed if e.shape_ok and e.job.env_ready and cycle.may_preempt(
         e.job, e.tenant_q, e.job.gpus * e.job.replicas, cycle.priority_of.get(e.job.priority_class, 0))}
     if helped:

@@ -60,6 +60,7 @@ class Candidate:
     project_q: Quota | None
     quota_ok: bool  # within the tenant's (and project's) free base quota
     shape_ok: bool  # some schedulable node set could hold it
+    extra_over: bool = False  # over a set quota dimension beyond GPUs: neither borrows nor preempts
 
 
 @dataclass(slots=True)

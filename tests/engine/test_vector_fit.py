@@ -145,3 +145,13 @@ def test_a_lane_without_cpu_or_memory_capacity_ignores_what_jobs_ask():
     d = decide(snapshot(nodes=[node(1)], quotas=[quota("a", 8)],
                         pending=[replace(pending(i, "a", 1), memory_gb=4096) for i in (1, 2)]))
     assert set(admitted(d)) == {1, 2}
+
+
+def test_a_job_over_a_set_cpu_quota_does_not_borrow_gpus_on_a_lease():
+    # 16 GPUs of capacity, 8 of them unassigned (lendable): GPUs are not what the job lacks.
+    capped = replace(quota("a", 8, id=5), cpus=64)
+    jobs = [replace(pending(1, "a", 2), cpus=48), replace(pending(2, "a", 2), cpus=48)]
+    d = decide(snapshot(nodes=[big(1), big(2)], quotas=[capped], pending=jobs))
+    assert set(admitted(d)) == {1} and not d.lease_plans
+    assert wait_of(d, 2).blockers[0].kind == "quota_exceeded_cpus"
+    assert [b.code for b in wait_of(d, 2).blockers] == [R.QUOTA_EXCEEDED]

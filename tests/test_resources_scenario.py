@@ -79,7 +79,7 @@ def test_a_job_whose_memory_fits_no_nodes_free_memory_waits_with_a_memory_blocke
     assert reload(big).status == Job.Status.RUNNING
 
 
-def test_pool_per_gpu_defaults_count_for_a_job_that_gives_no_memory(world, member, api):
+def test_pool_per_gpu_defaults_count_for_a_job_that_gives_no_memory(world, member, api, client):
     world.pool.default_memory_gb_per_gpu = 256
     world.pool.save(update_fields=["default_memory_gb_per_gpu"])
     t0 = timezone.now()
@@ -92,6 +92,9 @@ def test_pool_per_gpu_defaults_count_for_a_job_that_gives_no_memory(world, membe
     assert len(running) == 4 and len({j.placements[0] for j in running}) == 4
     waiting = next(j for j in jobs if j.status == Job.Status.QUEUED)
     assert waiting.wait["blockers"][-1]["kind"] == "pool_full_memory"
+    client.force_login(member)
+    page = client.get(f"/jobs/{waiting.pk}/").content.decode()
+    assert "0 CPU cores, 512 GB memory" in page and "per-GPU defaults" in page
 
 
 def test_a_set_cpu_quota_is_enforced_and_the_quota_page_says_which_dimensions_are_set(world, member, api, client):

@@ -4,7 +4,7 @@ with the outside-jobs blocker, and the portal never places a job where Slurm wou
 import subprocess
 
 from quotas.models import Node
-from scheduler.backends.inventory import inventory_sync
+from scheduler.sync.inventory import inventory_sync
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.engine import reasons
 from scheduler.models import Job

@@ -83,6 +83,10 @@ class Pool(models.Model):
     # settings, validated by scheduler.backends.registry.backend_settings_validate.
     backend = models.CharField(max_length=20, default="simulated")
     backend_settings = models.JSONField(default=dict, blank=True)
+    # Per-GPU defaults for a job that gives no CPU cores or memory (as Slurm's DefCpuPerGPU and
+    # DefMemPerGPU); 0: none, such a job asks only GPUs.
+    default_cpus_per_gpu = models.PositiveIntegerField(default=0)
+    default_memory_gb_per_gpu = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["name"]
@@ -124,6 +128,11 @@ class Node(models.Model):
     maintenance_reason = models.CharField(max_length=300, blank=True)
     labels = models.JSONField(default=dict, blank=True)
     synced_at = models.DateTimeField(null=True, blank=True, help_text="Last inventory sync from the backend")
+    # Allocated on the node by jobs the portal does not own, as the last inventory sync read it: occupied.
+    outside_gpus = models.PositiveSmallIntegerField(default=0)
+    outside_cpus = models.PositiveIntegerField(default=0)
+    outside_memory_gb = models.PositiveIntegerField(default=0)
+    outside_jobs = models.PositiveIntegerField(default=0)
     history = HistoricalRecords()
 
     class Meta:
@@ -193,6 +202,11 @@ class Quota(models.Model):
             ),
         ]
         indexes = [models.Index(fields=["pool", "gpu_model", "status"])]
+
+    @property
+    def extra_dimensions(self) -> tuple[int, int, int]:
+        """GPU memory, CPU cores and memory GB: enforced where set, 0 is left empty (unlimited)."""
+        return self.gpu_memory_gb, self.cpu_cores, self.memory_gb
 
     def __str__(self) -> str:
         subject = f"{self.tenant.slug}/{self.project.slug}" if self.project_id else self.tenant.slug

@@ -22,6 +22,10 @@ class ModelCapacity:
     gpus_maintenance: int
     quota_sum: int
     maintenance_windows: list[dict] = field(default_factory=list)
+    # Held on schedulable nodes by jobs the portal does not own (inventory sync): occupied.
+    outside_gpus: int = 0
+    outside_jobs: int = 0
+    outside_nodes: list[dict] = field(default_factory=list)
 
     @property
     def unassigned(self) -> int:
@@ -38,6 +42,7 @@ class ModelCapacity:
             "gpus_cordoned": self.gpus_cordoned, "gpus_maintenance": self.gpus_maintenance,
             "quota_sum": self.quota_sum, "unassigned": self.unassigned, "oversubscribed": self.oversubscribed,
             "maintenance_windows": self.maintenance_windows,
+            "outside_gpus": self.outside_gpus, "outside_jobs": self.outside_jobs, "outside_nodes": self.outside_nodes,
         }
 
 
@@ -56,6 +61,8 @@ def pool_capacity(*, pool_names: list[str] | None = None) -> list[ModelCapacity]
             schedulable=Sum("gpus", filter=Q(state=Node.State.SCHEDULABLE)),
             cordoned=Sum("gpus", filter=Q(state=Node.State.CORDONED)),
             maintenance=Sum("gpus", filter=Q(state=Node.State.MAINTENANCE)),
+            outside_gpus=Sum("outside_gpus", filter=Q(state=Node.State.SCHEDULABLE)),
+            outside_jobs=Sum("outside_jobs", filter=Q(state=Node.State.SCHEDULABLE)),
         )
         .order_by("pool__name", "gpu_model__name")
     )
@@ -68,6 +75,13 @@ def pool_capacity(*, pool_names: list[str] | None = None) -> list[ModelCapacity]
             "name", "pool__name", "gpu_model__name", "gpus", "maintenance_start", "maintenance_end"):
         windows[(n["pool__name"], n["gpu_model__name"])].append(
             {"node": n["name"], "gpus": n["gpus"], "start": n["maintenance_start"], "end": n["maintenance_end"]})
+    outside = defaultdict(list)
+    for n in nodes.filter(state=Node.State.SCHEDULABLE, outside_jobs__gt=0).order_by("name").values(
+            "name", "pool__name", "gpu_model__name", "outside_gpus", "outside_cpus", "outside_memory_gb",
+            "outside_jobs"):
+        outside[(n["pool__name"], n["gpu_model__name"])].append(
+            {"node": n["name"], "gpus": n["outside_gpus"], "cpus": n["outside_cpus"],
+             "memory_gb": n["outside_memory_gb"], "jobs": n["outside_jobs"]})
     result = []
     for r in rows:
         key = (r["pool__name"], r["gpu_model__name"])
@@ -75,7 +89,8 @@ def pool_capacity(*, pool_names: list[str] | None = None) -> list[ModelCapacity]
             pool=key[0], gpu_model=key[1], gpu_memory_gb=r["gpu_model__memory_gb"], nodes=r["nodes"],
             gpus_total=r["total"] or 0, gpus_schedulable=r["schedulable"] or 0, gpus_cordoned=r["cordoned"] or 0,
             gpus_maintenance=r["maintenance"] or 0, quota_sum=quota_sums.pop(key, 0),
-            maintenance_windows=windows.get(key, []),
+            maintenance_windows=windows.get(key, []), outside_gpus=r["outside_gpus"] or 0,
+            outside_jobs=r["outside_jobs"] or 0, outside_nodes=outside.get(key, []),
         ))
     # Quotas on a pool × model with no nodes at all are still shown: that is the worst oversubscription.
     for (pool, model), total in sorted(quota_sums.items()):

@@ -16,6 +16,8 @@ class ModelCapacitySerializer(serializers.Serializer):
     quota_sum = serializers.IntegerField()
     unassigned = serializers.IntegerField()
     oversubscribed = serializers.BooleanField()
+    outside_gpus = serializers.IntegerField(help_text="GPUs held on schedulable nodes by jobs the portal does not own")
+    outside_jobs = serializers.IntegerField(help_text="Jobs the portal does not own on schedulable nodes")
 
 
 class PoolCapacitySerializer(serializers.Serializer):

@@ -13,7 +13,8 @@ from quotas.models import Pool
 
 
 def pools_with_usage() -> list[dict]:
-    """Capacity per pool × model plus used (running jobs), lent / borrowed (open leases) and idle GPUs."""
+    """Capacity per pool × model plus used (running jobs), lent / borrowed (open leases) and idle GPUs (what
+    jobs the portal does not own hold is not idle)."""
     used = holdings.pool_model_usage()
     lent: dict[tuple[str, str], int] = {}
     borrowed: dict[tuple[str, str], int] = {}
@@ -27,7 +28,7 @@ def pools_with_usage() -> list[dict]:
         for m in pool["models"]:
             key = (pool["name"], m["gpu_model"])
             m.update(used=used.get(key, 0), lent=lent.get(key, 0), borrowed=borrowed.get(key, 0),
-                     idle=max(m["gpus_schedulable"] - used.get(key, 0), 0))
+                     idle=max(m["gpus_schedulable"] - used.get(key, 0) - m["outside_gpus"], 0))
     return pools
 
 

@@ -51,8 +51,19 @@ class RunReport:
 
 
 @dataclass(frozen=True)
+class Allocation:
+    """What one running job holds on one node. `portal`: a job the portal submitted (by its name)."""
+
+    job_id: str
+    gpus: int
+    cpus: int
+    memory_gb: int
+    portal: bool = False
+
+
+@dataclass(frozen=True)
 class NodeReport:
-    """One node as the cluster describes it."""
+    """One node as the cluster describes it, with what its running jobs hold (`allocations`)."""
 
     name: str
     gres_type: str
@@ -62,6 +73,7 @@ class NodeReport:
     state: str  # "schedulable" | "maintenance"
     reason: str = ""
     backend_state: str = ""
+    allocations: tuple[Allocation, ...] = ()
 
 
 @dataclass(frozen=True)

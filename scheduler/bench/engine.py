@@ -145,6 +145,22 @@ def _with_leases(rng: random.Random, now: datetime, names: list[str],
     return out, leases, policies
 
 
+def with_vectors(snapshot: Snapshot, seed: int = 0) -> Snapshot:
+    """The same cluster and queue with CPU cores and memory set on every node and job (and GPU memory on
+    the nodes): 16 cores and 128 GB per GPU on a node, 4 to 16 cores and 32 to 128 GB per GPU asked, so
+    some nodes run out of memory before GPUs. GPUs and everything else stay as they were."""
+    rng = random.Random(seed + 7919)
+    memory = {"H100-80G": 80, "A100-40G": 40, "L40S-48G": 48}
+
+    def ask(gpus: int) -> dict:
+        return {"cpus": gpus * rng.choice((4, 8, 16)), "memory_gb": gpus * rng.choice((32, 64, 128))}
+
+    nodes = tuple(replace(n, cpus=n.gpus * 16, memory_gb=n.gpus * 128, gpu_memory_gb=memory[n.gpu_model])
+                  for n in snapshot.nodes)
+    return replace(snapshot, nodes=nodes, running=tuple(replace(j, **ask(j.gpus)) for j in snapshot.running),
+                   pending=tuple(replace(j, **ask(j.gpus)) for j in snapshot.pending))
+
+
 def run_cycles(snapshots: Iterable[Snapshot]) -> list[float]:
     """Wall time of one full cycle per snapshot, in milliseconds. Every cycle is cold (decide
     starts with empty reason caches); distinct snapshots (`fresh_snapshots`) vary the cluster too."""

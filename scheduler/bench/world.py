@@ -25,8 +25,11 @@ class BenchWorld:
     tenants: list[Tenant]
     models: list[str]
 
-    def specs(self, count: int, seed: int) -> list[dict]:
+    def specs(self, count: int, seed: int, vectors: bool = False) -> list[dict]:
+        """`vectors`: the same jobs also ask CPU cores and memory (4 to 16 cores and 32 to 128 GB per GPU,
+        drawn apart so the GPU figures stay the same), against the nodes' 16 cores and 128 GB per GPU."""
         rng = random.Random(seed)
+        extra = random.Random(seed + 7919)
         out = []
         for i in range(count):
             tenant = rng.choice(self.tenants)
@@ -39,6 +42,9 @@ class BenchWorld:
                 "max_runtime_minutes": rng.choice((30, 60, 120, 240, 480)),
                 "environment": {"image": "reg/bench:1", "ready": ready, "detail": "" if ready else "image not found"},
             })
+            if vectors:
+                gpus = out[-1]["gpus"] * out[-1]["replicas"]
+                out[-1].update(cpu=gpus * extra.choice((4, 8, 16)), memory_gb=gpus * extra.choice((32, 64, 128)))
         return out
 
 

@@ -14,7 +14,9 @@ from django.utils import timezone
 from audit.usage.selectors import fair_share_usage, half_life_hours
 from quotas.leases import selectors as lease_selectors
 from quotas.models import GpuModel, Node, Pool, Project, Quota, Tenant
+from scheduler.cycle.job_resources import per_replica, quota_limit
 from scheduler.engine import reasons
+from scheduler.engine.resources import Resources
 from scheduler.engine.types import (
     DEFAULT_PRIORITY_CLASSES,
     PendingJob,
@@ -106,37 +108,46 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
     stopping, preempted, refused = _victim_state(pool=pool, now=now)
     nodes = tuple(
         EngineNode(id=i, pool=pool.name, gpu_model=model, gpus=gpus, state=state, maintenance_until=until,
-                   maintenance_reason=why)
-        for i, model, gpus, state, until, why in Node.objects.filter(pool=pool).order_by("id").values_list(
-            "id", "gpu_model__name", "gpus", "state", "maintenance_end", "maintenance_reason")
+                   maintenance_reason=why, cpus=cpus, memory_gb=memory, gpu_memory_gb=gpu_memory,
+                   outside=Resources(o_gpus, 0, o_cpus, o_memory), outside_jobs=o_jobs)
+        for i, model, gpus, state, until, why, cpus, memory, gpu_memory, o_gpus, o_cpus, o_memory, o_jobs
+        in Node.objects.filter(pool=pool).order_by("id").values_list(
+            "id", "gpu_model__name", "gpus", "state", "maintenance_end", "maintenance_reason", "cpu_cores",
+            "memory_gb", "gpu_model__memory_gb", "outside_gpus", "outside_cpus", "outside_memory_gb", "outside_jobs")
     )
     quotas = tuple(
         EngineQuota(id=i, tenant=tenant, pool=pool.name, gpu_model=model, gpus=gpus, classes=frozenset(classes or ()),
-                    project=project)
-        for i, tenant, model, gpus, classes, project in Quota.objects.filter(
+                    project=project, gpu_memory_gb=quota_limit(gpu_memory), cpus=quota_limit(cpus),
+                    memory_gb=quota_limit(memory))
+        for i, tenant, model, gpus, classes, project, gpu_memory, cpus, memory in Quota.objects.filter(
             pool=pool, status=Quota.Status.ACTIVE).order_by("id").values_list(
-            "id", "tenant__slug", "gpu_model__name", "gpus", "workload_classes", "project__slug")
+            "id", "tenant__slug", "gpu_model__name", "gpus", "workload_classes", "project__slug", "gpu_memory_gb",
+            "cpu_cores", "memory_gb")
     )
+    defaults = {"default_cpus_per_gpu": pool.default_cpus_per_gpu,
+                "default_memory_gb_per_gpu": pool.default_memory_gb_per_gpu}
     running = []
     for (i, tenant, project, model, gpus, replicas, priority, placements, admitted_at, started_at, expected_end,
-         lease_id, workload, max_runtime, checkpoint, off_cluster) in Job.objects.filter(
+         lease_id, workload, max_runtime, checkpoint, cpu, memory, off_cluster) in Job.objects.filter(
             pool=pool, status__in=HOLDING_STATUSES).annotate(off_cluster=_off_cluster()).order_by(
             "id").values_list("id", "tenant__slug", "project__slug", "gpu_model__name", "gpus", "replicas",
                               "priority_class", "placements", "admitted_at", "started_at", "expected_end",
-                              "lease_id", "workload_class", "max_runtime_minutes", "last_checkpoint_at",
-                              "off_cluster"):
+                              "lease_id", "workload_class", "max_runtime_minutes", "last_checkpoint_at", "cpu",
+                              "memory_gb", "off_cluster"):
         started = started_at or admitted_at or now
         until, stopping_for = stopping.get(i, (None, None))
         if lease_id is not None and lease_id not in open_lease_ids:
             # Its lease was returned or expired: the grace worker stops it now, so count its GPUs as
             # coming back and plan nothing more against it.
             until = now
+        cpus, memory_gb = per_replica(**defaults, gpus=gpus, replicas=replicas, cpu=cpu, memory_gb=memory)
         running.append(RunningJob(
             id=i, tenant=tenant, project=project, pool=pool.name, gpu_model=model, gpus=gpus, replicas=replicas,
             priority_class=priority, placements=tuple(placements or ()), started_at=started,
             expected_end=expected_end or started + clock.span(max_runtime), lease_id=lease_id,
             workload_class=workload, last_checkpoint_at=checkpoint, preemptions_24h=preempted.get(i, 0),
-            stopping_until=until, stopping_for=stopping_for, stop_refused=i in refused or off_cluster))
+            stopping_until=until, stopping_for=stopping_for, stop_refused=i in refused or off_cluster, cpus=cpus,
+            memory_gb=memory_gb))
     pending = []
     stored: dict[int, StoredPending] = {}
     # A job already told its environment is not ready is left out until the environment changes
@@ -148,21 +159,26 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
         env_ready=False, wait_code=reasons.ENV_NOT_READY).order_by("id").values_list(
         "id", "tenant_id", "project_id", "gpu_model_id", "gpus", "replicas", "workload_class",
         "priority_class", "submitted_at", "env_ready", "env_detail", "max_runtime_minutes", "status", "wait_code",
-        "wait_digest", "name")
+        "wait_digest", "name", "cpu", "memory_gb")
     rows = list(rows)
     tenants, projects, models = _names({row[1] for row in rows}, {row[2] for row in rows})
     pool_name = pool.name
+    extra_defaults = pool.default_cpus_per_gpu or pool.default_memory_gb_per_gpu
     for (i, tenant_id, project_id, model_id, gpus, replicas, workload, priority, submitted_at, env_ready, env_detail,
-         max_runtime, status, wait_code, wait_digest, name) in rows:
+         max_runtime, status, wait_code, wait_digest, name, cpu, memory) in rows:
         if not _within_limits(gpus, replicas, max_runtime):
             job_fault_record(job_id=i, tenant_id=tenant_id, stage="cycle",
                              error=ValueError(OUT_OF_LIMITS.format(gpus=gpus, replicas=replicas,
                                                                    minutes=max_runtime)), now=now)
             continue
         # Positional: keywords cost a frozen dataclass a fifth more, 10k times a cycle (fields in types.py order).
+        if cpu or memory or extra_defaults:
+            cpus, memory_gb = per_replica(**defaults, gpus=gpus, replicas=replicas, cpu=cpu, memory_gb=memory)
+        else:
+            cpus = memory_gb = 0
         pending.append(PendingJob(
             i, tenants[tenant_id], projects[project_id], pool_name, models[model_id], gpus, replicas, workload,
-            priority, submitted_at, env_ready, env_detail or NOT_READY_DETAIL, max_runtime))
+            priority, submitted_at, env_ready, env_detail or NOT_READY_DETAIL, max_runtime, cpus, memory_gb))
         stored[i] = StoredPending(status, wait_code, wait_digest, tenant_id, name)
     snapshot = Snapshot(
         now=now, nodes=nodes, quotas=quotas, running=tuple(running), pending=tuple(pending),

@@ -26,6 +26,7 @@ from .fit import ModelIndex
 from .leases import LeaseDesk
 from .ordering import order_pending
 from .preemption import PRODUCTION
+from .room import extra_shape_blocker, room_blocker, within_extra_quota
 from .reclaim import reclaim
 from .standing import Standing
 from .state import Candidate, CycleState, timeline
@@ -46,12 +47,12 @@ from .types import (
 _NOT_RUNNABLE = frozenset({R.ENV_NOT_READY, R.RESOURCE_MISMATCH})
 _FIXED_ETA = frozenset({R.MAINTENANCE, R.RECLAIMING, R.PREEMPTING})
 _OFFER_OTHER_MODEL = frozenset(
-    {R.RESOURCE_MISMATCH, R.MAINTENANCE, R.LOWER_PRIORITY, R.POOL_FULL, R.FRAGMENTED}
+    {R.RESOURCE_MISMATCH, R.MAINTENANCE, R.LOWER_PRIORITY, R.POOL_FULL, R.FRAGMENTED, R.OUTSIDE_JOBS}
 )
 
 
 # Room on nodes: last in precedence, judged at the end of the cycle (`_rooms_at_cycle_end`).
-_ROOM = frozenset({R.POOL_FULL, R.FRAGMENTED})
+_ROOM = frozenset({R.POOL_FULL, R.FRAGMENTED, R.OUTSIDE_JOBS})
 _STOP_PLANNED = frozenset({R.RECLAIMING, R.PREEMPTING})
 
 _UNSEEN = object()
@@ -61,6 +62,17 @@ def _shape_blocker(job: PendingJob, index: ModelIndex | None) -> Blocker | None:
     """RESOURCE_MISMATCH if no node set could ever hold the gang, MAINTENANCE if only
     unavailable nodes could, None if the schedulable nodes could when empty."""
     g, replicas = job.gpus, job.replicas
+    if index is not None and (job.cpus or job.memory_gb or job.gpu_memory_gb):
+        extra = extra_shape_blocker(job, index)
+        if extra is not None:
+            return extra
+        if index.static_slots(g, False) >= replicas and index.static_slots_for(
+                g, job.cpus, job.memory_gb, False) < replicas:  # a replica fits, not all of them
+            return R.resource_mismatch(job.pool, job.gpu_model, g, replicas, index.largest_node,
+                                       index.static_slots_for(g, job.cpus, job.memory_gb, False))
+        if index.static_slots_for(g, job.cpus, job.memory_gb, True) < replicas <= index.static_slots(g, True):
+            down, until, why = index.down_nodes_that_fit(g)
+            return R.maintenance(job.pool, job.gpu_model, down, until, why)
     if index is None or index.static_slots(g, False) < replicas:
         return R.resource_mismatch(
             job.pool, job.gpu_model, g, replicas,
@@ -127,9 +139,11 @@ def _nominate(cycle: CycleState, queue) -> None:
 
         if not job.env_ready:
             blockers.append(reasons.env_not_ready(job.env_detail))
-        shape = lane.shapes.get((g, replicas), _UNSEEN)
+        c, m = job.cpus, job.memory_gb
+        skey = (g, replicas, c, m, job.gpu_memory_gb) if c or m or job.gpu_memory_gb else (g, replicas)
+        shape = lane.shapes.get(skey, _UNSEEN)
         if shape is _UNSEEN:
-            shape = lane.shapes[(g, replicas)] = _shape_blocker(job, index)
+            shape = lane.shapes[skey] = _shape_blocker(job, index)
         shape_ok = shape is None
         if not shape_ok:
             blockers.append(shape)
@@ -138,9 +152,14 @@ def _nominate(cycle: CycleState, queue) -> None:
             job.tenant, job.project, job.pool, job.gpu_model, job.workload_class
         )
         quota_ok = _quota_blockers(reasons, blockers, job, need, tenant_q, project_q, used)
+        # Over a set quota dimension beyond GPUs: neither a lease (leases lend GPUs) nor stopping the
+        # tenant's own jobs (planned on GPUs) is offered; it waits for its own jobs to end or more quota.
+        extra_over = False
+        if book.extra and quota_ok and not within_extra_quota(reasons, blockers, job, book, tenant_q, project_q):
+            quota_ok, extra_over = False, True
 
         node_blocked = False
-        if shape_ok and not index.can_place(g, replicas):
+        if shape_ok and not index.fits(g, replicas, c, m):
             node_blocked = True
             _add_node_blockers(reasons, blockers, job, index, need, lane.higher_jobs, lane.higher_gpus)
 
@@ -154,10 +173,12 @@ def _nominate(cycle: CycleState, queue) -> None:
             # Appended in precedence order already (environment, shape, quota, nodes), so
             # no sort is needed; test_properties checks the order holds.
             entry = Candidate(job, share(blockers), tenant_q, lane, node_blocked, project_q,
-                              quota_ok, shape_ok)
+                              quota_ok, shape_ok, extra_over)
             waiting.append(entry)
             if quota_ok:  # with the quota held for the jobs ahead of it (phase 3b judges it again)
                 within_quota.append((entry, held.get(tenant_q.id, 0), held.get(project_q.id, 0) if project_q else 0))
+            if extra_over:
+                continue
             if shape_ok and job.env_ready and tenant_q is not None:
                 if not quota_ok:
                     borrowers.append(entry)
@@ -168,9 +189,11 @@ def _nominate(cycle: CycleState, queue) -> None:
             elif not quota_ok and shape_ok and job.env_ready:
                 borrowers.append(entry)
             continue
-        placements = index.place(g, replicas)
+        placements = index.place_for(g, replicas, c, m)
         book.charge(tenant_q, need)
         book.charge(project_q, need)
+        if book.extra:
+            book.charge_extra((tenant_q, project_q), book.extra_of(job), 1)
         admissions.append(Admission(job.id, placements))
         end = now + span(job.max_runtime_minutes, cycle.snapshot.time_scale)
         lane.releases.add(end, need)
@@ -206,7 +229,8 @@ def _settle_quota(cycle: CycleState) -> None:
     if not changed:
         return
     # In queue order, as phase 3 lists them: the borrowers now include these; a stop may help them too.
-    cycle.borrowers = [e for e in cycle.waiting if not e.quota_ok and e.shape_ok and e.job.env_ready]
+    cycle.borrowers = [e for e in cycle.waiting if not e.quota_ok and e.shape_ok and e.job.env_ready
+                       and not e.extra_over]
     helped = {id(e) for e in changed if e.shape_ok and e.job.env_ready and cycle.may_preempt(
         e.job, e.tenant_q, e.job.gpus * e.job.replicas, cycle.priority_of.get(e.job.priority_class, 0))}
     if helped:
@@ -288,7 +312,7 @@ def _borrow_for(cycle: CycleState, desk: LeaseDesk, entry: Candidate, full: dict
     job, lane = entry.job, entry.lane
     index = lane.index
     need = job.gpus * job.replicas
-    fits = index.can_place(job.gpus, job.replicas)
+    fits = index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb)
     lender = desk.find(job, need, index.capacity, fits)
     if lender.__class__ is Blocker:
         jkey = (id(entry.blockers), id(lender))  # both shared objects, held by `joined`
@@ -301,15 +325,16 @@ def _borrow_for(cycle: CycleState, desk: LeaseDesk, entry: Candidate, full: dict
     if not fits:
         if not entry.node_blocked:  # had room in phase 3, none left now
             entry.node_blocked = True
-            fkey = (job.pool, job.gpu_model, job.gpus, job.replicas, index.total_free, index.max_free,
-                    index.held)
+            fkey = (job.pool, job.gpu_model, job.gpus, job.replicas, job.cpus, job.memory_gb, index.total_free,
+                    index.max_free, index.held)
             extra = full.get(fkey)
             if extra is None:
                 extra = full[fkey] = tuple(_add_node_blockers(cycle.reasons, [], job, index, need, 0, 0))
             entry.blockers = cycle.share(entry.blockers + extra)
         return False
     plan = desk.grant(job, lender, need)
-    cycle.admissions.append(Admission(job.id, index.place(job.gpus, job.replicas), plan))
+    cycle.admissions.append(Admission(job.id, index.place_for(job.gpus, job.replicas, job.cpus, job.memory_gb),
+                                      plan))
     cycle.lease_plans.append(plan)
     lane.releases.add(cycle.now + span(job.max_runtime_minutes, cycle.snapshot.time_scale), need)
     entry.blockers = None
@@ -395,8 +420,8 @@ def _describe(cycle: CycleState) -> list[Wait]:
         if blockers is None:  # admitted on a lease in phase 4
             continue
         job, tenant_q, lane = entry.job, entry.tenant_q, entry.lane
-        question = (id(blockers), id(tenant_q), id(entry.project_q), id(lane), job.gpus, job.replicas,
-                    entry.node_blocked)
+        question = (id(blockers), id(tenant_q), id(entry.project_q), id(lane), job.gpus, job.replicas, job.cpus,
+                    job.memory_gb, entry.node_blocked)
         known = answers.get(question)
         if known is None:
             known = answers[question] = answer(entry)
@@ -502,14 +527,11 @@ def _rooms_at_cycle_end(reasons: R.Reasons, blockers: tuple[Blocker, ...], job: 
     cycle, so a job that fits now fitted at its turn and has no room blocker to change. A job that
     waits on a planned stop alone (reclaim, preemption) waits on that, not on room."""
     g, replicas = job.gpus, job.replicas
-    if index.can_place(g, replicas) or (len(blockers) == 1 and blockers[0].code in _STOP_PLANNED):
+    if index.fits(g, replicas, job.cpus, job.memory_gb) or (
+            len(blockers) == 1 and blockers[0].code in _STOP_PLANNED):
         return blockers
     head = blockers[:-1] if blockers[-1].code in _ROOM else blockers
-    need = g * replicas
-    room = (reasons.fragmented(job.pool, job.gpu_model, g, replicas, index.total_free, index.max_free, index.held)
-            if index.total_free >= need else reasons.pool_full(job.pool, job.gpu_model, need, index.total_free,
-                                                           index.capacity, index.held))
-    return (*head, room)
+    return (*head, room_blocker(reasons, job, index))
 
 
 def _with_borrow_blocker(blockers: tuple[Blocker, ...], blocker: Blocker) -> tuple[Blocker, ...]:
@@ -524,7 +546,9 @@ def _add_node_blockers(reasons: R.Reasons, blockers: list[Blocker], job: Pending
                        higher_jobs: int, higher_gpus: int) -> list[Blocker]:
     if higher_jobs:
         blockers.append(reasons.lower_priority(job.pool, job.gpu_model, higher_jobs, higher_gpus))
-    if index.total_free >= need:
+    if index.outside_jobs or ((job.cpus or job.memory_gb) and index.vec):
+        blockers.append(room_blocker(reasons, job, index))
+    elif index.total_free >= need:
         blockers.append(reasons.fragmented(
             job.pool, job.gpu_model, job.gpus, job.replicas, index.total_free, index.max_free, index.held
         ))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
+from .resources import CPUS, GPU_MEMORY, MEMORY, ZERO, Resources, add
 from .types import WORKLOAD_TO_PRIORITY, Quota, RunningJob
 
 _FIRST_WORKLOAD_OF: dict[str, str] = {}
@@ -26,9 +27,15 @@ def workload_for_priority(priority_class: str) -> str:
 
 class QuotaBook:
     __slots__ = ("_tenant", "_project", "used", "_cover_cache", "tenant_gpus", "lease_used",
-                 "_project_lanes", "_project_cache")
+                 "_project_lanes", "_project_cache", "extra", "used_extra", "gpu_memory")
 
-    def __init__(self, quotas: Iterable[Quota]):
+    def __init__(self, quotas: Iterable[Quota], gpu_memory: Mapping[str, int] | None = None):
+        quotas = tuple(quotas)
+        # Quotas with a dimension beyond GPUs set (resources.py), and what is charged to them there
+        # (GPU memory, CPU cores, memory); a book of GPU quotas alone keeps neither.
+        self.extra = frozenset(q.id for q in quotas if q.limits_extra)
+        self.used_extra: dict[int, Resources] = {}
+        self.gpu_memory = gpu_memory or {}  # GPU model -> GB per GPU
         self._tenant: dict[tuple[str, str, str], list[Quota]] = {}
         self._project: dict[tuple[str, str, str, str], list[Quota]] = {}
         self.tenant_gpus: dict[tuple[str, str, str], int] = {}  # for fair share
@@ -90,7 +97,33 @@ class QuotaBook:
             for quota in quotas:
                 if quota is not None:
                     used[quota.id] = used.get(quota.id, 0) + total
+            if self.extra:
+                self.charge_extra(quotas, self.extra_of(job), 1)
         return out
+
+    def extra_of(self, job) -> Resources:
+        """What a job (running or pending) takes of the dimensions beyond GPUs, in all its replicas."""
+        replicas = job.replicas
+        return Resources(0, job.gpus * replicas * self.gpu_memory.get(job.gpu_model, 0), job.cpus * replicas,
+                         job.memory_gb * replicas)
+
+    def charge_extra(self, quotas, amount: Resources, sign: int) -> None:
+        """Charge (or with sign -1, give back) `amount` to those of `quotas` that set a dimension beyond GPUs."""
+        for quota in quotas:
+            if quota is not None and quota.id in self.extra:
+                before = self.used_extra.get(quota.id, ZERO)
+                self.used_extra[quota.id] = add(before, amount) if sign > 0 else Resources(
+                    *(b - a for b, a in zip(before, amount)))
+
+    def over_extra(self, quota: Quota, amount: Resources) -> tuple[str, int, int, int] | None:
+        """The first dimension beyond GPUs of `quota` that `amount` more would exceed, as (dimension,
+        requested, limit, used); None when within every set one (a dimension left empty is unlimited)."""
+        used = self.used_extra.get(quota.id, ZERO)
+        for name, k, limit in ((GPU_MEMORY, 1, quota.gpu_memory_gb), (CPUS, 2, quota.cpus),
+                               (MEMORY, 3, quota.memory_gb)):
+            if limit is not None and amount[k] and used[k] + amount[k] > limit:
+                return name, amount[k], limit, used[k]
+        return None
 
     def charged(self, job: RunningJob) -> tuple[Quota | None, Quota | None]:
         """The (tenant, project) base quotas a running job under base quota is charged to."""
@@ -107,6 +140,7 @@ class QuotaBook:
         other._tenant, other._project, other.tenant_gpus = self._tenant, self._project, self.tenant_gpus
         other._project_lanes = self._project_lanes
         other._cover_cache, other._project_cache = {}, {}
+        other.extra, other.gpu_memory, other.used_extra = self.extra, self.gpu_memory, dict(self.used_extra)
         other.used, other.lease_used = dict(self.used), dict(self.lease_used)
         return other
 

@@ -30,6 +30,7 @@ PREEMPTION_PAUSED = "PREEMPTION_PAUSED"
 LOWER_PRIORITY = "LOWER_PRIORITY"
 POOL_FULL = "POOL_FULL"
 FRAGMENTED = "FRAGMENTED"
+OUTSIDE_JOBS = "OUTSIDE_JOBS"  # jobs the portal does not own hold what this job needs on the nodes
 
 # Most specific and most actionable first: a job that can never run says so before it talks
 # about quota; an over-quota job's problem is its quota (what the team can act on: request more,
@@ -48,6 +49,7 @@ PRECEDENCE: tuple[str, ...] = (
     PREEMPTING,
     PREEMPTION_PAUSED,
     LOWER_PRIORITY,
+    OUTSIDE_JOBS,
     POOL_FULL,
     FRAGMENTED,
 )
@@ -99,6 +101,17 @@ def quota_exceeded(
         gpu_model=gpu_model, requested=requested, free=max(quota - used - held, 0), quota=quota,
         used=used, **({"held": held} if held else {}),
     )
+
+
+def quota_exceeded_for(tenant: str, pool: str, gpu_model: str, dimension: str, requested: int, quota: int,
+                       used: int, project: str = "") -> Blocker:
+    """A quota dimension beyond GPUs (GPU memory, CPU cores, memory) set and exceeded."""
+    kind = ("project_quota_exceeded_" if project else "quota_exceeded_") + _QUOTA_DIMENSION_KIND[dimension]
+    return _blocker(QUOTA_EXCEEDED, kind, tenant=tenant, project=project, pool=pool, gpu_model=gpu_model,
+                    dimension=dimension, requested=requested, free=max(quota - used, 0), quota=quota, used=used)
+
+
+_QUOTA_DIMENSION_KIND = {"cpus": "cpus", "memory_gb": "memory", "gpu_memory_gb": "gpu_memory"}
 
 
 def no_quota(tenant: str, pool: str, gpu_model: str, workload_class: str, requested: int) -> Blocker:
@@ -216,6 +229,39 @@ def fragmented(
     )
 
 
+# Units of the dimensions beyond GPUs, for the kinds of texts that name them (texts.py).
+_DIMENSION_KIND = {"cpus": "cpus", "memory_gb": "memory"}
+
+
+def node_too_small_for(pool: str, gpu_model: str, dimension: str, need: int, largest: int) -> Blocker:
+    """No node of the model has `need` CPU cores or GB memory for one replica, even empty."""
+    return _blocker(RESOURCE_MISMATCH, "node_too_small_" + _DIMENSION_KIND[dimension], pool=pool,
+                    gpu_model=gpu_model, need=need, largest=largest, dimension=dimension)
+
+
+def gpu_memory_too_small(pool: str, gpu_model: str, need: int, largest: int) -> Blocker:
+    """The model's GPUs have less memory than the job asks per GPU."""
+    return _blocker(RESOURCE_MISMATCH, "gpu_memory_too_small", pool=pool, gpu_model=gpu_model, need=need,
+                    largest=largest)
+
+
+def short_of(pool: str, gpu_model: str, dimension: str, gpus: int, replicas: int, need: int, free: int,
+             best_gpus: int, best_free: int) -> Blocker:
+    """Enough GPUs free for the gang but not enough of `dimension` beside them: POOL_FULL when the pool
+    has less of it free than the gang asks in all, FRAGMENTED when no node has it beside the GPUs."""
+    code = POOL_FULL if free < need * replicas else FRAGMENTED
+    kind = ("pool_full_" if code == POOL_FULL else "fragmented_") + _DIMENSION_KIND[dimension]
+    return _blocker(code, kind, pool=pool, gpu_model=gpu_model, dimension=dimension, gpus=gpus,
+                    replicas=replicas, need=need, free=free, best_gpus=best_gpus, best_free=best_free)
+
+
+def outside_jobs(pool: str, gpu_model: str, requested: int, free: int, capacity: int, outside: int,
+                 jobs: int) -> Blocker:
+    """Jobs the portal does not own hold `outside` GPUs of the lane; without them the job would fit."""
+    return _blocker(OUTSIDE_JOBS, "outside_jobs", pool=pool, gpu_model=gpu_model, requested=requested,
+                    free=free, capacity=capacity, outside=outside, jobs=jobs)
+
+
 def sort_blockers(blockers: list[Blocker]) -> tuple[Blocker, ...]:
     """Precedence order; stable for equal codes (e.g. tenant before project quota)."""
     if len(blockers) > 1:
@@ -267,6 +313,12 @@ def other_model(pool: str, gpu_model: str, free: int) -> NextAction:
 
 
 def _actions_for(code: str, d: Mapping[str, int | str]) -> tuple[NextAction, ...]:
+    if code == QUOTA_EXCEEDED and "dimension" in d:
+        free = d["free"]
+        request = _new_action("request_quota", "request_quota_" + _QUOTA_DIMENSION_KIND[d["dimension"]],
+                              tenant=d["tenant"], pool=d["pool"], gpu_model=d["gpu_model"],
+                              amount=max(d["requested"] - free, 1))
+        return (request, _WAIT)
     if code in _QUOTA_CODES:
         free = d.get("free", 0)
         return _quota_actions(
@@ -274,6 +326,15 @@ def _actions_for(code: str, d: Mapping[str, int | str]) -> tuple[NextAction, ...
         )
     if code == ENV_NOT_READY:
         return (_new_action("fix_environment", "fix_environment", detail=d["detail"]),)
+    if code == RESOURCE_MISMATCH and "need" in d:
+        if "dimension" in d and d["largest"]:  # the shape that fits the largest node
+            return (_new_action("resize", "resize_" + _DIMENSION_KIND[d["dimension"]], amount=d["largest"]),)
+        return ()
+    if "best_free" in d:  # a dimension beyond GPUs binds: the shape that would fit now
+        if d["best_gpus"] and d["best_free"]:
+            return (_new_action("resize", "resize_" + _DIMENSION_KIND[d["dimension"]], amount=d["best_free"]),
+                    _WAIT)
+        return _ONLY_WAIT
     if code == RESOURCE_MISMATCH:
         if d["largest"] and d["gpus"] > d["largest"]:
             return (_resize(d["largest"]),)
@@ -343,4 +404,9 @@ class Reasons:
         self.lower_priority = remember(lower_priority)
         self.pool_full = remember(pool_full)
         self.fragmented = remember(fragmented)
+        self.short_of = remember(short_of)
+        self.outside_jobs = remember(outside_jobs)
+        self.node_too_small_for = remember(node_too_small_for)
+        self.gpu_memory_too_small = remember(gpu_memory_too_small)
+        self.quota_exceeded_for = remember(quota_exceeded_for)
         self.other_model = remember(other_model)

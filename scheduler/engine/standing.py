@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from .fit import ModelIndex, build_indexes
+from .fit import ModelIndex, build_indexes, gpu_memory_of
 from .preemption import PRODUCTION
 from .quotas import QuotaBook
 from .types import NODE_SCHEDULABLE, Node, PriorityClass, Quota, RunningJob, Snapshot
@@ -42,9 +42,10 @@ class Standing:
         nodes = tuple(nodes)
         self.indexes: dict[tuple[str, str], ModelIndex] = build_indexes(nodes, {})
         self._lane_of = {n.id: (n.pool, n.gpu_model) for n in nodes if n.state == NODE_SCHEDULABLE}
-        self._size = {n.id: n.gpus for n in nodes}
+        # Less what jobs the portal does not own hold there (`Node.outside`), as build_indexes counts it.
+        self._size = {n.id: max(n.gpus - n.outside.gpus, 0) for n in nodes}
         self.used_on_node: dict[int, int] = {}
-        self.book = QuotaBook(quotas)
+        self.book = QuotaBook(quotas, gpu_memory_of(nodes))
         self.priority_of = {name: pc.priority for name, pc in priority_classes.items()}
         self.preemptible = {name: pc.preemptible for name, pc in priority_classes.items()}
         self.cap = preemption_cap_24h
@@ -74,6 +75,8 @@ class Standing:
         for quota in quotas:
             if quota is not None:
                 book.used[quota.id] = book.used.get(quota.id, 0) + total
+        if book.extra:
+            book.charge_extra(quotas, book.extra_of(job), 1)
         if tenant_q is not None and (job.stopping_until is not None
                                      or self.preemptible.get(job.priority_class)):
             entry = self.in_base.get(tenant_q.id)
@@ -97,6 +100,8 @@ class Standing:
         for quota in quotas:
             if quota is not None:
                 _drop(book.used, quota.id, total)
+        if book.extra:
+            book.charge_extra(quotas, book.extra_of(job), -1)
         entry = self.in_base.get(tenant_q.id) if tenant_q is not None else None
         if entry is not None and entry.jobs.pop(job.id, None) is not None:
             self._count(entry, job, -1)
@@ -112,7 +117,11 @@ class Standing:
             lane = self._lane_of.get(node_id)
             if lane is not None:  # a schedulable node: as build_indexes counts it
                 size = self._size[node_id]
-                indexes[lane].set_free(node_id, min(max(size - now_used, 0), size))
+                index = indexes[lane]
+                index.set_free(node_id, min(max(size - now_used, 0), size))
+                if index.vec and (job.cpus or job.memory_gb):
+                    sign = 1 if gpus > 0 else -1
+                    index.release_extra(node_id, -sign * job.cpus, -sign * job.memory_gb)
 
     def _count(self, entry: _Stoppable, job: RunningJob, sign: int) -> None:
         if job.stopping_until is not None:

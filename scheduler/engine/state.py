@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Iterable
 
 from .eta import Timeline
-from .fit import ModelIndex, build_indexes
+from .fit import ModelIndex, build_indexes, gpu_memory_of
 from .leases import LeaseDesk
 from .preemption import Victims
 from .quotas import QuotaBook, workload_for_priority
@@ -60,6 +60,7 @@ class Candidate:
     project_q: Quota | None
     quota_ok: bool  # within the tenant's (and project's) free base quota
     shape_ok: bool  # some schedulable node set could hold it
+    extra_over: bool = False  # over a set quota dimension beyond GPUs: neither borrows nor preempts
 
 
 @dataclass(slots=True)
@@ -123,12 +124,17 @@ class CycleState:
             self.floors, self.ceilings = self.victims.floors, self.victims.ceilings
             return
         used_on_node: dict[int, int] = {}
+        extra_on_node: dict[int, tuple[int, int]] = {}  # CPU cores and memory, of jobs that ask them
         for job in snapshot.running:
             g = job.gpus
             for node_id in job.placements:
                 used_on_node[node_id] = used_on_node.get(node_id, 0) + g
-        self.indexes = build_indexes(snapshot.nodes, used_on_node)
-        self.book = book = QuotaBook(snapshot.quotas)
+            if job.cpus or job.memory_gb:
+                for node_id in job.placements:
+                    c, m = extra_on_node.get(node_id, (0, 0))
+                    extra_on_node[node_id] = (c + job.cpus, m + job.memory_gb)
+        self.indexes = build_indexes(snapshot.nodes, used_on_node, extra_on_node)
+        self.book = book = QuotaBook(snapshot.quotas, gpu_memory_of(snapshot.nodes))
         charges = book.charge_running(snapshot.running)
         self.used = book.used
         self.victims = Victims(snapshot, self.priority_of, charges=charges)  # who could be stopped

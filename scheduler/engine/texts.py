@@ -216,6 +216,63 @@ MESSAGES: dict[str, str | Counted] = {
         " the largest free block is {largest_free}, and {held} more are held for jobs waiting on"
         " stops in progress"
     ),
+    # Dimensions beyond GPUs (resources.py): what binds, with its numbers.
+    "node_too_small_memory": gettext_noop(
+        "No {gpu_model} node in {pool} has {need} GB memory for one replica: the largest has {largest} GB"
+    ),
+    "node_too_small_cpus": gettext_noop(
+        "No {gpu_model} node in {pool} has {need} CPU cores for one replica: the largest has {largest}"
+    ),
+    "gpu_memory_too_small": gettext_noop(
+        "{gpu_model} GPUs in {pool} have {largest} GB memory each, {need} GB asked per GPU"
+    ),
+    "pool_full_memory": gettext_noop(
+        "Needs {need} GB memory per replica ({replicas} x {gpus} GPUs) but {pool}/{gpu_model} has {free} GB"
+        " memory free in all; the best node with {gpus} GPUs free has {best_free} GB memory free"
+    ),
+    "pool_full_cpus": gettext_noop(
+        "Needs {need} CPU cores per replica ({replicas} x {gpus} GPUs) but {pool}/{gpu_model} has {free}"
+        " CPU cores free in all; the best node with {gpus} GPUs free has {best_free} CPU cores free"
+    ),
+    "fragmented_memory": gettext_noop(
+        "Needs {need} GB memory per replica; the best {gpu_model} node in {pool} has {best_gpus} GPUs but"
+        " {best_free} GB memory free"
+    ),
+    "fragmented_cpus": gettext_noop(
+        "Needs {need} CPU cores per replica; the best {gpu_model} node in {pool} has {best_gpus} GPUs but"
+        " {best_free} CPU cores free"
+    ),
+    "outside_jobs": ngettext_noop(
+        "Held outside the portal on {pool}/{gpu_model}: {outside} GPUs, {jobs} job the portal does not own;"
+        " requested {requested} GPUs, {free} free of {capacity}",
+        "Held outside the portal on {pool}/{gpu_model}: {outside} GPUs, {jobs} jobs the portal does not own;"
+        " requested {requested} GPUs, {free} free of {capacity}",
+        "jobs",
+    ),
+    "quota_exceeded_cpus": gettext_noop(
+        "CPU quota exceeded for {tenant} on {pool}/{gpu_model}: requested {requested} CPU cores, {free} free"
+        " of base quota {quota} ({used} in use)"
+    ),
+    "quota_exceeded_memory": gettext_noop(
+        "Memory quota exceeded for {tenant} on {pool}/{gpu_model}: requested {requested} GB, {free} GB free"
+        " of base quota {quota} GB ({used} GB in use)"
+    ),
+    "quota_exceeded_gpu_memory": gettext_noop(
+        "GPU memory quota exceeded for {tenant} on {pool}/{gpu_model}: requested {requested} GB, {free} GB"
+        " free of base quota {quota} GB ({used} GB in use)"
+    ),
+    "project_quota_exceeded_cpus": gettext_noop(
+        "CPU quota exceeded for {tenant}/{project} on {pool}/{gpu_model}: requested {requested} CPU cores,"
+        " {free} free of project quota {quota} ({used} in use)"
+    ),
+    "project_quota_exceeded_memory": gettext_noop(
+        "Memory quota exceeded for {tenant}/{project} on {pool}/{gpu_model}: requested {requested} GB,"
+        " {free} GB free of project quota {quota} GB ({used} GB in use)"
+    ),
+    "project_quota_exceeded_gpu_memory": gettext_noop(
+        "GPU memory quota exceeded for {tenant}/{project} on {pool}/{gpu_model}: requested {requested} GB,"
+        " {free} GB free of project quota {quota} GB ({used} GB in use)"
+    ),
 }
 
 LABELS: dict[str, str | Counted] = {
@@ -245,6 +302,13 @@ LABELS: dict[str, str | Counted] = {
         "Submit to {gpu_model} on {pool}: {free} GPUs free now",
         "free",
     ),
+    "resize_memory": gettext_noop("Ask for at most {amount} GB memory per replica: that fits now"),
+    "resize_cpus": gettext_noop("Ask for at most {amount} CPU cores per replica: that fits now"),
+    "request_quota_cpus": gettext_noop("Request {amount} more CPU cores of {gpu_model} quota on {pool} for {tenant}"),
+    "request_quota_memory": gettext_noop("Request {amount} GB more memory of {gpu_model} quota on {pool} for {tenant}"),
+    "request_quota_gpu_memory": gettext_noop(
+        "Request {amount} GB more GPU memory of {gpu_model} quota on {pool} for {tenant}"
+    ),
     "wait": gettext_noop("Wait; the job starts by itself when capacity frees up"),
     "wait_until": gettext_noop("Wait until {until}"),
 }
@@ -264,4 +328,5 @@ CODE_TITLES: dict[str, str] = {
     "LOWER_PRIORITY": gettext_noop("Higher priority first"),
     "POOL_FULL": gettext_noop("Pool full"),
     "FRAGMENTED": gettext_noop("Fragmented"),
+    "OUTSIDE_JOBS": gettext_noop("Held outside the portal"),
 }

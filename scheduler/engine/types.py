@@ -12,6 +12,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
+from .resources import ZERO, Resources
 from .texts import LABELS, MESSAGES, english
 
 NODE_SCHEDULABLE = "schedulable"
@@ -37,6 +38,13 @@ class Node:
     state: str  # "schedulable" | "cordoned" | "maintenance"
     maintenance_until: datetime | None = None
     maintenance_reason: str = ""  # the cluster's word (e.g. Slurm's drain reason)
+    # Capacity beyond GPUs; 0: not tracked, never binding (a snapshot with GPUs alone decides as before).
+    cpus: int = 0
+    memory_gb: int = 0
+    gpu_memory_gb: int = 0  # per GPU, the GPU model's
+    # Allocated on the node by jobs the portal does not own (inventory sync): occupied, as a running job.
+    outside: Resources = ZERO
+    outside_jobs: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +61,15 @@ class Quota:
     gpus: int
     classes: frozenset[str]
     project: str | None = None
+    # Dimensions beyond GPUs: None is unlimited (left empty), a number is enforced.
+    gpu_memory_gb: int | None = None
+    cpus: int | None = None
+    memory_gb: int | None = None
+
+    @property
+    def limits_extra(self) -> bool:
+        """Some dimension beyond GPUs is set."""
+        return self.cpus is not None or self.memory_gb is not None or self.gpu_memory_gb is not None
 
     def covers(self, workload_class: str) -> bool:
         return not self.classes or workload_class in self.classes
@@ -116,6 +133,8 @@ class RunningJob:
     # Set by the Django side when an approver refused to stop this run (manual mode), or while the
     # cluster keeps the job pending (it runs nowhere): the engine plans no reclaim or preemption against it.
     stop_refused: bool = False
+    cpus: int = 0  # per replica
+    memory_gb: int = 0  # per replica
 
     @property
     def total_gpus(self) -> int:
@@ -137,6 +156,9 @@ class PendingJob:
     env_ready: bool = True
     env_detail: str = ""
     max_runtime_minutes: int = 60
+    cpus: int = 0  # per replica; 0: asks none
+    memory_gb: int = 0  # per replica
+    gpu_memory_gb: int = 0  # at least this much memory per GPU; 0: any
 
     @property
     def total_gpus(self) -> int:

@@ -11,6 +11,7 @@ from django.views.decorators.http import condition, require_POST
 from quotas.access import is_platform_admin, tenant_for_user
 from quotas.errors import ConflictError
 from quotas.models import Pool
+from scheduler.cycle.job_resources import per_replica
 from scheduler.jobs import contents, queue, selectors, services
 from scheduler.jobs.forms import JobSubmitForm, QueueFilterForm
 from scheduler.jobs.page_version import queue_etag
@@ -123,9 +124,13 @@ def _job_context(request, job, **extra) -> dict:
     ended = job.status in FINAL_STATUSES
     may_report = access.is_tenant_admin or access.platform or job.submitted_by_id == request.user.pk
     readable = contents.may_read_contents(request.user, job)
+    cpus, memory = per_replica(default_cpus_per_gpu=job.pool.default_cpus_per_gpu,
+                               default_memory_gb_per_gpu=job.pool.default_memory_gb_per_gpu, gpus=job.gpus,
+                               replicas=job.replicas, cpu=job.cpu, memory_gb=job.memory_gb)
     return {
         "job_runs": run_log_files(job, visible=may_report),
         "access": access, "tenant": job.tenant, "row": row, "job": job, "preemption": preemption,
+        "per_replica": {"cpus": cpus, "memory_gb": memory, "from_pool": not (job.cpu and job.memory_gb)},
         "stop": latest_stop(job) if preemption else None,
         "timeline": job_timeline(job),
         "contents": contents.contents_of(job) if readable else None, "outline": contents.contents_outline(job),

@@ -1,7 +1,8 @@
 """Inventory sync: the pool's nodes as its cluster describes them. The backend is asked outside any
 transaction; then one transaction creates new nodes, updates changed ones (GPU model from the pool's
-GRES mapping, GPU count, CPUs, memory, maintenance with the cluster's reason) and audits each change.
-A node the portal cordoned stays cordoned; the cluster's word decides schedulable versus maintenance."""
+GRES mapping, GPU count, CPUs, memory, maintenance with the cluster's reason, and what jobs the portal
+does not own hold there) and audits each change. A node the portal cordoned stays cordoned; the
+cluster's word decides schedulable versus maintenance."""
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,6 +17,7 @@ from scheduler.backends.models import BackendStatus
 from scheduler.backends.registry import backend_for_pool
 from scheduler.backends.status import backend_status_record
 from scheduler.queue.triggers import request_pool_evaluation
+from scheduler.runs.models import JobRun
 
 NOT_REPORTED = "Not reported by the cluster in partition {partition}"
 MEMORY_IN_NAME = re.compile(r"(\d+)\s*G", re.IGNORECASE)
@@ -42,13 +44,29 @@ def _gpu_model(name: str) -> GpuModel:
     return model
 
 
-def _wanted(report: NodeReport, model: GpuModel, node: Node | None) -> dict:
+def _wanted(report: NodeReport, model: GpuModel, node: Node | None, own: set[str]) -> dict:
     state = Node.State.MAINTENANCE if report.state == "maintenance" else Node.State.SCHEDULABLE
     if node is not None and node.state == Node.State.CORDONED:
         state = Node.State.CORDONED  # a portal decision the cluster does not override
     return {"gpu_model_id": model.pk, "gpus": report.gpus, "cpu_cores": report.cpu_cores,
             "memory_gb": report.memory_gb, "state": state,
-            "maintenance_reason": report.reason[:300] if state == Node.State.MAINTENANCE else ""}
+            "maintenance_reason": report.reason[:300] if state == Node.State.MAINTENANCE else "",
+            **_outside(report, own)}
+
+
+def _outside(report: NodeReport, own: set[str]) -> dict:
+    """What jobs the portal does not own hold on the node: neither submitted by it (by name) nor one of its
+    runs (an imported native job, by the cluster's id). They count as occupied in every cycle."""
+    theirs = [a for a in report.allocations if not a.portal and a.job_id not in own]
+    return {"outside_gpus": min(sum(a.gpus for a in theirs), report.gpus),
+            "outside_cpus": sum(a.cpus for a in theirs), "outside_memory_gb": sum(a.memory_gb for a in theirs),
+            "outside_jobs": len({a.job_id for a in theirs})}
+
+
+def _own_external_ids(pool: Pool) -> set[str]:
+    """The cluster's ids of the portal's runs in the pool, that may still hold nodes."""
+    return set(JobRun.objects.filter(job__pool=pool).exclude(external_id="").filter(
+        state__in=JobRun.ACTIVE_STATES).values_list("external_id", flat=True))
 
 
 def inventory_sync(*, pool: Pool, actor=None, now: datetime | None = None) -> SyncResult:
@@ -63,6 +81,7 @@ def inventory_sync(*, pool: Pool, actor=None, now: datetime | None = None) -> Sy
         return result
     backend_status_record(pool=pool, ok=True, now=now)
     gres_models = dict(pool.backend_settings.get("gres_models") or {})
+    own = _own_external_ids(pool) if any(r.allocations for r in reports) else set()
     with transaction.atomic():
         existing = {n.name: n for n in Node.objects.select_for_update().filter(pool=pool)}
         elsewhere = set(Node.objects.filter(name__in=[r.name for r in reports]).exclude(pool=pool)
@@ -77,7 +96,7 @@ def inventory_sync(*, pool: Pool, actor=None, now: datetime | None = None) -> Sy
                 continue
             model = _gpu_model(model_name)
             node = existing.pop(report.name, None)
-            wanted = _wanted(report, model, node)
+            wanted = _wanted(report, model, node, own)
             if node is None:
                 node = Node.objects.create(name=report.name, pool=pool, synced_at=now,
                                            maintenance_start=now if wanted["state"] == Node.State.MAINTENANCE else None,
@@ -127,7 +146,8 @@ def inventory_sync(*, pool: Pool, actor=None, now: datetime | None = None) -> Sy
 
 def _public(wanted: dict, model: GpuModel) -> dict:
     return {"gpu_model": model.name, "gpus": wanted["gpus"], "cpu_cores": wanted["cpu_cores"],
-            "memory_gb": wanted["memory_gb"], "state": wanted["state"], "reason": wanted["maintenance_reason"]}
+            "memory_gb": wanted["memory_gb"], "state": wanted["state"], "reason": wanted["maintenance_reason"],
+            **{k: wanted[k] for k in ("outside_gpus", "outside_cpus", "outside_memory_gb", "outside_jobs")}}
 
 
 def inventory_sync_all(*, now: datetime | None = None) -> dict[str, int]:

@@ -6,7 +6,8 @@
 - poll: one `squeue --json` per tick for every active run of the pool (sacct when a job has aged out).
 - stop: at notice time `scancel --signal=<SIG> --batch` (the job checkpoints); at the deadline or on cancel
   `scancel`, or `scontrol requeuehold` for a native job the portal admits again later.
-- sync_inventory: `sinfo --json` plus MAINT reservations from `scontrol show reservation`.
+- sync_inventory: `sinfo --json` plus MAINT reservations from `scontrol show reservation`, and what each
+  running job holds per node from the tick's `squeue --json` (allocations.py).
 """
 import math
 import os
@@ -19,6 +20,7 @@ from django.utils import timezone
 from scheduler.backends import base as B
 from scheduler.backends.slurm import config as cfg
 from scheduler.backends.slurm import parse
+from scheduler.backends.slurm.allocations import job_allocations
 from scheduler.backends.slurm.cli import SlurmCli
 
 NOTHING_TO_RUN = "Job #{id} has nothing to run on Slurm: give it a command or a script"
@@ -231,6 +233,10 @@ class SlurmBackend(B.Backend):
     def sync_inventory(self, *, now: datetime) -> list[B.NodeReport]:
         nodes = [n for n in self.cli.json("sinfo").get("nodes", []) if self.config.partition in (n.get("partitions") or [])]
         maint = self._maint_reservations(now)
+        held: dict[str, list[B.Allocation]] = {}
+        for job in self.jobs():
+            for name, allocation in job_allocations(job, portal_prefix=self.config.job_prefix):
+                held.setdefault(name, []).append(allocation)
         reports = []
         for node in nodes:
             gres_type, gpus = parse.gres_gpus(str(node.get("gres") or ""))
@@ -240,7 +246,8 @@ class SlurmBackend(B.Backend):
             reports.append(B.NodeReport(
                 name=node["name"], gres_type=gres_type, gpus=gpus, cpu_cores=int(node.get("cpus") or 0),
                 memory_gb=int(node.get("real_memory") or 0) // 1024, state="maintenance" if out else "schedulable",
-                reason=reason, backend_state="+".join([str(node.get("state") or ""), *(node.get("state_flags") or [])])))
+                reason=reason, backend_state="+".join([str(node.get("state") or ""), *(node.get("state_flags") or [])]),
+                allocations=tuple(held.get(node["name"], ()))))
         return reports
 
     def _maint_reservations(self, now: datetime) -> dict[str, str]:

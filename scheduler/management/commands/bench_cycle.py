@@ -60,8 +60,10 @@ class Command(BaseCommand):
         parser.add_argument("--repeats", type=int, default=5, help="settled cycles to time")
         parser.add_argument("--no-stream", action="store_true", help="skip the worker-decided stream")
         parser.add_argument("--no-pages", action="store_true", help="skip the page and API timings")
+        parser.add_argument("--vectors", action="store_true",
+                            help="also time the same cycles with CPU cores and memory asked by every job")
 
-    def handle(self, *args, jobs, nodes, tenants, repeats, no_stream, no_pages, **options):
+    def handle(self, *args, jobs, nodes, tenants, repeats, no_stream, no_pages, vectors, **options):
         out = {"database": connection.vendor, "jobs": jobs, "nodes": nodes, "tenants": tenants,
                "cpu_reference_s": round(_cpu_reference_s(), 2)}
         world = bench_world(nodes=nodes, tenants=tenants)
@@ -71,6 +73,10 @@ class Command(BaseCommand):
         settled = [_timed_cycle(world.pool, "nochange") for _ in range(repeats)]
         self._submit(world.specs(100, seed=2))
         after_ms, after_rows = _timed_cycle(world.pool, "after_100_submits")
+        if vectors:
+            out.update(self._vectors(jobs, nodes, tenants, repeats, {
+                "first_cycle_ms": first_ms, "nochange_cycle_ms": statistics.median(ms for ms, _ in settled),
+                "after_100_submits_ms": after_ms}))
         out.update({
             "first_cycle_ms": round(first_ms), "second_cycle_ms": round(second_ms),
             "nochange_cycle_ms": round(statistics.median(ms for ms, _ in settled)),
@@ -87,6 +93,22 @@ class Command(BaseCommand):
         if not no_stream:
             out.update(self._stream(jobs, nodes, tenants))
         self.stdout.write(json.dumps(out))
+
+    def _vectors(self, jobs: int, nodes: int, tenants: int, repeats: int, gpu_only: dict) -> dict:
+        """The same world and queue (same seeds) where every job also asks CPU cores and memory, timed in
+        the same run, with each figure's ratio to the GPU-only one."""
+        world = bench_world(nodes=nodes, tenants=tenants)
+        self._submit(world.specs(jobs, seed=1, vectors=True))
+        figures = {"first_cycle_ms": _timed_cycle(world.pool, "vectors_first")[0]}
+        _timed_cycle(world.pool, "vectors_second")
+        figures["nochange_cycle_ms"] = statistics.median(
+            _timed_cycle(world.pool, "vectors_nochange")[0] for _ in range(repeats))
+        self._submit(world.specs(100, seed=2, vectors=True))
+        figures["after_100_submits_ms"] = _timed_cycle(world.pool, "vectors_after_100_submits")[0]
+        out = {f"vectors_{k}": round(v) for k, v in figures.items()}
+        out.update({f"vectors_ratio_{k}": round(v / gpu_only[k], 3) for k, v in figures.items()})
+        out["vectors_waiting"] = Job.objects.filter(pool=world.pool, status__in=PENDING_STATUSES).count()
+        return out
 
     def _submit(self, specs: list[dict]) -> None:
         for i in range(0, len(specs), BULK_LIMIT):

@@ -85,18 +85,24 @@ class Command(BaseCommand):
 
     def handle(self, *args, jobs, nodes, tenants, repeats, db, **options):
         from scheduler.engine import decide
-        from scheduler.bench.engine import fresh_snapshots, synthetic_snapshot
+        from scheduler.bench.engine import fresh_snapshots, synthetic_snapshot, with_vectors
 
         # Every cycle is cold: each decide builds its blockers through its own Reasons, which nothing
         # keeps between cycles, and each cycle sees a new cluster (leases, lending limits and running victims included). "serialise" adds what
         # the cycle service makes of every decision on a first cycle: each wait's stored data and
         # digest, and the pool's order.
+        # The same clusters again with CPU cores and memory set on every node and job (with_vectors),
+        # timed alternately in the same run so both see the same machine.
         timings, serialised, collecting = [], [], []
-        for snapshot in fresh_snapshots(jobs, nodes, tenants, repeats):
+        vector_timings, vector_serialised = [], []
+        for seed, snapshot in enumerate(fresh_snapshots(jobs, nodes, tenants, repeats)):
             decide_ms, serialise_ms, gc_ms = _timed_cycle(decide, snapshot)
             timings.append(decide_ms)
             serialised.append(serialise_ms)
             collecting.append(gc_ms)
+            decide_ms, serialise_ms, _ = _timed_cycle(decide, with_vectors(snapshot, seed))
+            vector_timings.append(decide_ms)
+            vector_serialised.append(serialise_ms)
         snapshot = synthetic_snapshot(jobs, nodes, tenants)
         decisions = decide(snapshot)
         out = {"jobs": jobs, "nodes": nodes, "tenants": tenants, "repeats": repeats,
@@ -108,7 +114,11 @@ class Command(BaseCommand):
                "decide_serialise_ms_p95": round(_percentile(serialised, 95), 1),
                "engine_admitted": len(decisions.admissions), "engine_waits": len(decisions.waits),
                "engine_leases": len(snapshot.leases), "engine_preemptions": len(decisions.preemptions),
-               "engine_reclaims": len(decisions.reclaims)}
+               "engine_reclaims": len(decisions.reclaims),
+               "vectors_decide_ms_p50": round(statistics.median(vector_timings), 1),
+               "vectors_decide_ms_p95": round(_percentile(vector_timings, 95), 1),
+               "vectors_decide_serialise_ms_p50": round(statistics.median(vector_serialised), 1),
+               "vectors_ratio_p50": round(statistics.median(vector_timings) / statistics.median(timings), 3)}
         if db:
             out.update(self._end_to_end(snapshot))
         self.stdout.write(json.dumps(out))

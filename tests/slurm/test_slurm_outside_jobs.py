@@ -1,0 +1,68 @@
+"""Jobs on the governed nodes that the portal does not own (started with plain `sbatch`): the next inventory
+sync counts what they hold as occupied, the pool page shows them, a portal job that needed their GPUs waits
+with the outside-jobs blocker, and the portal never places a job where Slurm would keep it pending."""
+import subprocess
+
+from quotas.models import Node
+from scheduler.sync.inventory import inventory_sync
+from scheduler.cycle.services import scheduler_cycle_run
+from scheduler.engine import reasons
+from scheduler.models import Job
+from tests.slurm.helpers import cycle_and_tick, squeue, status, submit, until
+
+
+def _sbatch(world, *args: str) -> str:
+    out = subprocess.run(["sbatch", "--parsable", f"--partition={world.cluster.partition}", *args,
+                          f"--chdir={world.jobs_dir}", "--wrap=sleep 300"], env=world.cluster.env,
+                         capture_output=True, text=True, timeout=20, check=True).stdout
+    return out.strip().split(";")[0]
+
+
+def test_a_plain_sbatch_job_lowers_free_capacity_and_portal_jobs_wait_with_the_outside_blocker(slurm_world, client):
+    slurm_id = _sbatch(slurm_world, "--job-name=by-hand", "--nodelist=n-h100-1", "--gres=gpu:h100:2",
+                       "--cpus-per-task=8", "--mem=4G")
+    until(lambda: squeue(slurm_world)["by-hand"]["job_state"] == "RUNNING", what="the hand-started job to run")
+
+    result = inventory_sync(pool=slurm_world.pool)
+    assert result.updated == ["n-h100-1"], result
+    node = Node.objects.get(name="n-h100-1")
+    assert (node.outside_gpus, node.outside_cpus, node.outside_memory_gb, node.outside_jobs) == (2, 8, 4, 1)
+    assert Node.objects.get(name="n-h100-2").outside_gpus == 0
+
+    client.force_login(slurm_world.member)
+    page = client.get("/pools/").content.decode()
+    assert "Held outside the portal: 2 H100-80G, 1 job" in page
+    assert "n-h100-1: 2 GPUs, 8 CPU cores, 4 GB memory, 1 job" in page
+    capacity = {m["gpu_model"]: m for m in client.get("/api/v1/pools/").json()[0]["models"]}
+    assert (capacity["H100-80G"]["outside_gpus"], capacity["H100-80G"]["outside_jobs"]) == (2, 1)
+
+    # Needs both H100 nodes: the hand-started job holds one of them.
+    gang = submit(slurm_world, name="needs-both-h100", gpus=2, replicas=2)
+    scheduler_cycle_run(pool=slurm_world.pool)
+    gang.refresh_from_db()
+    assert gang.status == Job.Status.QUEUED and gang.wait_code == reasons.OUTSIDE_JOBS
+    body = client.get(f"/api/v1/jobs/{gang.pk}/").json()
+    assert body["wait"]["code"] == "OUTSIDE_JOBS"
+    assert body["wait"]["message"] == (
+        "Held outside the portal on slurm-a/H100-80G: 2 GPUs, 1 job the portal does not own; requested 4 GPUs,"
+        " 2 free of 4")
+
+    # A job that fits beside it is placed on the other node and Slurm runs it (never pending for Resources).
+    small = submit(slurm_world, name="fits-beside", gpus=2, command="sleep 30")
+    cycle_and_tick(slurm_world)
+    small.refresh_from_db()
+    assert small.placements == [Node.objects.get(name="n-h100-2").pk]
+    until(lambda: status(small) == Job.Status.RUNNING, step=lambda: cycle_and_tick(slurm_world),
+          what="the portal job to run beside the hand-started one")
+    assert squeue(slurm_world)["by-hand"]["job_state"] == "RUNNING"
+
+    # Its own runs are never counted as outside: a sync now changes nothing on n-h100-2.
+    inventory_sync(pool=slurm_world.pool)
+    assert Node.objects.get(name="n-h100-2").outside_gpus == 0
+
+    # The hand-started job ends: the next sync gives its capacity back.
+    subprocess.run(["scancel", slurm_id], env=slurm_world.cluster.env, timeout=10, check=True)
+    until(lambda: "by-hand" not in {n for n, j in squeue(slurm_world).items() if j["job_state"] == "RUNNING"},
+          what="the hand-started job to end")
+    inventory_sync(pool=slurm_world.pool)
+    assert Node.objects.get(name="n-h100-1").outside_gpus == 0

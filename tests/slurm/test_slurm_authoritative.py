@@ -1,6 +1,7 @@
 """Slurm's state is authoritative: a running portal job that Slurm takes off its node and requeues shows
 pending with Slurm's reason within one tick, is no victim, stops counting usage, and runs again (the portal
 agreeing) once the node is back."""
+import subprocess
 import time
 
 from audit.models import AuditEvent, UsageRecord
@@ -37,7 +38,7 @@ def test_a_job_slurm_requeues_after_its_node_fails_is_pending_in_the_portal_then
         event = AuditEvent.objects.get(event_type="job.cluster_pending", object_id=str(job.pk))
         assert event.payload["reason"] == slurm_reason
         usage = UsageRecord.objects.get(job_id=job.pk)
-        assert usage.ended_at is not None and usage.outcome == "failed"
+        assert usage.ended_at is not None and usage.outcome == "failed", (usage.ended_at, usage.outcome, usage.error_type)
         # Not a victim: the snapshot says the cycle may plan no stop against it.
         held = next(r for r in build_snapshot(pool=slurm_world.pool).snapshot.running if r.id == job.pk)
         assert held.stop_refused
@@ -48,7 +49,9 @@ def test_a_job_slurm_requeues_after_its_node_fails_is_pending_in_the_portal_then
         assert body["status"] == "admitted", body
     finally:
         cluster.start_node(node)
-        slurm(cluster, "scontrol", "update", f"NodeName={node}", "State=RESUME")
+        # ReturnToService=2 may already have put it back when slurmd registered: RESUME is then refused.
+        subprocess.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"], env=cluster.env, timeout=30,
+                       capture_output=True, check=False)
     until(lambda: squeue(slurm_world)[f"portal-{job.pk}-1"]["job_state"] == "RUNNING", timeout=300,
           what="Slurm runs it again")
     backend_tick()

@@ -81,7 +81,7 @@ def test_a_native_job_preempted_with_requeue_hold_is_held_by_the_portal_then_rel
     from datetime import timedelta
 
     from scheduler.models import Preemption
-    from scheduler.preemption.services import preemption_grace_due
+    from scheduler.preemption.stop import preemption_grace_due
 
     slurm_id = _sbatch_held(slurm_world, "--account=alpha", "--qos=normal", "--gres=gpu:h100:2", "-N", "2",
                             "-J", "native-sweep", "--wrap", "sleep 600")

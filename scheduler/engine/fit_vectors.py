@@ -1,0 +1,191 @@
+"""Node fit beyond GPUs for fit.py's `ModelIndex`: CPU cores and memory free per node, kept only in a lane
+whose nodes carry them and asked only of jobs that ask them (resources.py). A node holds
+min(f // g, cpus // c, memory // m) replicas, which placing one replica lowers by exactly one in every
+dimension, so fit.py's sum-then-greedy argument holds; the sum per shape is counted once over the nodes
+with enough free GPUs and then kept in step with every change of a node."""
+
+from __future__ import annotations
+
+from .resources import CPUS, GPUS, MEMORY
+from .types import NODE_SCHEDULABLE, Node
+
+# A dimension a node does not track never binds.
+_UNBOUNDED = 1 << 60
+
+
+class VectorFit:
+    """The CPU and memory side of a `ModelIndex` (which declares the slots these methods use)."""
+
+    __slots__ = ()
+
+    def _init_extra(self, nodes: list[Node], used_extra: dict[int, tuple[int, int]]) -> None:
+        """CPU and memory free per schedulable node, when some node of the lane tracks them (`vec`);
+        what jobs the portal does not own hold here."""
+        self.gpu_memory_gb = max((n.gpu_memory_gb for n in nodes), default=0)
+        self.outside_gpus = sum(n.outside.gpus for n in nodes if n.state == NODE_SCHEDULABLE)
+        self.outside_cpus = sum(n.outside.cpus for n in nodes if n.state == NODE_SCHEDULABLE)
+        self.outside_memory_gb = sum(n.outside.memory_gb for n in nodes if n.state == NODE_SCHEDULABLE)
+        self.outside_jobs = sum(n.outside_jobs for n in nodes if n.state == NODE_SCHEDULABLE)
+        self.vec = any(n.cpus or n.memory_gb for n in nodes)
+        self.cpu_free: dict[int, int] = {}
+        self.mem_free: dict[int, int] = {}
+        self._vec_slots: dict[tuple[int, int, int], int] = {}
+        self._best: dict[tuple[int, str], tuple[int, int]] = {}  # `best_node_for`, until the lane changes
+        self.free_cpus = self.free_memory = 0  # over the nodes that track them
+        # (GPUs, CPU cores, memory, schedulable) -> nodes of that size: a lane has a few node shapes.
+        self._static_nodes: dict[tuple[int, int, int, bool], int] = {}
+        if not self.vec:
+            return
+        for node in nodes:
+            cpus = node.cpus or _UNBOUNDED
+            mem = node.memory_gb or _UNBOUNDED
+            key = (node.gpus, cpus, mem, node.state == NODE_SCHEDULABLE)
+            self._static_nodes[key] = self._static_nodes.get(key, 0) + 1
+            if node.state == NODE_SCHEDULABLE:
+                used_cpus, used_mem = used_extra.get(node.id, (0, 0))
+                self.cpu_free[node.id] = max(cpus - used_cpus - node.outside.cpus, 0)
+                self.mem_free[node.id] = max(mem - used_mem - node.outside.memory_gb, 0)
+                if node.cpus:
+                    self.free_cpus += self.cpu_free[node.id]
+                if node.memory_gb:
+                    self.free_memory += self.mem_free[node.id]
+
+    def static_slots_for(self, gpus: int, cpus: int, memory_gb: int, schedulable_only: bool) -> int:
+        """`static_slots` for a replica that also asks CPU cores and memory."""
+        if not (self.vec and (cpus or memory_gb)):
+            return self.static_slots(gpus, schedulable_only)
+        key = (gpus, cpus, memory_gb, schedulable_only)
+        slots = self._slot_cache.get(key)
+        if slots is None:
+            slots = self._slot_cache[key] = sum(
+                count * min(size // gpus, c // cpus if cpus else _UNBOUNDED, m // memory_gb if memory_gb else _UNBOUNDED)
+                for (size, c, m, up), count in self._static_nodes.items() if up or not schedulable_only)
+        return slots
+
+    def largest_of(self, dimension: str) -> int:
+        """The largest node's capacity in a dimension beyond GPUs (0 when no node tracks it)."""
+        k = 1 if dimension == CPUS else 2
+        return max((n[k] for n in self._static_nodes if n[k] != _UNBOUNDED), default=0)  # keys: node shapes
+
+    def fits(self, gpus: int, replicas: int, cpus: int, memory_gb: int) -> bool:
+        """`can_place` for a replica that may also ask CPU cores and memory."""
+        if not (cpus or memory_gb) or not self.vec:
+            return 0 < gpus <= self._top and self._slots[gpus] >= replicas
+        return 0 < gpus <= self._top and self._slots[gpus] >= replicas and \
+            self.vec_slots(gpus, cpus, memory_gb) >= replicas
+
+    def vec_slots(self, gpus: int, cpus: int, memory_gb: int) -> int:
+        """Replicas of this shape the free resources hold now: counted once per shape over the nodes with
+        enough free GPUs, then kept in step with every change of a node (`_vec_changed`)."""
+        key = (gpus, cpus, memory_gb)
+        slots = self._vec_slots.get(key)
+        if slots is None:
+            slots = 0
+            cpu_free, mem_free, buckets = self.cpu_free, self.mem_free, self.buckets
+            for f in range(gpus, self._top + 1):
+                for node_id in buckets[f]:
+                    slots += max(min(f // gpus, cpu_free[node_id] // cpus if cpus else _UNBOUNDED,
+                                     mem_free[node_id] // memory_gb if memory_gb else _UNBOUNDED), 0)
+            self._vec_slots[key] = slots
+        return slots
+
+    def place_for(self, gpus: int, replicas: int, cpus: int, memory_gb: int) -> tuple[int, ...] | None:
+        """`place` for a replica that may also ask CPU cores and memory: best fit on free GPUs among the
+        nodes with the CPU cores and memory free."""
+        if not (cpus or memory_gb) or not self.vec:
+            return self.place(gpus, replicas)
+        if not self.fits(gpus, replicas, cpus, memory_gb):
+            return None
+        return tuple(self._place_one_vec(gpus, cpus, memory_gb) for _ in range(replicas))
+
+    def _place_one_vec(self, gpus: int, cpus: int, memory_gb: int) -> int:
+        buckets, cpu_free, mem_free = self.buckets, self.cpu_free, self.mem_free
+        for f in range(gpus, self._top + 1):
+            for node_id in buckets[f]:
+                if cpu_free[node_id] >= cpus and mem_free[node_id] >= memory_gb:
+                    break
+            else:
+                continue
+            break
+        bucket = buckets[f]
+        del bucket[node_id]
+        self._move(node_id, f, f - gpus)
+        if f == self.max_free and not bucket:
+            self.max_free = self._scan_max(f)
+        self._extra_changed(node_id, -cpus, -memory_gb)
+        return node_id
+
+    def _vec_changed(self, node_id: int, before: int, after: int, cpus: int, memory: int, d_cpus: int,
+                     d_memory: int) -> None:
+        """Keep the counted shapes in step with one node's change: GPUs free from `before` to `after`, CPU
+        cores and memory free from `cpus`, `memory` by the deltas. Comparisons, not min(): this runs for
+        every counted shape on every change of a lane where jobs ask CPU cores or memory."""
+        cache = self._vec_slots
+        top = before if before > after else after
+        cpus_after, memory_after = cpus + d_cpus, memory + d_memory
+        for key in cache:
+            g, c, m = key
+            if g > top:  # held no replica of g GPUs before, and holds none now
+                continue
+            old, new = before // g, after // g
+            if c:
+                x, y = cpus // c, cpus_after // c
+                old = x if x < old else old
+                new = y if y < new else new
+            if m:
+                x, y = memory // m, memory_after // m
+                old = x if x < old else old
+                new = y if y < new else new
+            if old != new:
+                cache[key] += (new if new > 0 else 0) - (old if old > 0 else 0)
+
+    def release_extra(self, node_id: int, cpus: int, memory_gb: int) -> None:
+        """Give CPU cores and memory back to a node (a stop's victim leaves)."""
+        if self.vec and node_id in self.cpu_free:
+            self._extra_changed(node_id, cpus, memory_gb)
+
+    def _extra_changed(self, node_id: int, d_cpus: int, d_memory: int) -> None:
+        cpu_free, mem_free = self.cpu_free, self.mem_free
+        if self._vec_slots:
+            f = self.free[node_id]
+            self._vec_changed(node_id, f, f, cpu_free[node_id], mem_free[node_id], d_cpus, d_memory)
+        if self._best:
+            self._best.clear()
+        if cpu_free[node_id] < _UNBOUNDED // 2:
+            self.free_cpus += d_cpus
+        if mem_free[node_id] < _UNBOUNDED // 2:
+            self.free_memory += d_memory
+        cpu_free[node_id] += d_cpus
+        mem_free[node_id] += d_memory
+
+    def best_node_for(self, gpus: int, dimension: str) -> tuple[int, int]:
+        """(free GPUs, free amount of `dimension`) of the node with the most of `dimension` free among
+        those with `gpus` GPUs free: what a wait names when that dimension binds."""
+        key = (gpus, dimension)
+        known = self._best.get(key)
+        if known is not None:
+            return known
+        free_of = self.cpu_free if dimension == CPUS else self.mem_free
+        best = (0, -1)
+        for f in range(gpus, self._top + 1):
+            for node_id in self.buckets[f]:
+                amount = free_of[node_id]
+                if amount > best[1]:
+                    best = (f, amount)
+        best = self._best[key] = best if best[1] >= 0 else (0, 0)
+        return best
+
+    def total_of(self, dimension: str) -> int:
+        """Free CPU cores or memory over the schedulable nodes that track it."""
+        if dimension == GPUS:
+            return self.total_free
+        return self.free_cpus if dimension == CPUS else self.free_memory
+
+    def binding_dimension(self, gpus: int, replicas: int, cpus: int, memory_gb: int) -> str:
+        """Why a shape that asks CPU cores or memory does not fit now: GPUs if GPUs alone would not;
+        otherwise the dimension whose own count of replicas falls short first (CPU, then memory)."""
+        if not self.can_place(gpus, replicas):
+            return GPUS
+        if cpus and self.vec_slots(gpus, cpus, 0) < replicas:
+            return CPUS
+        return MEMORY

@@ -6,12 +6,12 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from portal.accounts.sso import errors, services
 from portal.accounts.sso.models import GroupRule
 from quotas.access import can_read_all_tenants, is_platform_admin
 from quotas.models import Tenant
+from quotas.tenant_api import PLATFORM, ScopedAPIView
 
 
 class GroupRuleSerializer(serializers.ModelSerializer):
@@ -46,19 +46,28 @@ def _call(service, **kwargs):
         raise ValidationError(exc.message_dict) from exc
 
 
-class GroupRuleListView(generics.ListAPIView):
+class _GroupRuleScope(ScopedAPIView):
+    """Platform scope (the one fail-closed base): platform staff read the rules, platform admins change them."""
+    scope = PLATFORM
+
+    def require_platform(self, request) -> None:
+        if request.method in ("GET", "HEAD", "OPTIONS"):
+            _require_staff(request.user)
+        else:
+            _require_platform_admin(request.user)
+
+
+class GroupRuleListView(_GroupRuleScope, generics.ListAPIView):
     """Directory group rules, paginated like every list (platform staff)."""
     serializer_class = GroupRuleSerializer
     filter_backends: list = []
 
     def get_queryset(self):
-        _require_staff(self.request.user)
         return GroupRule.objects.select_related("tenant")
 
     @extend_schema(request=GroupRuleSerializer, responses={201: GroupRuleSerializer},
                    summary="Add a directory group rule (platform admins; audited)")
     def post(self, request):
-        _require_platform_admin(request.user)
         serializer = GroupRuleSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -67,16 +76,14 @@ class GroupRuleListView(generics.ListAPIView):
         return Response(GroupRuleSerializer(rule).data, status=status.HTTP_201_CREATED)
 
 
-class GroupRuleDetailView(APIView):
+class GroupRuleDetailView(_GroupRuleScope):
     @extend_schema(responses=GroupRuleSerializer, summary="One directory group rule")
     def get(self, request, pk: int):
-        _require_staff(request.user)
         return Response(GroupRuleSerializer(get_object_or_404(GroupRule, pk=pk)).data)
 
     @extend_schema(request=GroupRuleSerializer, responses=GroupRuleSerializer,
                    summary="Change a directory group rule (platform admins; audited)")
     def patch(self, request, pk: int):
-        _require_platform_admin(request.user)
         rule = get_object_or_404(GroupRule.objects.select_related("tenant"), pk=pk)
         serializer = GroupRuleSerializer(rule, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
@@ -87,7 +94,6 @@ class GroupRuleDetailView(APIView):
 
     @extend_schema(responses={204: None}, summary="Delete a directory group rule (platform admins; audited)")
     def delete(self, request, pk: int):
-        _require_platform_admin(request.user)
         rule = get_object_or_404(GroupRule, pk=pk)
         services.group_rule_delete(actor=request.user, rule=rule)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.django_db
 NOT_PAGES = {"healthz", "readyz", "metrics", "api-schema", "logout", "set_language", "report-download"}
 NOT_PAGE_PREFIXES = ("admin/", "api/")
 ACTIONS = {"quota-request-preview", "quota-request-action", "job-cancel", "job-environment", "job-checkpoint",
+           "job-contents",
            "pool-inventory-sync", "preemption-approve", "preemption-reject", "whatif-attach", "whatif-simulate-switch",
            "whatif-simulate-request", "account-token-revoke", "notice-channel-delete", "notice-channel-test",
            "notice-channel-toggle", "report-mail-resend"}
@@ -95,6 +96,8 @@ def forms(walk) -> list[tuple[str, str, str, dict, dict]]:
         ("auditor", "tenant-queue", "/tenants/alpha/queue/", {"name": "x"}, {}),
         ("member", "job-environment", f"/jobs/{ids['env_job']}/environment/", {"ready": "0", "detail": ""}, {}),
         ("member", "job-checkpoint", f"/jobs/{ids['env_job']}/checkpoint/", {}, {}),
+        ("platform admin", "job-contents", f"/jobs/{ids['env_job']}/contents/", {"reason": "short"}, {}),
+        ("platform admin", "job-contents", f"/jobs/{ids['env_job']}/contents/", {"reason": "support ticket 1234"}, {}),
         ("quota approver", "preemption-reject", f"/preemptions/{ids['awaiting']}/reject/", {}, {}),
         ("member", "preemption-approve", f"/preemptions/{ids['awaiting']}/approve/", {}, {}),
         ("quota approver", "preemption-approve", f"/preemptions/{ids['reclaim']}/approve/", {}, {}),

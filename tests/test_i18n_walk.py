@@ -22,6 +22,7 @@ NOT_PAGES = {"healthz", "readyz", "metrics", "api-schema", "logout", "set_langua
              "sso-oidc-start", "sso-oidc-callback"}
 NOT_PAGE_PREFIXES = ("admin/", "api/")
 ACTIONS = {"quota-request-preview", "quota-request-action", "job-cancel", "job-environment", "job-checkpoint",
+           "job-contents",
            "pool-inventory-sync", "preemption-approve", "preemption-reject", "whatif-attach", "whatif-simulate-switch",
            "whatif-simulate-request", "account-token-revoke", "notice-channel-delete", "notice-channel-test",
            "notice-channel-toggle", "report-mail-resend"}
@@ -97,6 +98,8 @@ def forms(walk) -> list[tuple[str, str, str, dict, dict]]:
         ("auditor", "tenant-queue", "/tenants/alpha/queue/", {"name": "x"}, {}),
         ("member", "job-environment", f"/jobs/{ids['env_job']}/environment/", {"ready": "0", "detail": ""}, {}),
         ("member", "job-checkpoint", f"/jobs/{ids['env_job']}/checkpoint/", {}, {}),
+        ("platform admin", "job-contents", f"/jobs/{ids['env_job']}/contents/", {"reason": "short"}, {}),
+        ("platform admin", "job-contents", f"/jobs/{ids['env_job']}/contents/", {"reason": "support ticket 1234"}, {}),
         ("quota approver", "preemption-reject", f"/preemptions/{ids['awaiting']}/reject/", {}, {}),
         ("member", "preemption-approve", f"/preemptions/{ids['awaiting']}/approve/", {}, {}),
         ("quota approver", "preemption-approve", f"/preemptions/{ids['reclaim']}/approve/", {}, {}),

@@ -3,10 +3,10 @@ the role in each. The command line (`gpuq`) reads it to pick the caller's tenant
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from quotas.access import platform_roles
 from quotas.models import Membership
+from quotas.tenant_api import SELF, ScopedAPIView
 
 
 class MembershipSerializer(serializers.Serializer):
@@ -21,7 +21,9 @@ class MeSerializer(serializers.Serializer):
     memberships = MembershipSerializer(many=True)
 
 
-class MeView(APIView):
+class MeView(ScopedAPIView):
+    scope = SELF
+
     @extend_schema(responses=MeSerializer, summary="The caller: user name, platform roles and tenant memberships")
     def get(self, request):
         memberships = (Membership.objects.filter(user=request.user).select_related("tenant")

@@ -11,6 +11,7 @@ Scopes:
   handler's selector filters by it.
 - ``PLATFORM``: a platform function; the view's ``require_platform`` (default: platform admin) runs first.
 - ``SHARED``: platform-wide facts every signed-in user reads (pools, priority classes); no tenant data.
+- ``SELF``: the caller's own account (who they are, their roles and memberships); nothing of anyone else.
 """
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
@@ -19,8 +20,9 @@ from rest_framework.views import APIView
 
 from quotas.access import TenantAccess, is_platform_admin, require_tenant_admin, tenant_for_user, tenants_for_user
 
-TENANT, TENANT_OBJECT, READABLE, PLATFORM, SHARED = "tenant", "tenant_object", "readable", "platform", "shared"
-SCOPES = (TENANT, TENANT_OBJECT, READABLE, PLATFORM, SHARED)
+TENANT, TENANT_OBJECT, READABLE, PLATFORM, SHARED, SELF = (
+    "tenant", "tenant_object", "readable", "platform", "shared", "self")
+SCOPES = (TENANT, TENANT_OBJECT, READABLE, PLATFORM, SHARED, SELF)
 NO_SLUG = "{view} is tenant-scoped but its route has no <slug>."
 NO_SCOPE = "{view} declares no access scope (one of {scopes}): it refuses to serve."
 NO_OBJECT_LOOKUP = "{view} is scoped to one tenant object but defines no scoped_object()."

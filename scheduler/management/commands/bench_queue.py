@@ -86,6 +86,10 @@ class Command(BaseCommand):
     def handle(self, *args, jobs, nodes, tenants, repeats, db, **options):
         from scheduler.engine import decide
         from scheduler.bench.engine import fresh_snapshots, synthetic_snapshot, with_vectors
+        from scheduler.bench.process import cpu_reference_s, worker_like
+
+        frozen = worker_like()  # as the worker's process is (portal/worker_heap.py)
+        reference = cpu_reference_s()
 
         # Every cycle is cold: each decide builds its blockers through its own Reasons, which nothing
         # keeps between cycles, and each cycle sees a new cluster (leases, lending limits and running victims included). "serialise" adds what
@@ -107,6 +111,9 @@ class Command(BaseCommand):
         decisions = decide(snapshot)
         out = {"jobs": jobs, "nodes": nodes, "tenants": tenants, "repeats": repeats,
                "cpu_reference_s": round(_cpu_reference_s(), 2),
+               "frozen_objects": frozen, "r_s": round(reference, 3),
+               "decide_r_p50": round(statistics.median(timings) / 1000 / reference, 4),
+               "decide_serialise_r_p50": round(statistics.median(serialised) / 1000 / reference, 4),
                "decide_ms_p50": round(statistics.median(timings), 1),
                "decide_ms_p95": round(_percentile(timings, 95), 1),
                "decide_gc_ms_p50": round(statistics.median(collecting), 1),

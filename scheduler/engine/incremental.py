@@ -33,50 +33,53 @@ Lane = tuple[str, str]  # (pool, gpu model)
 
 
 def partitions(snapshot: Snapshot, *, describe: bool = True) -> dict[Lane, frozenset[Lane]]:
-    """Each lane of the snapshot -> the lanes decided with it (its partition)."""
-    parent: dict[Lane, Lane] = {}
+    """Each lane of the snapshot -> the lanes decided with it (its partition). A cycle calls this every
+    time, so the rows are walked in comprehensions and tenants only when one has a limit."""
+    items = (*snapshot.nodes, *snapshot.quotas, *snapshot.running, *snapshot.pending, *snapshot.leases)
+    lanes = {(item.pool, item.gpu_model) for item in items}
+    if len(lanes) <= 1:
+        whole = frozenset(lanes)
+        return {lane: whole for lane in lanes}
+    parent: dict[Lane, Lane] = {lane: lane for lane in lanes}
 
     def find(lane: Lane) -> Lane:
-        root = parent.setdefault(lane, lane)
-        while root != parent[root]:
-            root = parent[root]
-        while lane != root:  # path halving keeps later finds short
-            parent[lane], lane = root, parent[lane]
-        return root
+        while parent[lane] != lane:
+            parent[lane] = parent[parent[lane]]  # path halving keeps later finds short
+            lane = parent[lane]
+        return lane
 
-    def join(a: Lane, b: Lane) -> None:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
+    def join(group) -> None:
+        group = sorted(group)
+        for lane in group[1:]:
+            ra, rb = find(group[0]), find(lane)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
 
-    by_tenant: dict[str, set[Lane]] = {}
-    for items in (snapshot.nodes, snapshot.quotas, snapshot.running, snapshot.pending):
-        for item in items:
-            lane = (item.pool, item.gpu_model)
-            find(lane)
-            tenant = getattr(item, "tenant", None)
-            if tenant is not None:
-                by_tenant.setdefault(tenant, set()).add(lane)
-    for lease in snapshot.leases:
-        lane = (lease.pool, lease.gpu_model)
-        find(lane)
-        for tenant in (lease.borrower, lease.lender):
-            if tenant is not None:
-                by_tenant.setdefault(tenant, set()).add(lane)
-    for tenant, policy in snapshot.policies.items():
-        if policy.borrowing_limit_gpus is not None or policy.lending_limit_gpus is not None:
-            lanes = sorted(by_tenant.get(tenant, ()))
-            for lane in lanes[1:]:
-                join(lanes[0], lane)
+    limited = {tenant for tenant, policy in snapshot.policies.items()
+               if policy.borrowing_limit_gpus is not None or policy.lending_limit_gpus is not None}
+    if limited:
+        by_tenant: dict[str, set[Lane]] = {}
+        for rows in (snapshot.quotas, snapshot.running, snapshot.pending):
+            for row in rows:
+                if row.tenant in limited:
+                    by_tenant.setdefault(row.tenant, set()).add((row.pool, row.gpu_model))
+        for lease in snapshot.leases:
+            for tenant in (lease.borrower, lease.lender):
+                if tenant in limited:
+                    by_tenant.setdefault(tenant, set()).add((lease.pool, lease.gpu_model))
+        for group in by_tenant.values():
+            join(group)
     if describe:
-        first_of_pool: dict[str, Lane] = {}
-        for lane in sorted(parent):
-            join(first_of_pool.setdefault(lane[0], lane), lane)
+        by_pool: dict[str, list[Lane]] = {}
+        for lane in lanes:
+            by_pool.setdefault(lane[0], []).append(lane)
+        for group in by_pool.values():
+            join(group)
     groups: dict[Lane, set[Lane]] = {}
-    for lane in parent:
+    for lane in lanes:
         groups.setdefault(find(lane), set()).add(lane)
-    frozen = {root: frozenset(lanes) for root, lanes in groups.items()}
-    return {lane: frozen[find(lane)] for lane in parent}
+    frozen = {root: frozenset(members) for root, members in groups.items()}
+    return {lane: frozen[find(lane)] for lane in lanes}
 
 
 def sub_snapshot(snapshot: Snapshot, lanes: frozenset[Lane]) -> Snapshot:

@@ -18,9 +18,7 @@ def freeze_heap() -> int:
     import django
 
     django.setup()  # idempotent: Celery's Django fix-up may have run it already
-    from portal.celery import register_tasks
-
-    register_tasks()
+    # The task modules are imported by now (the worker's loader imports them before `worker_init`).
     import scheduler.engine  # noqa: F401  (the cycle's code, loaded before the first cycle)
 
     gc.collect()

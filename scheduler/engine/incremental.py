@@ -21,6 +21,7 @@ the two agree job by job, waits included.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Hashable, Iterable
 
 from .admission import decide
@@ -87,12 +88,9 @@ def sub_snapshot(snapshot: Snapshot, lanes: frozenset[Lane]) -> Snapshot:
     def mine(items):
         return tuple(item for item in items if (item.pool, item.gpu_model) in lanes)
 
-    return Snapshot(
-        now=snapshot.now, nodes=mine(snapshot.nodes), quotas=mine(snapshot.quotas),
-        running=mine(snapshot.running), pending=mine(snapshot.pending), usage=snapshot.usage,
-        priority_classes=snapshot.priority_classes, leases=mine(snapshot.leases), switches=snapshot.switches,
-        half_life_hours=snapshot.half_life_hours, policies=snapshot.policies,
-        preemption_cap_24h=snapshot.preemption_cap_24h, grace_minutes=snapshot.grace_minutes)
+    # Every other field (policies, switches, clock, ...) is the whole snapshot's.
+    return replace(snapshot, nodes=mine(snapshot.nodes), quotas=mine(snapshot.quotas),
+                   running=mine(snapshot.running), pending=mine(snapshot.pending), leases=mine(snapshot.leases))
 
 
 class IncrementalDecider:

@@ -18,6 +18,7 @@ TASK_PACKAGES = [
 app.autodiscover_tasks(lambda: TASK_PACKAGES)
 
 import portal.liveness.signals  # noqa: E402,F401  (heartbeats of beat and workers)
+import portal.worker_heap  # noqa: E402,F401  (a worker freezes its start-up heap)
 
 
 def register_tasks() -> None:

@@ -61,4 +61,7 @@ def test_a_real_worker_decides_a_submitted_job():
             worker.kill()
             output, _ = worker.communicate()
     assert "scheduler.evaluate_pool" in output, output[-3000:]
+    # The worker froze its start-up heap before its first cycle (portal/worker_heap.py).
+    frozen = [line for line in output.splitlines() if "worker heap frozen:" in line]
+    assert frozen and int(frozen[0].rsplit(" ", 2)[-2]) > 50_000, output[-3000:]
     assert world.pool.pk

@@ -389,24 +389,22 @@ class Reasons:
     blockers whose arguments repeat across a deep queue are remembered; reclaim and preemption
     blockers are few and built plainly with the functions above."""
 
-    def __init__(self) -> None:
-        remember = lru_cache(maxsize=None)
-        self.env_not_ready = remember(env_not_ready)
-        self.resource_mismatch = remember(resource_mismatch)
-        self.maintenance = remember(maintenance)
-        self.quota_exceeded = remember(quota_exceeded)
-        self.no_quota = remember(no_quota)
-        self.no_idle_capacity = remember(no_idle_capacity)
-        self.no_idle_lender = remember(no_idle_lender)
-        self.borrowing_paused = remember(borrowing_paused)
-        self.not_borrowable = remember(not_borrowable)
-        self.borrow_limit_reached = remember(borrow_limit_reached)
-        self.lower_priority = remember(lower_priority)
-        self.pool_full = remember(pool_full)
-        self.fragmented = remember(fragmented)
-        self.short_of = remember(short_of)
-        self.outside_jobs = remember(outside_jobs)
-        self.node_too_small_for = remember(node_too_small_for)
-        self.gpu_memory_too_small = remember(gpu_memory_too_small)
-        self.quota_exceeded_for = remember(quota_exceeded_for)
-        self.other_model = remember(other_model)
+    # Wrapped on first use in the cycle (`__getattr__`), not all up front: a cycle of the what-if replay
+    # uses two or three of them, and wrapping them all was a tenth of a short cycle.
+    _REMEMBERED = {
+        "env_not_ready": env_not_ready, "resource_mismatch": resource_mismatch, "maintenance": maintenance,
+        "quota_exceeded": quota_exceeded, "no_quota": no_quota, "no_idle_capacity": no_idle_capacity,
+        "no_idle_lender": no_idle_lender, "borrowing_paused": borrowing_paused, "not_borrowable": not_borrowable,
+        "borrow_limit_reached": borrow_limit_reached, "lower_priority": lower_priority, "pool_full": pool_full,
+        "fragmented": fragmented, "short_of": short_of, "outside_jobs": outside_jobs,
+        "node_too_small_for": node_too_small_for, "gpu_memory_too_small": gpu_memory_too_small,
+        "quota_exceeded_for": quota_exceeded_for, "other_model": other_model,
+    }
+
+    def __getattr__(self, name: str):
+        fn = Reasons._REMEMBERED.get(name)
+        if fn is None:
+            raise AttributeError(name)
+        remembered = lru_cache(maxsize=None)(fn)
+        setattr(self, name, remembered)
+        return remembered

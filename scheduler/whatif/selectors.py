@@ -15,6 +15,7 @@ from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, PolicySwitches, Quo
 from scheduler.models import Job
 from audit.usage.selectors import USAGE_HORIZON_HALF_LIVES, decayed_gpu_hours, half_life_hours
 from quotas.common.grace import grace_minutes, preemption_cap_24h
+from scheduler.backends.simulated import time_scale as simulated_time_scale
 from scheduler.whatif.models import WhatIfRun
 from scheduler.whatif.sim.trace import Trace, TraceJob, TraceNode
 
@@ -121,12 +122,25 @@ def trace_build(*, pool: Pool, start: datetime, end: datetime) -> Trace:
             running_since=running_since, placements=tuple(placements or ()) if running_since else (),
             cancelled_at=cancelled))
     half_life = half_life_hours()
+    used, stops = _live_record(pool, start, end)
     return Trace(
         pool=pool.name, start=start, end=end, jobs=tuple(out), nodes=_nodes(pool, start, end),
         quotas=_quotas(pool, start), policies=MappingProxyType(_policies(start)), switches=_switches(pool, start),
         priority_classes=DEFAULT_PRIORITY_CLASSES, half_life_hours=half_life, grace_minutes=grace_minutes(),
         reclaim_grace_minutes=reclaim_grace_minutes(), preemption_cap_24h=preemption_cap_24h(),
-        usage_at_start=MappingProxyType(_usage_at_start(pool, start, half_life, running_at_start)))
+        usage_at_start=MappingProxyType(_usage_at_start(pool, start, half_life, running_at_start)),
+        observed_gpu_seconds=used, observed_preemptions=stops,
+        time_scale=simulated_time_scale() if pool.backend == "simulated" else 1.0)
+
+
+def _live_record(pool: Pool, start: datetime, end: datetime) -> tuple[float, int]:
+    """GPU-seconds the pool's runs used inside [start, end), and the stops that ended a run there."""
+    used, stops = 0.0, 0
+    for gpus, started, ended, outcome in UsageRecord.objects.filter(pool=pool, started_at__lt=end).filter(
+            Q(ended_at__isnull=True) | Q(ended_at__gt=start)).values_list("gpus", "started_at", "ended_at", "outcome"):
+        used += gpus * max((min(ended or end, end) - max(started, start)).total_seconds(), 0.0)
+        stops += outcome == UsageRecord.Outcome.PREEMPTED and ended is not None and ended < end
+    return used, stops
 
 
 def _usage_at_start(pool: Pool, start: datetime, half_life: float, skip: set[int]) -> dict[str, float]:

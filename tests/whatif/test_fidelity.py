@@ -39,6 +39,12 @@ def test_the_baseline_replay_reproduces_the_live_admission_order_and_waits(world
     # same minute, so the waits agree to the second.
     assert figures["wait_diff_max_seconds"] == 0
     assert figures["within_tolerance_share"] == 1.0
+    # Started counts, utilisation, wait percentiles and preemptions agree with the live record (read from
+    # the run intervals), so nothing is named as differing.
+    assert figures["differs"] == [], figures["live"]
+    assert figures["live"]["started"]["live"] == figures["live"]["started"]["replay"] >= 10
+    assert figures["live"]["utilisation"]["live"] is not None
+    assert figures["live"]["preemptions"]["live"] == figures["live"]["preemptions"]["replay"]
     # Borrowing and a reclaim happened live, and the replay went through them too.
     assert any(r.lender is not None for r in outcome.runs)
     # The live pool here decided once a minute; a replay held to that cadence gives the same.
@@ -57,4 +63,8 @@ def test_the_baseline_replay_reproduces_the_live_admission_order_and_waits(world
     client.force_login(platform_admin)
     page = client.get(f"/what-if/{run.pk}/").content.decode()
     assert "Baseline fidelity" in page and "same admission order" in page
+    assert "Baseline against the live record" in page
+    assert "The baseline replay agrees with the live record within the tolerance." in page
+    # Twelve jobs in the window: the result says its figures rest on a handful of jobs.
+    assert "Only 12 jobs arrived in this window (fewer than 20)" in page
     assert f"of {figures['jobs_compared']} real starts replayed within 60 s" in page

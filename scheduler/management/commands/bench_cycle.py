@@ -62,15 +62,23 @@ class Command(BaseCommand):
         parser.add_argument("--no-pages", action="store_true", help="skip the page and API timings")
         parser.add_argument("--vectors", action="store_true",
                             help="also time the same cycles with CPU cores and memory asked by every job")
+        parser.add_argument("--readers", type=int, default=20, help="concurrent readers through gunicorn (0: none)")
+        parser.add_argument("--port", type=int, default=9610, help="the port gunicorn serves the readers on")
 
-    def handle(self, *args, jobs, nodes, tenants, repeats, no_stream, no_pages, vectors, **options):
+    def handle(self, *args, jobs, nodes, tenants, repeats, no_stream, no_pages, vectors, readers, port, **options):
+        from scheduler.bench.process import cpu_reference_s, worker_like
+
+        frozen = worker_like()  # as the worker's process is (portal/worker_heap.py)
+        reference = cpu_reference_s()
         out = {"database": connection.vendor, "jobs": jobs, "nodes": nodes, "tenants": tenants,
-               "cpu_reference_s": round(_cpu_reference_s(), 2)}
+               "cpu_reference_s": round(_cpu_reference_s(), 2), "r_s": round(reference, 3), "frozen_objects": frozen}
         world = bench_world(nodes=nodes, tenants=tenants)
         self._submit(world.specs(jobs, seed=1))
         first_ms, first_rows = _timed_cycle(world.pool, "first")
         second_ms, second_rows = _timed_cycle(world.pool, "second")  # numbers charged late in the first settle
         settled = [_timed_cycle(world.pool, "nochange") for _ in range(repeats)]
+        self._submit(world.specs(1, seed=5))
+        one_ms, one_rows = _timed_cycle(world.pool, "after_one_submit")
         self._submit(world.specs(100, seed=2))
         after_ms, after_rows = _timed_cycle(world.pool, "after_100_submits")
         if vectors:
@@ -82,14 +90,21 @@ class Command(BaseCommand):
             "nochange_cycle_ms": round(statistics.median(ms for ms, _ in settled)),
             "nochange_cycle_ms_max": round(max(ms for ms, _ in settled)),
             "after_100_submits_ms": round(after_ms),
-            "rows_written": {"first": first_rows, "second": second_rows,
-                             "nochange": max(rows for _, rows in settled), "after_100_submits": after_rows},
+            "after_one_submit_ms": round(one_ms), "after_one_submit_r": round(one_ms / 1000 / reference, 4),
+            "nochange_cycle_r": round(statistics.median(ms for ms, _ in settled) / 1000 / reference, 4),
+            "rows_written": {"first": first_rows, "second": second_rows, "nochange": max(rows for _, rows in settled),
+                             "after_one_submit": one_rows, "after_100_submits": after_rows},
             "python_cpu_ms": {label: round(statistics.median(v)) for label, v in CPU_MS.items()},
             "waiting": Job.objects.filter(pool=world.pool, status__in=PENDING_STATUSES).count(),
         })
         if not no_pages:
             from scheduler.bench.pages import page_figures
             out.update(page_figures(world))
+            if readers:
+                from scheduler.bench.readers import concurrent_page_figures
+                figures = concurrent_page_figures(world, readers=readers, port=port)
+                figures["queue_page_concurrent_p95_r"] = round(figures["queue_page_concurrent_p95_ms"] / 1000 / reference, 4)
+                out.update(figures)
         if not no_stream:
             out.update(self._stream(jobs, nodes, tenants))
         self.stdout.write(json.dumps(out))

@@ -11,7 +11,8 @@ from .replay import ReplayOutcome
 
 HOUR = 3600.0
 MAX_POINTS = 96  # utilisation samples per result: enough for a chart, small enough to store
-FIDELITY_TOLERANCE_SECONDS = 60.0  # the live backend starts an admitted job on its next tick
+FIDELITY_TOLERANCE_SECONDS = 60.0  # in the pool's time: the live backend starts an admitted job on its next tick
+UTILISATION_TOLERANCE = 0.02  # replayed and live utilisation differ when more than 2 points apart
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -24,8 +25,9 @@ def percentile(values: list[float], q: float) -> float | None:
 
 
 def _bucket() -> dict:
-    return {"jobs": 0, "started": 0, "started_within_1h": 0, "waits": [], "gpu_hours": 0.0, "base_gpu_hours": 0.0,
-            "borrowed_gpu_hours": 0.0, "lent_gpu_hours": 0.0, "preemptions": 0, "lost_gpu_hours": 0.0}
+    return {"jobs": 0, "started": 0, "started_within_1h": 0, "cancelled_waiting": 0, "waits": [], "gpu_hours": 0.0,
+            "base_gpu_hours": 0.0, "borrowed_gpu_hours": 0.0, "lent_gpu_hours": 0.0, "preemptions": 0,
+            "lost_gpu_hours": 0.0}
 
 
 def _close(bucket: dict) -> dict:
@@ -34,6 +36,8 @@ def _close(bucket: dict) -> dict:
     out["wait_p50_seconds"] = percentile(waits, 50)
     out["wait_p95_seconds"] = percentile(waits, 95)
     out["started_within_1h_share"] = round(bucket["started_within_1h"] / bucket["jobs"], 4) if bucket["jobs"] else None
+    # Work a stop threw away was used but bought nothing: useful GPU-hours are the rest.
+    out["useful_gpu_hours"] = round(bucket["gpu_hours"] - bucket["lost_gpu_hours"], 3)
     return out
 
 
@@ -54,13 +58,16 @@ def summarize(outcome: ReplayOutcome) -> dict:
         return t, c
 
     # A job not started by the window's end counts as waiting until then (a censored wait), so a
-    # proposal that starves a tenant cannot look better by leaving its jobs out.
+    # proposal that starves a tenant cannot look better by leaving its jobs out; one cancelled while it
+    # waited waited until it left the queue, not after.
     for job in outcome.jobs.values():
-        wait = ((job.first_start or end) - job.submitted_at).total_seconds()
+        wait = ((job.first_start or job.left_at or end) - job.submitted_at).total_seconds()
         wait = max(wait, 0.0)
         for b in buckets(job.tenant, job.priority_class):
             b["jobs"] += 1
             b["waits"].append(wait)
+            if job.first_start is None and job.left_at is not None:
+                b["cancelled_waiting"] += 1
             if job.first_start is not None:
                 b["started"] += 1
                 if wait <= HOUR:
@@ -137,14 +144,30 @@ def utilisation(outcome: ReplayOutcome) -> tuple[list[dict], float | None]:
             edge = min((k + 1) * step, b)
             used[k] += run.gpus * (edge - a)
             a, k = edge, k + 1
-    series, used_sum, cap_sum = [], 0.0, 0.0
+    series = []
+    for k, (left, capacity) in enumerate(_capacities(trace, step, n)):
+        series.append({"at": left.isoformat(), "share": round(used[k] / capacity, 4) if capacity else None})
+    cap_sum = sum(capacity for _, capacity in _capacities(trace, step, n))
+    return series, round(sum(used) / cap_sum, 4) if cap_sum else None
+
+
+def _capacities(trace, step: float, n: int):
+    """(sample start, schedulable GPU-seconds of the sample), sampled at each interval's middle."""
+    start, total = trace.start, (trace.end - trace.start).total_seconds()
     for k in range(n):
         left = start + timedelta(seconds=k * step)
         span = min(step, total - k * step)
-        capacity = _capacity(trace, left + timedelta(seconds=span / 2)) * span
-        used_sum, cap_sum = used_sum + used[k], cap_sum + capacity
-        series.append({"at": left.isoformat(), "share": round(used[k] / capacity, 4) if capacity else None})
-    return series, round(used_sum / cap_sum, 4) if cap_sum else None
+        yield left, _capacity(trace, left + timedelta(seconds=span / 2)) * span
+
+
+def live_utilisation(trace) -> float | None:
+    """The live runs' share of the window's schedulable GPU time, sampled as `utilisation` samples it."""
+    total = (trace.end - trace.start).total_seconds()
+    if trace.observed_gpu_seconds is None or total <= 0:
+        return None
+    step = max(math.ceil(total / MAX_POINTS / HOUR), 1) * HOUR if total > MAX_POINTS * HOUR else HOUR
+    cap_sum = sum(capacity for _, capacity in _capacities(trace, step, max(math.ceil(total / step), 1)))
+    return round(trace.observed_gpu_seconds / cap_sum, 4) if cap_sum else None
 
 
 def _first_start(outcome: ReplayOutcome, job_id: int) -> datetime:
@@ -152,10 +175,14 @@ def _first_start(outcome: ReplayOutcome, job_id: int) -> datetime:
     return replayed.first_start if replayed and replayed.first_start else datetime.max.replace(tzinfo=timezone.utc)
 
 
-def fidelity(outcome: ReplayOutcome, *, tolerance_seconds: float = FIDELITY_TOLERANCE_SECONDS) -> dict:
+def fidelity(outcome: ReplayOutcome, *, tolerance_seconds: float | None = None) -> dict:
     """How the baseline replay agrees with what really happened: the admission order of the jobs that
-    really started in the window and the difference between real and replayed waits."""
+    really started in the window, the difference between real and replayed waits, and the live record's
+    started count, utilisation, wait percentiles and preemptions beside the replay's (`live`), with the
+    names of those that differ. The tolerance is stated in the pool's time (`Trace.time_scale`)."""
     trace = outcome.trace
+    if tolerance_seconds is None:
+        tolerance_seconds = FIDELITY_TOLERANCE_SECONDS / (trace.time_scale or 1.0)
     observed = sorted((j for j in trace.jobs if j.observed_start is not None and j.running_since is None),
                       key=lambda j: (j.observed_start, j.id))
     real_order = [j.id for j in observed]
@@ -182,6 +209,7 @@ def fidelity(outcome: ReplayOutcome, *, tolerance_seconds: float = FIDELITY_TOLE
                 pairs += 1
                 concordant += position[x] < position[y]
     finite = [d for d in diffs if d != math.inf]
+    live, differs = live_comparison(outcome, tolerance_seconds)
     return {
         "jobs_compared": len(real_order),
         "same_admission_order": real_order == replay_order,
@@ -191,7 +219,41 @@ def fidelity(outcome: ReplayOutcome, *, tolerance_seconds: float = FIDELITY_TOLE
         "within_tolerance_share": round(sum(1 for d in diffs if d <= tolerance_seconds) / len(diffs), 4)
         if diffs else None,
         "tolerance_seconds": tolerance_seconds,
+        "tolerance_pool_seconds": FIDELITY_TOLERANCE_SECONDS,
+        "live": live,
+        "differs": differs,
     }
+
+
+def live_comparison(outcome: ReplayOutcome, tolerance_seconds: float) -> tuple[dict, list[str]]:
+    """Each figure live and replayed over the jobs that arrived in the window, and which differ: started
+    counts and preemptions exactly, waits by the tolerance, utilisation by UTILISATION_TOLERANCE. A figure
+    the live record does not hold (a synthetic trace) is None and never said to differ."""
+    trace, end = outcome.trace, outcome.trace.end
+    arrived = [j for j in trace.jobs if j.running_since is None]
+    live_waits, replay_waits = [], []
+    replay_started = 0
+    for j in arrived:
+        live_waits.append(max(((j.observed_start or j.cancelled_at or end) - j.submitted_at).total_seconds(), 0.0))
+        record = outcome.jobs.get(j.id)
+        replayed_end = (record.first_start or record.left_at or end) if record else end
+        replay_waits.append(max((replayed_end - j.submitted_at).total_seconds(), 0.0))
+        replay_started += bool(record and record.first_start)
+    replay_preemptions = sum(record.preemptions for record in outcome.jobs.values())
+    figures = {
+        "started": (sum(1 for j in arrived if j.observed_start is not None), replay_started, 0),
+        "utilisation": (live_utilisation(trace), utilisation(outcome)[1], UTILISATION_TOLERANCE),
+        "wait_p50_seconds": (percentile(live_waits, 50), percentile(replay_waits, 50), tolerance_seconds),
+        "wait_p95_seconds": (percentile(live_waits, 95), percentile(replay_waits, 95), tolerance_seconds),
+        "preemptions": (trace.observed_preemptions, replay_preemptions, 0),
+    }
+    live, differs = {}, []
+    for name, (real, replayed, tolerance) in figures.items():
+        differ = real is not None and replayed is not None and abs(real - replayed) > tolerance
+        live[name] = {"live": real, "replay": replayed, "differs": differ}
+        if differ:
+            differs.append(name)
+    return live, differs
 
 
 def compare(baseline: dict, proposal: dict) -> list[dict]:

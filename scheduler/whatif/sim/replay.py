@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from scheduler.engine import decide
+from scheduler.engine.incremental import IncrementalDecider
 from scheduler.engine.standing import Standing
 from scheduler.engine.types import (
     PREEMPTION_MANUAL, Lease, Node, PendingJob, RunningJob, Snapshot,
@@ -72,6 +73,7 @@ class JobRecord:
     preemptions: int = 0
     lost_gpu_hours: float = 0.0
     completed: bool = False
+    left_at: datetime | None = None  # cancelled while it waited: it waits no longer from then
 
 
 @dataclass
@@ -156,6 +158,12 @@ class _Sim:
         self.cycle_gap = timedelta(seconds=self.cycle_seconds)
         self.last_cycle: datetime | None = None
         self.deferred_to: datetime | None = None
+        # The same path as the live cycle: only the partitions (GPU models, engine/incremental.py) an event
+        # touched are decided again; the others keep their decisions. Off with `fast`: a plain decide.
+        self.decider = IncrementalDecider(describe=False)
+
+    def touch(self, gpu_model: str) -> None:
+        self.decider.touch((self.trace.pool, gpu_model))
 
     # --- events -------------------------------------------------------------------------------------
 
@@ -235,6 +243,7 @@ class _Sim:
             preemptions_24h=self._stops_24h(job.id), stop_refused=job.id in self.refused)
         self.running[job.id] = _Run(job, engine, remaining, self.token, run_record, lease_id)
         self.running_tuple = None
+        self.touch(job.gpu_model)
         self.engines[job.id] = engine
         self.standing.add(engine)
         free = self.free_nodes.get(job.gpu_model)
@@ -254,6 +263,7 @@ class _Sim:
         """The run gives its nodes, quota and lease back."""
         del self.running[run.job.id]
         self.running_tuple = None
+        self.touch(run.job.gpu_model)
         del self.engines[run.job.id]
         self.standing.remove(run.engine)
         free = self.free_nodes.get(run.job.gpu_model)
@@ -298,10 +308,12 @@ class _Sim:
     def _requeue(self, job: TraceJob, remaining: float) -> None:
         self.pending[job.id] = self._pending_from(job)
         self.remaining[job.id] = remaining
+        self.touch(job.gpu_model)
         self.dirty = True
 
     def _set_engine(self, run: _Run, engine: RunningJob) -> None:
         self.standing.remove(run.engine)
+        self.touch(run.job.gpu_model)
         run.engine = self.engines[run.job.id] = engine
         self.standing.add(engine)
         self.running_tuple = None
@@ -377,6 +389,7 @@ class _Sim:
         lease = self.leases.get(lease_id)
         if lease is None or lease.engine.state != "active" or lease.engine.expires_at > self.now:
             return
+        self.touch(lease.engine.gpu_model)
         run = self.running.get(lease.job_id)
         if run is None or run.lease_id != lease_id:
             self.leases.pop(lease_id, None)
@@ -460,6 +473,7 @@ class _Sim:
         self.standing = Standing(self.nodes, trace.quotas, trace.priority_classes, trace.preemption_cap_24h)
         for run in self.running.values():
             self.standing.add(run.engine)
+        self.decider.touch_all()
         self.dirty = True
 
     # --- the cycle ----------------------------------------------------------------------------------
@@ -494,7 +508,10 @@ class _Sim:
             switches=trace.switches, half_life_hours=trace.half_life_hours, policies=trace.policies,
             preemption_cap_24h=trace.preemption_cap_24h, grace_minutes=trace.grace_minutes)
         # The replay reads no waits, and keeps what the running jobs hold (standing.py) across cycles.
-        decisions = decide(snapshot, describe=not self.fast, standing=self.standing if self.fast else None)
+        if self.fast:
+            decisions = self.decider.decide(snapshot, standing=self.standing)
+        else:
+            decisions = decide(snapshot)
         self._reassign(decisions.reassignments)  # before the starts below withdraw their jobs' stops
         for admission in decisions.admissions:
             job = self.job_by_id[admission.job_id]
@@ -531,6 +548,7 @@ class _Sim:
                 if run is not None and run.lease_id is not None and k < reclaims:
                     lease = self.leases[run.lease_id]
                     lease.engine = _replace(lease.engine, state="reclaiming")
+                    self.touch(lease.engine.gpu_model)
                 self._mark_stopping(victim, stop.grace_until or grace, stopping_for)
         self._withdraw_unused(decisions.withdrawals)
         if self.pending and self.period_seconds and not self.tick_queued:
@@ -585,8 +603,15 @@ class _Sim:
                 _, kind, _, payload = heapq.heappop(heap)
                 self.events += 1
                 if kind == _ARRIVAL:
-                    self._record_for(payload)
+                    record = self._record_for(payload)
+                    if payload.cancelled_at is not None and payload.cancelled_at <= moment:
+                        # Cancelled before any cycle could decide it (its cancel came first, or in the same
+                        # moment): it never joins the queue, as the live job never did.
+                        record.left_at = max(payload.cancelled_at, moment)
+                        self.remaining.pop(payload.id, None)
+                        continue
                     self.pending[payload.id] = self._pending_from(payload)
+                    self.touch(payload.gpu_model)
                     self.dirty = True
                 elif kind == _END:
                     self._end(*payload)
@@ -597,17 +622,22 @@ class _Sim:
                 elif kind == _APPROVED:
                     self._approved(payload)
                 elif kind == _CANCEL:
-                    if self.pending.pop(payload, None) is not None:
+                    gone = self.pending.pop(payload, None)
+                    if gone is not None:
+                        self.jobs[payload].left_at = moment
+                        self.touch(gone.gpu_model)
                         self.remaining.pop(payload, None)
                         self._withdraw(payload)
                         self.dirty = True
                 elif kind == _NODES:
                     self._refresh_nodes()
-                elif kind == _WAKE:
+                elif kind == _WAKE:  # a moment the engine reads passed (protection, the 24 h count)
+                    self.decider.touch_all()
                     self.dirty = True
                 elif kind == _TICK:
                     self.tick_queued = False
                     if self.pending:
+                        self.decider.touch_all()
                         self.dirty = True
             if self.dirty and self.pending:
                 due = self.last_cycle + self.cycle_gap if self.last_cycle is not None else moment

@@ -75,3 +75,10 @@ class Trace:
     reclaim_grace_minutes: int = 10  # a lease reclaimed at its expiry (the expiry worker's grace)
     preemption_cap_24h: int = 3
     usage_at_start: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    # The live record, for the baseline's fidelity (None: unknown, e.g. a synthetic trace): GPU-seconds the
+    # live runs used inside the window, and the stops that ended a run there.
+    observed_gpu_seconds: float | None = None
+    observed_preemptions: int | None = None
+    # Pool seconds per trace second: a demo pool runs its jobs this much faster than the wall clock the
+    # evidence is stamped with, so a tolerance stated in the pool's time is this much shorter in the trace.
+    time_scale: float = 1.0

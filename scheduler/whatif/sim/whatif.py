@@ -8,6 +8,7 @@ from .metrics import compare, fidelity, summarize
 from .replay import replay
 from .scenario import apply_changes
 from .trace import Trace
+from .warnings import quota_warnings, window_warnings
 
 
 def run_whatif(trace: Trace, changes: list[dict], *, progress: Callable[[float], None] | None = None) -> dict:
@@ -17,8 +18,11 @@ def run_whatif(trace: Trace, changes: list[dict], *, progress: Callable[[float],
 
     baseline_outcome = replay(trace, progress=part(0.0))
     baseline = summarize(baseline_outcome)
-    proposal = summarize(replay(apply_changes(trace, changes), progress=part(0.5)))
+    proposed = apply_changes(trace, changes)
+    proposal = summarize(replay(proposed, progress=part(0.5)))
     if progress is not None:
         progress(1.0)
     return {"baseline": baseline, "proposal": proposal, "comparison": compare(baseline, proposal),
-            "fidelity": fidelity(baseline_outcome), "changes": changes}
+            "fidelity": fidelity(baseline_outcome), "changes": changes,
+            "warnings": {"window": window_warnings(trace), "baseline": quota_warnings(trace),
+                         "proposal": quota_warnings(proposed)}}

@@ -1,12 +1,14 @@
 """Times one replay of a synthetic month: `manage.py bench_whatif --jobs 50000 --nodes 500` prints one
 JSON line (wall seconds of the replay, the trace build and the summary apart; the process's CPU seconds beside
-them, since the machine is shared; peak RSS of the process)."""
+them, since the machine is shared, and as a ratio to the CPU reference R measured in the same run; peak RSS
+of the process). The process first freezes its start-up heap, as a worker does (portal/worker_heap.py)."""
 import json
 import resource
 import time
 
 from django.core.management.base import BaseCommand
 
+from scheduler.bench.process import cpu_reference_s, worker_like
 from scheduler.whatif.sim.metrics import summarize
 from scheduler.whatif.sim.replay import _Sim
 from scheduler.whatif.sim.synthetic import make_trace
@@ -26,6 +28,8 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=20)
 
     def handle(self, *args, **o):
+        frozen = worker_like()
+        reference = cpu_reference_s()
         started, cpu_started = time.perf_counter(), time.process_time()
         trace = make_trace(jobs=o["jobs"], nodes=o["nodes"], tenants=o["tenants"], days=o["days"], load=o["load"],
                            seed=o["seed"])
@@ -35,12 +39,14 @@ class Command(BaseCommand):
         replayed = time.perf_counter()
         summary = summarize(outcome)
         done, cpu_done = time.perf_counter(), time.process_time()
+        cpu = cpu_done - cpu_started
         self.stdout.write(json.dumps({
             "jobs": o["jobs"], "nodes": o["nodes"], "days": o["days"], "load": o["load"],
             "cycle_seconds": o["cycle_seconds"],
             "wall_s": round(done - started, 2), "replay_s": round(replayed - built, 2),
             "trace_s": round(built - started, 2), "summary_s": round(done - replayed, 2),
-            "cpu_s": round(cpu_done - cpu_started, 2),
+            "cpu_s": round(cpu, 2), "cpu_reference_s": round(reference, 3), "cpu_r": round(cpu / reference, 2),
+            "frozen_objects": frozen,
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "cycles": outcome.cycles, "fast_admissions": sim.fast_admissions,
             "decide_calls": outcome.cycles - sim.fast_admissions,

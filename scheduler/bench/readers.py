@@ -1,0 +1,99 @@
+"""The team queue page as its readers live with it: served by gunicorn (the production server, two
+workers) on a port of its own, read by concurrent readers over HTTP, each with its own session. Reports
+p50/p95 milliseconds per request and the page's bytes, for the page and for its unchanged live refresh."""
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.db.models import Count
+from django.test import Client
+
+from quotas.models import Membership
+from scheduler.models import PENDING_STATUSES, Job
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _database_url() -> str:
+    s = connection.settings_dict
+    auth = s["USER"] + (f":{s['PASSWORD']}" if s.get("PASSWORD") else "")
+    return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+def _serve(port: int) -> subprocess.Popen:
+    env = {**os.environ, "DATABASE_URL": _database_url()}
+    server = subprocess.Popen([sys.executable, "-m", "gunicorn", "portal.wsgi", "--bind", f"127.0.0.1:{port}",
+                               "--workers", "2", "--log-level", "warning"], cwd=ROOT, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)
+            break
+        except Exception:
+            time.sleep(0.3)
+    return server
+
+
+def concurrent_page_figures(world, *, readers: int = 20, requests_each: int = 10, port: int = 9610) -> dict:
+    busiest = (Job.objects.filter(pool=world.pool, status__in=PENDING_STATUSES).values("tenant_id")
+               .annotate(n=Count("id")).order_by("-n").first())
+    tenant = next(t for t in world.tenants if t.pk == busiest["tenant_id"])
+    cookies = []
+    for k in range(readers):
+        user = get_user_model().objects.create_user(username=f"{world.prefix}reader-{k}")
+        Membership.objects.create(user=user, tenant=tenant, role=Membership.Role.MEMBER)
+        client = Client()
+        client.force_login(user)  # a session row the server reads
+        cookies.append(f"sessionid={client.cookies['sessionid'].value}")
+    url = f"http://127.0.0.1:{port}/tenants/{tenant.slug}/queue/"
+    server = _serve(port)
+    try:
+        page = _read(url, cookies, requests_each, {})
+        etag = _read(url, cookies[:1], 1, {"HX-Request": "true"})["etag"]  # what the live region polls with
+        refresh = _read(url, cookies, requests_each, {"HX-Request": "true", "If-None-Match": etag})
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+    return {"readers": readers, "queue_page_concurrent_p50_ms": page["p50"], "queue_page_concurrent_p95_ms": page["p95"],
+            "queue_page_concurrent_bytes": page["bytes"], "queue_page_concurrent_errors": page["errors"],
+            "unchanged_refresh_concurrent_p95_ms": refresh["p95"], "unchanged_refresh_concurrent_errors": refresh["errors"]}
+
+
+def _read(url: str, cookies: list[str], requests_each: int, headers: dict) -> dict:
+    timings, sizes, errors, etags = [], [], [0], []
+    lock = threading.Lock()
+
+    def reader(cookie: str) -> None:
+        for _ in range(requests_each):
+            request = urllib.request.Request(url, headers={"Cookie": cookie, **headers})
+            start = time.perf_counter()
+            try:
+                with urllib.request.urlopen(request, timeout=60) as response:
+                    body, etag = response.read(), response.headers.get("ETag", "")
+            except urllib.error.HTTPError as answer:
+                body, etag = b"", ""
+                if answer.code != 304:
+                    with lock:
+                        errors[0] += 1
+            elapsed = (time.perf_counter() - start) * 1000.0
+            with lock:
+                timings.append(elapsed)
+                sizes.append(len(body))
+                etags.append(etag)
+    threads = [threading.Thread(target=reader, args=(cookie,)) for cookie in cookies]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    timings.sort()
+    return {"p50": round(statistics.median(timings), 1),
+            "p95": round(timings[min(len(timings) - 1, int(round(0.95 * (len(timings) - 1))))], 1),
+            "bytes": max(sizes), "errors": errors[0], "etag": next((e for e in etags if e), "")}

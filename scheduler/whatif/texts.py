@@ -1,0 +1,42 @@
+"""What a what-if result says about itself: its warnings (whatif/sim/warnings.py) and the live figures its
+baseline differs from, as texts in the reader's language made from the stored codes and figures."""
+from django.utils.translation import gettext_lazy as _
+
+WARNINGS = {
+    "no_nodes": _("The pool had no schedulable nodes at the window's start ({nodes} nodes in its history): "
+                  "nothing could run in the replay, and its figures say nothing about the pool."),
+    "little_history": _("Only {jobs} jobs arrived in this window (fewer than {minimum}): its figures rest on a "
+                        "handful of jobs."),
+    "quota_above_capacity": _("Base quotas on {gpu_model} add up to {quota_gpus} GPUs, above the {capacity_gpus} "
+                              "schedulable GPUs: the guarantee cannot be kept."),
+}
+PROPOSAL_PREFIX = _("Proposal: {text}")
+FIGURES = {
+    "started": _("jobs started"),
+    "utilisation": _("utilisation"),
+    "wait_p50_seconds": _("wait p50 (s)"),
+    "wait_p95_seconds": _("wait p95 (s)"),
+    "preemptions": _("preemptions"),
+}
+DIFFERS = _("The baseline replay differs from the live record in: {names}.")
+AGREES = _("The baseline replay agrees with the live record within the tolerance.")
+
+
+def warning_texts(warnings: dict) -> list[str]:
+    """The window's warnings, then the proposal's quota warnings that the baseline did not already have."""
+    out = [str(WARNINGS[w["code"]]).format(**w) for w in warnings.get("window", ())]
+    out += [str(WARNINGS[w["code"]]).format(**w) for w in warnings.get("baseline", ())]
+    known = {w.get("gpu_model") for w in warnings.get("baseline", ())}
+    out += [str(PROPOSAL_PREFIX).format(text=str(WARNINGS[w["code"]]).format(**w))
+            for w in warnings.get("proposal", ()) if w.get("gpu_model") not in known]
+    return out
+
+
+def live_rows(fidelity: dict) -> tuple[list[dict], str]:
+    """Rows (figure, live, replay, differs) and the sentence that sums them up; none for an older result."""
+    live = fidelity.get("live") or {}
+    rows = [{"name": str(FIGURES[name]), **values} for name, values in live.items() if name in FIGURES]
+    if not rows:
+        return [], ""
+    differs = [str(FIGURES[name]) for name in fidelity.get("differs", ()) if name in FIGURES]
+    return rows, str(DIFFERS).format(names=", ".join(differs)) if differs else str(AGREES)

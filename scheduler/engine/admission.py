@@ -126,6 +126,7 @@ def _nominate(cycle: CycleState, queue) -> None:
     admissions, waiting, borrowers, stoppers, demand = (
         cycle.admissions, cycle.waiting, cycle.borrowers, cycle.stoppers, cycle.demand)
     share, held, within_quota = cycle.share, cycle.held_quota, cycle.within_quota
+    tree = cycle.tree
     for job in queue:
         lane = cycle.lane(job)
         priority = priority_of.get(job.priority_class, 0)
@@ -157,6 +158,12 @@ def _nominate(cycle: CycleState, queue) -> None:
         extra_over = False
         if book.extra and quota_ok and not within_extra_quota(reasons, blockers, job, book, tenant_q, project_q):
             quota_ok, extra_over = False, True
+        if quota_ok and tree is not None:  # every unit above the tenant within its guarantee (tree.py)
+            over = tree.over_guarantee(job.tenant, job.pool, job.gpu_model, need, tenant_q.gpus,
+                                       used.get(tenant_q.id, 0))
+            if over is not None:
+                blockers.append(over)
+                quota_ok = False
 
         node_blocked = False
         if shape_ok and not index.fits(g, replicas, c, m):
@@ -194,6 +201,8 @@ def _nominate(cycle: CycleState, queue) -> None:
         book.charge(project_q, need)
         if book.extra:
             book.charge_extra((tenant_q, project_q), book.extra_of(job), 1)
+        if tree is not None:
+            tree.charge(job.tenant, job.pool, job.gpu_model, need)
         admissions.append(Admission(job.id, placements))
         end = now + span(job.max_runtime_minutes, cycle.snapshot.time_scale)
         lane.releases.add(end, need)
@@ -288,7 +297,7 @@ def _borrow(cycle: CycleState) -> None:
     lender when every borrowing condition holds and the job fits on nodes; otherwise the failed
     condition joins the job's blockers. A borrower has no environment or shape blocker, so its
     blockers start with the quota ones and the new ones go where `sort_blockers` would put them."""
-    desk = cycle.desk = LeaseDesk(cycle.snapshot, cycle.book, cycle.demand, cycle.reasons)
+    desk = cycle.desk = LeaseDesk(cycle.snapshot, cycle.book, cycle.demand, cycle.reasons, cycle.tree)
     full: dict[tuple, tuple[Blocker, ...]] = {}
     joined: dict[tuple[int, int], tuple] = {}
     holds = cycle.holds

@@ -225,6 +225,8 @@ class Snapshot:
     # Minutes of policy and runtime per wall-clock minute: 1 in production; in the demo the simulated jobs run
     # SIMULATED_TIME_SCALE times faster, and leases, protected windows and grace periods keep pace (engine/clock.py).
     time_scale: float = 1.0
+    # The organisation tree above tenants (tree.OrgTree): units, their guarantees and limits. None: flat.
+    org: Any = None
 
 
 # --- outputs --------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from quotas import api, me_api
+from quotas.classes import api as class_api
 from quotas.leases import api as lease_api
 from quotas.orgs import api as org_api
 from quotas.requests import api as request_api
@@ -15,7 +16,8 @@ urlpatterns = [
     path("leases/<int:pk>/return/", lease_api.LeaseReturnView.as_view(), name="api-lease-return"),
     path("tenants/<slug:slug>/lending-policy/", lease_api.LendingPolicyView.as_view(), name="api-lending-policy"),
     path("switches/", lease_api.SwitchView.as_view(), name="api-switches"),
-    path("priority-classes/", lease_api.PriorityClassListView.as_view(), name="api-priority-classes"),
+    path("priority-classes/", class_api.PriorityClassListView.as_view(), name="api-priority-classes"),
+    path("priority-classes/<slug:name>/", class_api.PriorityClassDetailView.as_view(), name="api-priority-class"),
     path("nodes/<str:name>/cordon/", api.NodeCordonView.as_view(), name="api-node-cordon"),
     path("nodes/<str:name>/uncordon/", api.NodeUncordonView.as_view(), name="api-node-uncordon"),
     path("nodes/<str:name>/maintenance/", api.NodeMaintenanceView.as_view(), name="api-node-maintenance"),

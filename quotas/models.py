@@ -254,3 +254,4 @@ class QuotaCoverage(models.Model):
 from quotas.leases.models import Lease, LendingPolicy, PolicySwitch  # noqa: E402,F401
 from quotas.requests.models import QuotaRequest, QuotaRequestDecision  # noqa: E402,F401
 from quotas.orgs.models import OrgMembership, OrgUnit, UnitQuota  # noqa: E402,F401
+from quotas.classes.models import PriorityClass  # noqa: E402,F401

@@ -144,33 +144,7 @@ class LendingPolicyView(TenantAPIView):
         return Response(LendingPolicySerializer(policy).data)
 
 
-class PriorityClassSerializer(serializers.Serializer):
-    name = serializers.CharField()
-    priority = serializers.IntegerField(help_text="Higher runs first")
-    preemptible = serializers.BooleanField()
-    may_borrow = serializers.BooleanField()
-
-
-class PriorityClassListView(ScopedAPIView):
-    scope = SHARED
-
-    @extend_schema(responses=PriorityClassSerializer(many=True),
-                   summary="The priority classes, highest first: whether each is preemptible and may borrow")
-    def get(self, request):
-        return Response(PriorityClassSerializer(selectors.priority_classes(), many=True).data)
-
-
-class SwitchView(ScopedAPIView):
-    scope = PLATFORM
-
-    def require_platform(self, request) -> None:
-        if request.method == "GET":
-            if not (can_read_all_tenants(request.user) or request.user.is_staff):
-                raise PermissionDenied(SWITCHES_STAFF_ONLY)
-        # Before validation: outsiders learn nothing from a 400.
-        elif not is_platform_admin(request.user):
-            raise PermissionDenied(lease_errors.SWITCH_NEEDS_PLATFORM)
-
+class SwitchView(APIView):
     @extend_schema(responses=SwitchSerializer(many=True), summary="The rollout switches")
     def get(self, request):
         return Response(SwitchSerializer(selectors.switches_current(), many=True).data)

@@ -25,7 +25,6 @@ from .eta import UNKNOWN, EtaDesk
 from .fit import ModelIndex
 from .leases import LeaseDesk
 from .ordering import order_pending
-from .preemption import PRODUCTION
 from .room import extra_shape_blocker, room_blocker, within_extra_quota
 from .reclaim import reclaim
 from .standing import Standing
@@ -370,7 +369,7 @@ def _preempt(cycle: CycleState) -> None:
         outcome = None
         if may_reclaim:
             outcome = reclaim(victims, cycle.desk, job, index, cycle.reclaims)
-            if outcome is None and job.priority_class == PRODUCTION:
+            if outcome is None and job.priority_class in victims.protected:
                 outcome = victims.protect_production(
                     job, need, index, tenant_q.gpus, used.get(tenant_q.id, 0)
                 )

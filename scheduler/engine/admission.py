@@ -158,8 +158,7 @@ def _nominate(cycle: CycleState, queue) -> None:
         if book.extra and quota_ok and not within_extra_quota(reasons, blockers, job, book, tenant_q, project_q):
             quota_ok, extra_over = False, True
         if quota_ok and tree is not None:  # every unit above the tenant within its guarantee (tree.py)
-            over = tree.over_guarantee(job.tenant, job.pool, job.gpu_model, need, tenant_q.gpus,
-                                       used.get(tenant_q.id, 0))
+            over = tree.over_guarantee(job.tenant, job.pool, job.gpu_model, need)
             if over is not None:
                 blockers.append(over)
                 quota_ok = False
@@ -470,6 +469,7 @@ class _Answers:
 
     def __init__(self, cycle: CycleState) -> None:
         self.reasons, self.used, self.held = cycle.reasons, cycle.used, cycle.held_quota
+        self.tree = cycle.tree
         self.models_of_pool = _models_by_pool(cycle.indexes)
         self.alternatives: dict[tuple[str, str, int, int, bool], NextAction | None] = {}
         self.merged: dict[tuple[int, ...], tuple[NextAction, ...]] = {}
@@ -480,6 +480,8 @@ class _Answers:
         if not entry.quota_ok and tenant_q is not None:
             blockers = _quota_at_cycle_end(reasons, blockers, job, tenant_q, entry.project_q, self.used,
                                            self.held)
+            if self.tree is not None:  # and a unit's, with the figures of the cycle's end (tree.py)
+                blockers = self.tree.at_cycle_end(blockers, job, tenant_q.gpus, self.used.get(tenant_q.id, 0))
         node_blocked = entry.node_blocked
         if entry.shape_ok:
             blockers = _rooms_at_cycle_end(reasons, blockers, job, entry.lane.index)

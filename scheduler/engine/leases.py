@@ -65,7 +65,7 @@ class _Lenders:
 class LeaseDesk:
     __slots__ = ("now", "scale", "enabled", "classes", "policies", "borrowed", "lent_in_lane",
                  "_quota_sum", "_tenants_in_lane", "_lanes", "_book", "_demand", "_limit_left",
-                 "_lending_limited", "_found", "reasons", "tree")
+                 "_lending_limited", "_found", "reasons", "tree", "_tree_scans")
 
     def __init__(self, snapshot: Snapshot, book: QuotaBook, demand: Mapping[tuple, int],
                  reasons: R.Reasons | None = None, tree: TreeDesk | None = None):
@@ -74,6 +74,8 @@ class LeaseDesk:
         `tree`: the organisation tree's desk (tree.py); None: the flat model."""
         self.reasons = reasons or R.Reasons()
         self.tree = tree
+        # _find_in_tree's scans: (pool, model) -> borrower's unit -> scan, until a grant on that lane
+        self._tree_scans: dict[tuple[str, str], dict[str | None, tuple]] = {}
         self.now = snapshot.now
         self.scale = snapshot.time_scale
         self.enabled = snapshot.switches.borrowing_enabled
@@ -214,27 +216,30 @@ class LeaseDesk:
     def _find_in_tree(self, job: PendingJob, need: int, lenders: _Lenders):
         """The lender with an organisation tree (tree.py): the unassigned pool, then lenders inside the
         nearest common ancestor first, then by most lendable and name; a loan that would pass a unit's
-        borrowing or lending limit (per pool × model, on the units whose border it crosses) is skipped."""
+        borrowing or lending limit (per pool × model, on the units whose border it crosses) is skipped.
+
+        The units a loan crosses depend only on how far up the borrower's chain the lender sits (its rank):
+        borrowing limits are asked once per rank, and within a rank the most lendable lender (then by name)
+        is the one any need it covers takes, so one scan of the lane's lenders per borrower (`_scan`, kept
+        until the next grant) answers every job size."""
         tree, tenant, pool, model = self.tree, job.tenant, job.pool, job.gpu_model
         refused = None
         if lenders.unassigned >= need:
             refused = tree.borrow_refused(tenant, None, pool, model, need)
             if refused is None:
                 return UNASSIGNED
-        total = best = lenders.unassigned
-        ranked = []
-        for lendable, name in lenders.tenants:
-            if name == tenant:
-                continue
-            usable = min(lendable, self._lending_left(name, pool, model),
-                         tree.lending_left(name, tenant, pool, model))
-            if usable > 0:
-                ranked.append((tree.rank(tenant, name), -usable, name))
-                total += usable
-        ranked.sort()
-        for _rank, negative, name in ranked:
-            if -negative < need:
-                best = max(best, int(-negative))
+        unit = tree.tree.tenant_units.get(tenant)
+        scans = self._tree_scans.setdefault((pool, model), {})
+        scan = scans.get(unit)
+        if scan is None:
+            scan = scans[unit] = self._scan(tenant, pool, model, lenders)
+        by_rank, ranked_all, total = scan
+        own = next((usable for usable, name in ranked_all if name == tenant), 0)
+        total -= own
+        best = next((usable for usable, name in ranked_all if name != tenant), 0)
+        for rank, entries in by_rank:
+            usable, name = entries[0] if entries[0][1] != tenant else (entries[1] if len(entries) > 1 else (0, ""))
+            if usable < need:
                 continue
             limit = tree.borrow_refused(tenant, name, pool, model, need)
             if limit is None:
@@ -244,13 +249,50 @@ class LeaseDesk:
             unit, borrowed, limit = refused
             return self.reasons.borrow_limit_reached(unit, pool, model, borrowed, limit, need)
         if total >= need:
-            return self.reasons.no_idle_lender(tenant, pool, model, need, int(best))
+            return self.reasons.no_idle_lender(tenant, pool, model, need, int(max(best, lenders.unassigned)))
         return self.reasons.no_idle_capacity(tenant, pool, model, need, int(total))
+
+    def _scan(self, borrower: str, pool: str, model: str, lenders: _Lenders):
+        """For the borrowers under one unit (the same chain as `borrower`) on a lane: per rank (nearest
+        first) its two most usable lenders (one may be the borrower itself), the two most usable overall,
+        and the lane's total usable idle with the unassigned pool's. What a lender may lend a borrower
+        depends only on which units the loan crosses, the same for every borrower under that unit."""
+        tree = self.tree
+        tenant_limited = self._lending_limited
+        units_of = tree.tree.tenant_units
+        # Lenders under one unit stand alike to these borrowers: the same rank, the same units crossed.
+        per_unit: dict[str | None, tuple[int, float]] = {}
+        first: dict[int, list[tuple[int, str]]] = {}
+        overall: list[tuple[int, str]] = []
+        total = lenders.unassigned
+        for lendable, name in lenders.tenants:  # most lendable first, then by name
+            lender_unit = units_of.get(name)
+            known = per_unit.get(lender_unit)
+            if known is None:
+                known = per_unit[lender_unit] = (tree.rank(borrower, name),
+                                                 tree.lending_left(name, borrower, pool, model))
+            rank, unit_left = known
+            usable = lendable
+            if tenant_limited or unit_left < lendable:
+                usable = min(lendable, unit_left, self._lending_left(name, pool, model)) if tenant_limited \
+                    else min(lendable, unit_left)
+                if usable <= 0:
+                    continue
+            total += usable
+            entry = (usable, name)
+            kept = first.get(rank)
+            if kept is None:
+                first[rank] = [entry]
+            else:
+                _keep_two(kept, entry)
+            _keep_two(overall, entry)
+        return [(rank, first[rank]) for rank in sorted(first)], overall, total
 
     # --- the grant ---
 
     def grant(self, job: PendingJob, lender: str | None, need: int) -> LeasePlan:
         self._found.clear()
+        self._tree_scans.pop((job.pool, job.gpu_model), None)  # a grant changes its own lane only
         lenders = self._lanes[(job.pool, job.gpu_model)]
         borrower_policy = policy_of(self.policies, job.tenant)
         minutes = min(borrower_policy.max_lease_minutes, job.max_runtime_minutes)
@@ -279,3 +321,13 @@ class LeaseDesk:
         )
 
 
+
+
+def _keep_two(kept: list[tuple[int, str]], entry: tuple[int, str]) -> None:
+    """Keep the two most usable entries (then by name); entries arrive by name within equal lendable."""
+    if len(kept) < 2:
+        kept.append(entry)
+        kept.sort(key=lambda e: (-e[0], e[1]))
+    elif (-entry[0], entry[1]) < (-kept[1][0], kept[1][1]):
+        kept[1] = entry
+        kept.sort(key=lambda e: (-e[0], e[1]))

@@ -61,6 +61,9 @@ class OrgTree:
         return tuple(out)
 
 
+UNIT_MARK = "unit_quota_exceeded_mark"  # never rendered: replaced before the describe phase ends
+
+
 def unit_quota_exceeded(unit: str, level: str, tenant: str, pool: str, gpu_model: str, requested: int,
                         guarantee: int, used: int, tenant_free: int, tenant_quota: int) -> Blocker:
     return _blocker(QUOTA_EXCEEDED, "unit_quota_exceeded", unit=unit, level=level, tenant=tenant, pool=pool,
@@ -71,7 +74,8 @@ def unit_quota_exceeded(unit: str, level: str, tenant: str, pool: str, gpu_model
 class TreeDesk:
     """One cycle's view of the tree: base usage per unit and lane, and loans across unit borders."""
 
-    __slots__ = ("tree", "_chains", "guarantee", "used", "borrowed_out", "lent_out", "_made")
+    __slots__ = ("tree", "_chains", "guarantee", "used", "borrowed_out", "lent_out", "_made", "_crossed",
+                 "lending_limited", "_marks")
 
     def __init__(self, tree: OrgTree, running: Iterable[RunningJob], leases: Iterable[Lease]):
         self.tree = tree
@@ -79,6 +83,8 @@ class TreeDesk:
         self.guarantee: dict[tuple[str, str, str], UnitQuota] = {}
         for q in tree.quotas:
             self.guarantee[(q.unit, q.pool, q.gpu_model)] = q
+        self.lending_limited = any(q.lending_limit_gpus is not None for q in tree.quotas)
+        self._crossed: dict[tuple[str | None, str | None], tuple[str, ...]] = {}
         self.used: dict[tuple[str, str, str], int] = {}
         for job in running:
             if job.lease_id is None:
@@ -88,7 +94,8 @@ class TreeDesk:
         for lease in leases:
             if lease.state in LEASE_HOLDING_STATES:
                 self.lend(lease.borrower, lease.lender, lease.pool, lease.gpu_model, lease.gpus)
-        self._made: dict[tuple, Blocker | None] = {}
+        self._made: dict[tuple, Blocker] = {}
+        self._marks: dict[str, Blocker] = {}
 
     def chain(self, tenant: str | None) -> tuple[str, ...]:
         chain = self._chains.get(tenant)
@@ -104,31 +111,51 @@ class TreeDesk:
             key = (unit, pool, model)
             used[key] = used.get(key, 0) + gpus
 
-    def over_guarantee(self, tenant: str, pool: str, model: str, need: int, tenant_quota: int,
-                       tenant_used: int) -> Blocker | None:
-        """The nearest unit above `tenant` whose guarantee `need` more GPUs would pass, as a blocker."""
+    def over_guarantee(self, tenant: str, pool: str, model: str, need: int) -> Blocker | None:
+        """The nearest unit above `tenant` whose guarantee `need` more GPUs would pass: a shared mark naming
+        it, whose figures are filled in at the cycle's end (`at_cycle_end`), as the tenant's own quota marks
+        are: judged at the job's turn, the figures would move with every job admitted behind it."""
         for unit in self.chain(tenant):
             q = self.guarantee.get((unit, pool, model))
-            if q is None:
-                continue
-            used = self.used.get((unit, pool, model), 0)
-            if used + need > q.gpus:
-                key = (unit, tenant, pool, model, need, used, tenant_quota, tenant_used)
+            if q is not None and self.used.get((unit, pool, model), 0) + need > q.gpus:
+                mark = self._marks.get(unit)
+                if mark is None:
+                    mark = self._marks[unit] = Blocker(QUOTA_EXCEEDED, UNIT_MARK, (("unit", unit),))
+                return mark
+        return None
+
+    def at_cycle_end(self, blockers: tuple[Blocker, ...], job, tenant_quota: int,
+                     tenant_used: int) -> tuple[Blocker, ...]:
+        """`blockers` with each unit mark replaced by its blocker with the unit's figures as the cycle ends.
+        Use only grows within a cycle, so the unit is still full."""
+        if not any(b.kind == UNIT_MARK for b in blockers):
+            return blockers
+        need = job.gpus * job.replicas
+        out = []
+        for blocker in blockers:
+            if blocker.kind == UNIT_MARK:
+                unit = blocker.detail_pairs[0][1]
+                lane = (unit, job.pool, job.gpu_model)
+                key = (lane, job.tenant, need, tenant_quota, tenant_used)
                 made = self._made.get(key)
                 if made is None:
                     made = self._made[key] = unit_quota_exceeded(
-                        unit, self.tree.levels.get(unit, ""), tenant, pool, model, need, q.gpus, used,
-                        tenant_quota - tenant_used, tenant_quota)
-                return made
-        return None
+                        unit, self.tree.levels.get(unit, ""), job.tenant, job.pool, job.gpu_model, need,
+                        self.guarantee[lane].gpus, self.used.get(lane, 0), tenant_quota - tenant_used, tenant_quota)
+                blocker = made
+            out.append(blocker)
+        return tuple(out)
 
     # --- loans across unit borders ---
 
     def _outside(self, tenant: str | None, other: str | None) -> tuple[str, ...]:
         """The units above `tenant` that do not also hold `other`: the loan crosses their border."""
-        mine = self.chain(tenant)
-        theirs = set(self.chain(other))
-        return tuple(u for u in mine if u not in theirs)
+        key = (tenant, other)
+        crossed = self._crossed.get(key)
+        if crossed is None:
+            theirs = set(self.chain(other))
+            crossed = self._crossed[key] = tuple(u for u in self.chain(tenant) if u not in theirs)
+        return crossed
 
     def rank(self, borrower: str, lender: str) -> int:
         """How far up the borrower's chain their nearest common ancestor is: 0 for siblings under one unit,
@@ -158,12 +185,15 @@ class TreeDesk:
 
     def lending_left(self, lender: str, borrower: str, pool: str, model: str) -> float:
         """What the lending limits of the units above `lender` still let it lend to `borrower`."""
+        if not self.lending_limited:
+            return borrow_rule.UNLIMITED
         left = borrow_rule.UNLIMITED
+        guarantee, lent_out = self.guarantee, self.lent_out
         for unit in self._outside(lender, borrower):
-            q = self.guarantee.get((unit, pool, model))
+            q = guarantee.get((unit, pool, model))
             if q is not None and q.lending_limit_gpus is not None:
                 left = min(left, borrow_rule.lending_left(limit=q.lending_limit_gpus,
-                                                          lent=self.lent_out.get((unit, pool, model), 0)))
+                                                          lent=lent_out.get((unit, pool, model), 0)))
         return left
 
 

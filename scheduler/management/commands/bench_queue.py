@@ -73,6 +73,34 @@ def _percentile(values: list[float], pct: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[pct - 1]
 
 
+def with_tree(snapshot, units: int = 10):
+    """The snapshot's teams under an organisation tree: 2 business lines over departments (`units` units in
+    all), teams spread over the departments round-robin; each unit guarantees what its teams' quotas add up
+    to on every lane, and every other department may borrow at most 64 and lend at most 32 per lane, so the
+    tree's checks run on every job and loan."""
+    from dataclasses import replace as replaced
+
+    from scheduler.engine.tree import OrgTree, UnitQuota
+
+    lines = ("line-0", "line-1")
+    departments = [f"dept-{i}" for i in range(units - len(lines))]
+    parents = {line: None for line in lines} | {d: lines[i % len(lines)] for i, d in enumerate(departments)}
+    teams = sorted({q.tenant for q in snapshot.quotas} | {j.tenant for j in snapshot.pending})
+    tenant_units = {t: departments[i % len(departments)] for i, t in enumerate(teams)}
+    totals: dict[tuple[str, str, str], int] = {}
+    for q in snapshot.quotas:
+        if q.project is None:
+            unit = tenant_units[q.tenant]
+            while unit is not None:
+                key = (unit, q.pool, q.gpu_model)
+                totals[key] = totals.get(key, 0) + q.gpus
+                unit = parents[unit]
+    quotas = tuple(UnitQuota(unit, pool, model, gpus, *((64, 32) if unit in departments[::2] else (None, None)))
+                   for (unit, pool, model), gpus in sorted(totals.items()))
+    levels = {line: "business_line" for line in lines} | {d: "department" for d in departments}
+    return replaced(snapshot, org=OrgTree(parents=parents, tenant_units=tenant_units, quotas=quotas, levels=levels))
+
+
 class Command(BaseCommand):
     help = "Time the engine cycle (p50/p95) and, with --db, bulk submit and decide-all on the database."
 
@@ -82,8 +110,11 @@ class Command(BaseCommand):
         parser.add_argument("--tenants", type=int, default=100)
         parser.add_argument("--repeats", type=int, default=7)
         parser.add_argument("--db", action="store_true", help="also measure submit and decide end to end")
+        parser.add_argument("--tree", action="store_true",
+                            help="also time the same snapshots under a three-level organisation tree "
+                                 "(10 units, the teams, their projects) and give the ratio to flat")
 
-    def handle(self, *args, jobs, nodes, tenants, repeats, db, **options):
+    def handle(self, *args, jobs, nodes, tenants, repeats, db, tree=False, **options):
         from scheduler.engine import decide
         from scheduler.bench.engine import fresh_snapshots, synthetic_snapshot, with_vectors
 
@@ -119,6 +150,13 @@ class Command(BaseCommand):
                "vectors_decide_ms_p95": round(_percentile(vector_timings, 95), 1),
                "vectors_decide_serialise_ms_p50": round(statistics.median(vector_serialised), 1),
                "vectors_ratio_p50": round(statistics.median(vector_timings) / statistics.median(timings), 3)}
+        if tree:
+            # The same clusters under the tree, timed right after the flat ones in the same process.
+            tree_timings = [_timed_cycle(decide, with_tree(snap))[0]
+                            for snap in fresh_snapshots(jobs, nodes, tenants, repeats)]
+            out.update({"tree_decide_ms_p50": round(statistics.median(tree_timings), 1),
+                        "tree_decide_ms_p95": round(_percentile(tree_timings, 95), 1),
+                        "tree_ratio_p50": round(statistics.median(tree_timings) / statistics.median(timings), 2)})
         if db:
             out.update(self._end_to_end(snapshot))
         self.stdout.write(json.dumps(out))

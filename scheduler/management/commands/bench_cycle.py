@@ -62,8 +62,11 @@ class Command(BaseCommand):
         parser.add_argument("--no-pages", action="store_true", help="skip the page and API timings")
         parser.add_argument("--vectors", action="store_true",
                             help="also time the same cycles with CPU cores and memory asked by every job")
+        parser.add_argument("--tree", action="store_true",
+                            help="also time the cycle on a second world under a three-level organisation tree "
+                                 "(10 units over the teams, 3 projects each) and give the ratios to flat")
 
-    def handle(self, *args, jobs, nodes, tenants, repeats, no_stream, no_pages, vectors, **options):
+    def handle(self, *args, jobs, nodes, tenants, repeats, no_stream, no_pages, vectors, tree=False, **options):
         out = {"database": connection.vendor, "jobs": jobs, "nodes": nodes, "tenants": tenants,
                "cpu_reference_s": round(_cpu_reference_s(), 2)}
         world = bench_world(nodes=nodes, tenants=tenants)
@@ -87,6 +90,8 @@ class Command(BaseCommand):
             "python_cpu_ms": {label: round(statistics.median(v)) for label, v in CPU_MS.items()},
             "waiting": Job.objects.filter(pool=world.pool, status__in=PENDING_STATUSES).count(),
         })
+        if tree:  # after the flat figures: once units exist, every pool's snapshot carries the tree
+            out.update(self._tree(jobs, nodes, tenants, repeats, out))
         if not no_pages:
             from scheduler.bench.pages import page_figures
             out.update(page_figures(world))
@@ -109,6 +114,17 @@ class Command(BaseCommand):
         out.update({f"vectors_ratio_{k}": round(v / gpu_only[k], 3) for k, v in figures.items()})
         out["vectors_waiting"] = Job.objects.filter(pool=world.pool, status__in=PENDING_STATUSES).count()
         return out
+    def _tree(self, jobs: int, nodes: int, tenants: int, repeats: int, flat: dict) -> dict:
+        world = bench_world(nodes=nodes, tenants=tenants, seed=5)
+        _org_tree(world)
+        self._submit(world.specs(jobs, seed=1))
+        first_ms, _ = _timed_cycle(world.pool, "tree_first")
+        _timed_cycle(world.pool, "tree_second")
+        settled = [_timed_cycle(world.pool, "tree_nochange")[0] for _ in range(repeats)]
+        nochange = statistics.median(settled)
+        return {"tree_first_cycle_ms": round(first_ms), "tree_nochange_cycle_ms": round(nochange),
+                "tree_ratio_first": round(first_ms / flat["first_cycle_ms"], 2),
+                "tree_ratio_nochange": round(nochange / max(flat["nochange_cycle_ms"], 1), 2)}
 
     def _submit(self, specs: list[dict]) -> None:
         for i in range(0, len(specs), BULK_LIMIT):
@@ -169,3 +185,35 @@ class Command(BaseCommand):
         while time.monotonic() < deadline and not app.control.ping(timeout=0.5):
             time.sleep(0.2)
         return worker
+
+
+def _org_tree(world, units: int = 10) -> None:
+    """The world's teams under 2 business lines and 8 departments, 3 projects each; every unit guarantees
+    what its teams' quotas add up to, and every other department may borrow 64 and lend 32 per lane."""
+    from django.db.models import Sum
+
+    from quotas.models import Project, Quota
+    from quotas.orgs.models import OrgUnit, UnitQuota
+
+    lines = [OrgUnit.objects.create(slug=f"{world.prefix}line-{i}", name=f"line {i}", level="business_line")
+             for i in range(2)]
+    departments = [OrgUnit.objects.create(slug=f"{world.prefix}dept-{i}", name=f"dept {i}", parent=lines[i % 2])
+                   for i in range(units - 2)]
+    for i, tenant in enumerate(world.tenants):
+        tenant.org_unit = departments[i % len(departments)]
+        tenant.save(update_fields=["org_unit"])
+    Project.objects.bulk_create([Project(tenant=t, slug=f"p{k}", name=f"p{k}") for t in world.tenants
+                                 for k in (1, 2)])
+    totals: dict[tuple[int, int], int] = {}
+    for tenant_id, model_id, gpus in (Quota.objects.filter(pool=world.pool, project__isnull=True)
+                                      .values_list("tenant_id", "gpu_model_id").annotate(t=Sum("gpus"))):
+        unit = next(t for t in world.tenants if t.pk == tenant_id).org_unit
+        while unit is not None:
+            totals[(unit.pk, model_id)] = totals.get((unit.pk, model_id), 0) + gpus
+            unit = unit.parent
+    limited = {d.pk for d in departments[::2]}
+    UnitQuota.objects.bulk_create([
+        UnitQuota(unit_id=unit, pool=world.pool, gpu_model_id=model, gpus=gpus,
+                  borrowing_limit_gpus=64 if unit in limited else None,
+                  lending_limit_gpus=32 if unit in limited else None)
+        for (unit, model), gpus in totals.items()])

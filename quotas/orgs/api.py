@@ -11,7 +11,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from quotas import limits
+from quotas.common import limits
 from quotas.access import can_read_all_tenants, tenants_for_user
 from quotas.models import GpuModel, Membership, Pool
 from quotas.orgs import errors, figures, members, selectors, services

@@ -14,7 +14,7 @@ from quotas.access import QUOTA_APPROVER, has_platform_role, is_platform_admin
 from quotas import errors as quota_errors
 from quotas.models import GpuModel, Pool, Quota, Tenant
 from quotas.orgs import errors, selectors
-from quotas.orgs.models import OrgMembership, OrgUnit, UnitQuota
+from quotas.orgs.models import OrgUnit, UnitQuota
 
 
 def _reason(reason: str) -> str:

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import connection, connections
 
+from scheduler.bench.tree import org_tree
 from scheduler.bench.world import bench_world
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.jobs.submit import BULK_LIMIT, job_submit_bulk
@@ -116,7 +117,7 @@ class Command(BaseCommand):
         return out
     def _tree(self, jobs: int, nodes: int, tenants: int, repeats: int, flat: dict) -> dict:
         world = bench_world(nodes=nodes, tenants=tenants, seed=5)
-        _org_tree(world)
+        org_tree(world)
         self._submit(world.specs(jobs, seed=1))
         first_ms, _ = _timed_cycle(world.pool, "tree_first")
         _timed_cycle(world.pool, "tree_second")
@@ -186,34 +187,3 @@ class Command(BaseCommand):
             time.sleep(0.2)
         return worker
 
-
-def _org_tree(world, units: int = 10) -> None:
-    """The world's teams under 2 business lines and 8 departments, 3 projects each; every unit guarantees
-    what its teams' quotas add up to, and every other department may borrow 64 and lend 32 per lane."""
-    from django.db.models import Sum
-
-    from quotas.models import Project, Quota
-    from quotas.orgs.models import OrgUnit, UnitQuota
-
-    lines = [OrgUnit.objects.create(slug=f"{world.prefix}line-{i}", name=f"line {i}", level="business_line")
-             for i in range(2)]
-    departments = [OrgUnit.objects.create(slug=f"{world.prefix}dept-{i}", name=f"dept {i}", parent=lines[i % 2])
-                   for i in range(units - 2)]
-    for i, tenant in enumerate(world.tenants):
-        tenant.org_unit = departments[i % len(departments)]
-        tenant.save(update_fields=["org_unit"])
-    Project.objects.bulk_create([Project(tenant=t, slug=f"p{k}", name=f"p{k}") for t in world.tenants
-                                 for k in (1, 2)])
-    totals: dict[tuple[int, int], int] = {}
-    for tenant_id, model_id, gpus in (Quota.objects.filter(pool=world.pool, project__isnull=True)
-                                      .values_list("tenant_id", "gpu_model_id").annotate(t=Sum("gpus"))):
-        unit = next(t for t in world.tenants if t.pk == tenant_id).org_unit
-        while unit is not None:
-            totals[(unit.pk, model_id)] = totals.get((unit.pk, model_id), 0) + gpus
-            unit = unit.parent
-    limited = {d.pk for d in departments[::2]}
-    UnitQuota.objects.bulk_create([
-        UnitQuota(unit_id=unit, pool=world.pool, gpu_model_id=model, gpus=gpus,
-                  borrowing_limit_gpus=64 if unit in limited else None,
-                  lending_limit_gpus=32 if unit in limited else None)
-        for (unit, model), gpus in totals.items()])

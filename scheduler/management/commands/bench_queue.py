@@ -73,34 +73,6 @@ def _percentile(values: list[float], pct: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[pct - 1]
 
 
-def with_tree(snapshot, units: int = 10):
-    """The snapshot's teams under an organisation tree: 2 business lines over departments (`units` units in
-    all), teams spread over the departments round-robin; each unit guarantees what its teams' quotas add up
-    to on every lane, and every other department may borrow at most 64 and lend at most 32 per lane, so the
-    tree's checks run on every job and loan."""
-    from dataclasses import replace as replaced
-
-    from scheduler.engine.tree import OrgTree, UnitQuota
-
-    lines = ("line-0", "line-1")
-    departments = [f"dept-{i}" for i in range(units - len(lines))]
-    parents = {line: None for line in lines} | {d: lines[i % len(lines)] for i, d in enumerate(departments)}
-    teams = sorted({q.tenant for q in snapshot.quotas} | {j.tenant for j in snapshot.pending})
-    tenant_units = {t: departments[i % len(departments)] for i, t in enumerate(teams)}
-    totals: dict[tuple[str, str, str], int] = {}
-    for q in snapshot.quotas:
-        if q.project is None:
-            unit = tenant_units[q.tenant]
-            while unit is not None:
-                key = (unit, q.pool, q.gpu_model)
-                totals[key] = totals.get(key, 0) + q.gpus
-                unit = parents[unit]
-    quotas = tuple(UnitQuota(unit, pool, model, gpus, *((64, 32) if unit in departments[::2] else (None, None)))
-                   for (unit, pool, model), gpus in sorted(totals.items()))
-    levels = {line: "business_line" for line in lines} | {d: "department" for d in departments}
-    return replaced(snapshot, org=OrgTree(parents=parents, tenant_units=tenant_units, quotas=quotas, levels=levels))
-
-
 class Command(BaseCommand):
     help = "Time the engine cycle (p50/p95) and, with --db, bulk submit and decide-all on the database."
 
@@ -151,6 +123,8 @@ class Command(BaseCommand):
                "vectors_decide_serialise_ms_p50": round(statistics.median(vector_serialised), 1),
                "vectors_ratio_p50": round(statistics.median(vector_timings) / statistics.median(timings), 3)}
         if tree:
+            from scheduler.bench.tree import with_tree
+
             # The same clusters under the tree, timed right after the flat ones in the same process.
             tree_timings = [_timed_cycle(decide, with_tree(snap))[0]
                             for snap in fresh_snapshots(jobs, nodes, tenants, repeats)]

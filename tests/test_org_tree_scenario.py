@@ -3,6 +3,7 @@ real cycle and backend tick, and what the job API and the tree API show."""
 import pytest
 
 from audit.models import AuditEvent
+from quotas.models import Project
 from quotas.leases.models import Lease
 from scheduler.models import Job
 from tests.borrow_preempt_helpers import run
@@ -82,3 +83,43 @@ def test_the_tree_changes_are_audited(world, platform_admin):
     types = set(AuditEvent.objects.values_list("event_type", flat=True))
     assert {"org_unit.created", "tenant.placed", "unit_quota.set"} <= types
     assert AuditEvent.objects.filter(event_type="unit_quota.set").count() == 4
+
+
+def _walk(nodes):
+    for node in nodes:
+        yield node
+        yield from _walk(node["children"])
+
+
+def test_the_monthly_usage_rolls_up_the_tree_and_adds_up_at_every_level(world, member, outsider, platform_admin,
+                                                                          auditor, api):
+    from audit.reports.rollup import usage_rollup
+    from audit.reports.selectors import usage_report
+    from tests.borrow_preempt_helpers import at
+
+    gamma = build_tree(world, platform_admin)
+    Project.objects.create(tenant=gamma, slug="nlp", name="NLP")
+    Project.objects.create(tenant=world.alpha, slug="eval", name="Evaluation")
+    submit_api(api, member, gpus=8, name="a-train")
+    submit_api(api, member, gpus=4, name="a-eval", project="eval", gpu_model="A100-40G")
+    submit_api(api, outsider, tenant="beta", project="exp", gpus=4, name="b-exp")
+    run(world, 0)
+    run(world, 90)
+    month = at(0).date().replace(day=1)
+    nodes = usage_rollup(month=month, now=at(90))
+    by_slug = {n["slug"]: n for n in _walk(nodes)}
+    for node in _walk(nodes):  # every node is the sum of its children
+        if node["children"]:
+            assert abs(node["gpu_seconds"] - sum(c["gpu_seconds"] for c in node["children"])) < 0.01, node["slug"]
+            assert abs(node["chargeback_units"] - sum(c["chargeback_units"] for c in node["children"])) < 0.0015
+    for tenant in (world.alpha, world.beta, gamma):  # the same hours the tenant's own report shows
+        report = usage_report(month=month, tenant=tenant, now=at(90))
+        assert by_slug[tenant.slug]["gpu_hours"] == pytest.approx(sum(m["gpu_hours"] for m in report["gpu_models"]),
+                                                                  abs=0.002)
+    assert by_slug["alpha"]["gpu_hours"] == pytest.approx(12 * 1.5, abs=0.01)  # 8 H100 + 4 A100 for 90 min
+    assert by_slug["cv"]["gpu_hours"] == pytest.approx(16 * 1.5, abs=0.01)  # alpha and beta
+    assert by_slug["nlp"]["gpu_hours"] == 0 and by_slug["ai"]["gpu_hours"] == pytest.approx(24, abs=0.01)
+    assert {c["slug"] for c in by_slug["alpha"]["children"]} == {"train", "eval"}
+    body = api(auditor).get(f"/api/v1/reports/usage/rollup/?month={month:%Y-%m}").json()
+    assert body["month"] == f"{month:%Y-%m}" and {n["slug"] for n in body["nodes"]} >= {"ai"}
+    assert api(member).get("/api/v1/reports/usage/rollup/").status_code == 403

@@ -98,7 +98,9 @@ class UsageReportView(ScopedAPIView):
         return response
 
 
-class UsageRollupView(APIView):
+class UsageRollupView(ScopedAPIView):
+    scope = READABLE  # platform staff and auditors all of it, unit admins their subtrees (below)
+
     @extend_schema(summary="The month's usage rolled up the organisation tree: GPU-hours and chargeback units per "
                            "business line, department, group, team and project, each node the sum of its children",
                    parameters=[OpenApiParameter("month", str, description="YYYY-MM; default last month")],

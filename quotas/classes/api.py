@@ -4,12 +4,12 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from quotas.access import is_platform_admin
 from quotas.classes import errors, selectors, services
 from quotas.classes.models import PriorityClass
 from quotas.models import WorkloadClass
+from quotas.tenant_api import PLATFORM, SHARED, ScopedAPIView
 
 
 class PriorityClassSerializer(serializers.ModelSerializer):
@@ -31,7 +31,9 @@ class PriorityClassWriteSerializer(serializers.Serializer):
     reason = serializers.CharField()
 
 
-class PriorityClassListView(APIView):
+class PriorityClassListView(ScopedAPIView):
+    scope = SHARED  # everyone reads the classes; adding one is checked for a platform admin below
+
     @extend_schema(responses=PriorityClassSerializer(many=True),
                    summary="The priority classes, highest first: whether each is preemptible, may borrow, is "
                            "protected, and the workload classes mapped to it")
@@ -49,7 +51,9 @@ class PriorityClassListView(APIView):
         return Response(PriorityClassSerializer(pc).data, status=201)
 
 
-class PriorityClassDetailView(APIView):
+class PriorityClassDetailView(ScopedAPIView):
+    scope = PLATFORM
+
     @extend_schema(request=PriorityClassWriteSerializer(partial=True), responses=PriorityClassSerializer,
                    summary="Change a priority class (platform admins)")
     def patch(self, request, name: str):

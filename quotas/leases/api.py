@@ -17,7 +17,7 @@ from quotas.leases import errors as lease_errors
 from quotas.leases import selectors, services
 from quotas.leases.models import Lease, LendingPolicy, PolicySwitch
 from quotas.models import Membership, Pool
-from quotas.tenant_api import PLATFORM, READABLE, SHARED, TENANT_OBJECT, ScopedAPIView, TenantAPIView
+from quotas.tenant_api import PLATFORM, READABLE, TENANT_OBJECT, ScopedAPIView, TenantAPIView
 
 STATE_FILTERS = ("open", *Lease.State.values)
 UNKNOWN_STATE = "Unknown state {value!r}: use one of " + ", ".join(STATE_FILTERS) + "."
@@ -144,7 +144,17 @@ class LendingPolicyView(TenantAPIView):
         return Response(LendingPolicySerializer(policy).data)
 
 
-class SwitchView(APIView):
+class SwitchView(ScopedAPIView):
+    scope = PLATFORM
+
+    def require_platform(self, request) -> None:
+        if request.method == "GET":
+            if not (can_read_all_tenants(request.user) or request.user.is_staff):
+                raise PermissionDenied(SWITCHES_STAFF_ONLY)
+        # Before validation: outsiders learn nothing from a 400.
+        elif not is_platform_admin(request.user):
+            raise PermissionDenied(lease_errors.SWITCH_NEEDS_PLATFORM)
+
     @extend_schema(responses=SwitchSerializer(many=True), summary="The rollout switches")
     def get(self, request):
         return Response(SwitchSerializer(selectors.switches_current(), many=True).data)

@@ -7,16 +7,16 @@ from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from quotas.common import limits
 from quotas.access import can_read_all_tenants, tenants_for_user
 from quotas.models import GpuModel, Membership, Pool
 from quotas.orgs import errors, figures, members, selectors, services
 from quotas.orgs.models import OrgMembership, OrgUnit
-from quotas.tenant_api import TenantAPIView
+from quotas.access import QUOTA_APPROVER, has_platform_role, is_platform_admin
+from quotas.tenant_api import PLATFORM, READABLE, ScopedAPIView, TenantAPIView
 
 POOL_REQUIRED = _("Name a pool: ?pool=<name>.")
 NO_SUCH_UNIT = _("No such org unit.")
@@ -74,7 +74,9 @@ class MemberSerializer(serializers.Serializer):
 @extend_schema(summary="The organisation tree of a pool: per node (unit or team) and GPU model, the guarantee, "
                        "GPUs used under it, borrowed from and lent outside its subtree",
                parameters=[OpenApiParameter("pool", str, required=True)])
-class OrgUnitTreeView(APIView):
+class OrgUnitTreeView(ScopedAPIView):
+    scope = READABLE  # the tree a user reads is their branch; adding a unit is the service's platform check
+
     def get(self, request):
         pool = _pool(request)
         if can_read_all_tenants(request.user):
@@ -94,7 +96,13 @@ class OrgUnitTreeView(APIView):
                          "parent": unit.parent.slug if unit.parent_id else None}, status=201)
 
 
-class UnitQuotaView(APIView):
+class UnitQuotaView(ScopedAPIView):
+    scope = PLATFORM
+
+    def require_platform(self, request) -> None:
+        if not (is_platform_admin(request.user) or has_platform_role(request.user, QUOTA_APPROVER)):
+            raise PermissionDenied(errors.QUOTA_ROLE_REQUIRED)
+
     @extend_schema(request=UnitQuotaSerializer, summary="Set a unit's guarantee and limits on a pool × GPU model")
     def post(self, request, slug: str):
         unit = _unit_for(request.user, slug)
@@ -110,7 +118,9 @@ def _members(qs) -> list[dict]:
     return [{"user": username, "role": role} for username, role in qs.values_list("user__username", "role")]
 
 
-class UnitMembersView(APIView):
+class UnitMembersView(ScopedAPIView):
+    scope = READABLE  # the unit is looked up among those the user reads; managing is the service's check
+
     @extend_schema(responses=MemberSerializer(many=True), summary="A unit's members")
     def get(self, request, slug: str):
         unit = _unit_for(request.user, slug)
@@ -127,7 +137,9 @@ class UnitMembersView(APIView):
         return Response(_members(OrgMembership.objects.filter(unit=unit).order_by("user__username")))
 
 
-class UnitMemberView(APIView):
+class UnitMemberView(ScopedAPIView):
+    scope = READABLE
+
     @extend_schema(responses={204: None}, summary="Remove a member from a unit")
     def delete(self, request, slug: str, username: str):
         unit = _unit_for(request.user, slug)

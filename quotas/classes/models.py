@@ -1,5 +1,5 @@
 """A priority class: its order, whether its jobs may be preempted, may borrow, are protected, and which
-workload classes map to it. Today's five are the defaults (data migration 0010); the engine reads them
+workload classes map to it. Today's five are the defaults (data migration 0011); the engine reads them
 from the snapshot (`selectors.engine_priority_classes`)."""
 from django.db import models
 from django.db.models import Q

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('quotas', '0009_org_tree'),
+        ('quotas', '0010_org_tree'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

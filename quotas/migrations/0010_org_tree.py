@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('quotas', '0008_lease_end_code'),
+        ('quotas', '0009_resources_outside_and_defaults'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

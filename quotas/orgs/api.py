@@ -104,8 +104,8 @@ class UnitQuotaView(ScopedAPIView):
             raise PermissionDenied(errors.QUOTA_ROLE_REQUIRED)
 
     @extend_schema(request=UnitQuotaSerializer, summary="Set a unit's guarantee and limits on a pool × GPU model")
-    def post(self, request, slug: str):
-        unit = _unit_for(request.user, slug)
+    def post(self, request, unit: str):
+        unit = _unit_for(request.user, unit)
         serializer = UnitQuotaSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         quota = services.unit_quota_set(actor=request.user, unit=unit, **serializer.validated_data)
@@ -122,14 +122,14 @@ class UnitMembersView(ScopedAPIView):
     scope = READABLE  # the unit is looked up among those the user reads; managing is the service's check
 
     @extend_schema(responses=MemberSerializer(many=True), summary="A unit's members")
-    def get(self, request, slug: str):
-        unit = _unit_for(request.user, slug)
+    def get(self, request, unit: str):
+        unit = _unit_for(request.user, unit)
         return Response(_members(OrgMembership.objects.filter(unit=unit).order_by("user__username")))
 
     @extend_schema(request=MemberSerializer, responses=MemberSerializer(many=True),
                    summary="Add a member to a unit or change their role (the unit's admins, and above)")
-    def post(self, request, slug: str):
-        unit = _unit_for(request.user, slug)
+    def post(self, request, unit: str):
+        unit = _unit_for(request.user, unit)
         serializer = MemberSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         members.unit_member_set(actor=request.user, unit=unit, user=_user(serializer.validated_data["user"]),
@@ -141,8 +141,8 @@ class UnitMemberView(ScopedAPIView):
     scope = READABLE
 
     @extend_schema(responses={204: None}, summary="Remove a member from a unit")
-    def delete(self, request, slug: str, username: str):
-        unit = _unit_for(request.user, slug)
+    def delete(self, request, unit: str, username: str):
+        unit = _unit_for(request.user, unit)
         members.unit_member_remove(actor=request.user, unit=unit, user=_user(username))
         return Response(status=204)
 

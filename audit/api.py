@@ -3,17 +3,23 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from django.utils.translation import gettext_lazy as _
 from rest_framework import generics, serializers
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
 
 from audit.chain import selectors
 from audit.models import AuditEvent
 from audit.reports import exports
-from audit.reports.access import audit_tenants_for_user, report_scope_for_user
+from audit.reports.access import audit_tenants_for_user, can_read_all_audit, report_scope_for_user
+from audit.reports.rollup import usage_rollup
 from audit.reports.selectors import usage_report
 from audit.usage.months import month_of, parse_month, previous_month
 from quotas.tenant_api import READABLE, ScopedAPIView
+from quotas.orgs.selectors import administered_unit_ids
+
+ROLLUP_NEEDS_ROLE = _("The organisation roll-up is for platform staff, auditors and the admins of org units.")
 
 
 class _FileRenderer(BaseRenderer):
@@ -90,6 +96,24 @@ class UsageReportView(ScopedAPIView):
             name = exports.filename(report, extension, table if extension == "csv" else None)
             response["Content-Disposition"] = f'attachment; filename="{name}"'
         return response
+
+
+class UsageRollupView(ScopedAPIView):
+    scope = READABLE  # platform staff and auditors all of it, unit admins their subtrees (below)
+
+    @extend_schema(summary="The month's usage rolled up the organisation tree: GPU-hours and chargeback units per "
+                           "business line, department, group, team and project, each node the sum of its children",
+                   parameters=[OpenApiParameter("month", str, description="YYYY-MM; default last month")],
+                   responses=OpenApiTypes.OBJECT)
+    def get(self, request):
+        if can_read_all_audit(request.user):
+            unit_ids = None
+        else:  # a unit's admin reads their subtrees; others have the tenant report
+            unit_ids = administered_unit_ids(request.user)
+            if not unit_ids:
+                raise PermissionDenied(ROLLUP_NEEDS_ROLE)
+        month = report_month(request.query_params.get("month"))
+        return Response({"month": month.strftime("%Y-%m"), "nodes": usage_rollup(month=month, unit_ids=unit_ids)})
 
 
 class AuditEventSerializer(serializers.ModelSerializer):

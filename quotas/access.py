@@ -7,7 +7,10 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.utils.translation import gettext_lazy as _
 
+from django.db.models import Q
+
 from quotas.models import Membership, Tenant
+from quotas.orgs import selectors as org_selectors
 
 QUOTA_APPROVER = "quota_approver"
 PLATFORM_ADMIN = "platform_admin"
@@ -87,6 +90,8 @@ def tenant_for_user(user, slug: str) -> TenantAccess:
     if tenant is None:
         raise Http404(NOT_FOUND)
     role = Membership.objects.filter(user=user, tenant=tenant).values_list("role", flat=True).first()
+    if role != Membership.Role.TENANT_ADMIN and org_selectors.administers_tenant(user, tenant):
+        role = Membership.Role.TENANT_ADMIN  # a unit's admin administers its subtree
     platform = can_read_all_tenants(user)
     if role is None and not platform:
         raise Http404(NOT_FOUND)
@@ -102,4 +107,7 @@ def tenants_for_user(user):
     """Tenants the user may read: all for platform staff, else their memberships."""
     if can_read_all_tenants(user):
         return Tenant.objects.all()
+    units = org_selectors.administered_unit_ids(user)
+    if units:
+        return Tenant.objects.filter(Q(memberships__user=user) | Q(org_unit_id__in=units)).distinct()
     return Tenant.objects.filter(memberships__user=user).distinct()

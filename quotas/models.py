@@ -31,6 +31,9 @@ class Tenant(models.Model):
                                 default=settings.LANGUAGE_CODE,
                                 help_text=_("Language of the monthly report mail and its attached files."))
     created_at = models.DateTimeField(auto_now_add=True)
+    # The org unit the team sits under (quotas/orgs); none: at the root of the tree.
+    org_unit = models.ForeignKey("quotas.OrgUnit", on_delete=models.PROTECT, null=True, blank=True,
+                                 related_name="tenants")
 
     class Meta:
         ordering = ["slug"]
@@ -250,3 +253,5 @@ class QuotaCoverage(models.Model):
 # Leases, lending policies and rollout switches live in their own module; imported here so Django registers them.
 from quotas.leases.models import Lease, LendingPolicy, PolicySwitch  # noqa: E402,F401
 from quotas.requests.models import QuotaRequest, QuotaRequestDecision  # noqa: E402,F401
+from quotas.orgs.models import OrgMembership, OrgUnit, UnitQuota  # noqa: E402,F401
+from quotas.classes.models import PriorityClass  # noqa: E402,F401

@@ -2,6 +2,7 @@ from django.urls import path
 
 from quotas import views
 from quotas.leases import views as lease_views
+from quotas.orgs import views as org_views
 from quotas.requests import views as request_views
 
 urlpatterns = [
@@ -15,6 +16,9 @@ urlpatterns = [
     path("quota-requests/<int:pk>/<slug:action>/", request_views.quota_request_action, name="quota-request-action"),
     path("approvals/", request_views.approvals, name="approvals"),
     path("leases/", lease_views.lease_ledger, name="leases"),
+    path("pools/<slug:name>/tree/", org_views.pool_tree, name="pool-tree"),
+    path("tenants/<slug:slug>/members/", org_views.member_list, {"kind": "tenant"}, name="tenant-members"),
+    path("org-units/<slug:slug>/members/", org_views.member_list, {"kind": "unit"}, name="unit-members"),
     path("tenants/<slug:slug>/leases/panel/", lease_views.tenant_lease_panel, name="tenant-lease-panel"),
     path("platform/switches/", lease_views.platform_switches, name="platform-switches"),
 ]

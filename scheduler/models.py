@@ -5,7 +5,6 @@ from django.utils.translation import gettext_lazy as _
 from django.db.models import Q
 
 from quotas.models import WorkloadClass
-from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES
 
 
 class Job(models.Model):
@@ -27,7 +26,8 @@ class Job(models.Model):
     project = models.ForeignKey("quotas.Project", on_delete=models.PROTECT, related_name="jobs")
     name = models.CharField(max_length=200)
     workload_class = models.CharField(max_length=20, choices=WorkloadClass)
-    priority_class = models.CharField(max_length=20, choices=[(n, n) for n in DEFAULT_PRIORITY_CLASSES])
+    # A priority class's name (quotas.classes): data a platform admin adds to, so no fixed choices.
+    priority_class = models.CharField(max_length=20)
     pool = models.ForeignKey("quotas.Pool", on_delete=models.PROTECT, related_name="jobs")
     gpu_model = models.ForeignKey("quotas.GpuModel", on_delete=models.PROTECT, related_name="jobs")
     gpus = models.PositiveSmallIntegerField(help_text="GPUs per replica")

@@ -5,10 +5,13 @@ a token, a what-if run, notices and audit events."""
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from django.contrib.auth import get_user_model
+
 from quotas.access import AUDITOR, PLATFORM_ADMIN, QUOTA_APPROVER
 from quotas.leases.models import Lease, PolicySwitch
 from quotas.leases.services import policy_switch_set
 from quotas.models import GpuModel, Membership, Node, Pool, Project, Tenant
+from quotas.orgs.models import OrgMembership, OrgUnit, UnitQuota
 from quotas.requests import services as requests
 from quotas.requests.models import QuotaRequest
 from scheduler.models import Job, Preemption
@@ -99,6 +102,14 @@ def build(world) -> WalkWorld:
     assert Lease.objects.exclude(state__in=Lease.OPEN_STATES).exists() and Lease.objects.filter(
         state__in=Lease.OPEN_STATES).exists(), "the walk needs leases open and ended"
 
+    # The organisation tree (issue 39): alpha sits in department "cv" of business line "ai", with a guarantee.
+
+    ai = OrgUnit.objects.create(slug="ai", name="AI", level=OrgUnit.Level.BUSINESS_LINE)
+    cv = OrgUnit.objects.create(slug="cv", name="CV", parent=ai)
+    Tenant.objects.filter(pk=world.alpha.pk).update(org_unit=cv)
+    UnitQuota.objects.create(unit=cv, pool=world.pool, gpu_model=world.h100, gpus=24)
+    OrgMembership.objects.create(unit=cv, user=lead, role=OrgMembership.Role.UNIT_ADMIN)
+    walk.data |= {"AI", "CV", "ai", "cv"} | set(get_user_model().objects.values_list("username", flat=True))
     walk.data |= set(Tenant.objects.values_list("name", flat=True)) | set(Tenant.objects.values_list("slug", flat=True))
     walk.data |= set(Project.objects.values_list("name", flat=True)) | set(Project.objects.values_list("slug", flat=True))
     walk.data |= set(Pool.objects.values_list("name", flat=True)) | set(Pool.objects.values_list("display_name", flat=True))

@@ -83,6 +83,11 @@ def test_the_page_shows_every_pool_and_sets_an_override(world, second_pool, plat
 def test_priority_classes_are_listed_highest_first_with_what_each_may_do(world, member, platform_admin, api, client):
     rows = api(member).get("/api/v1/priority-classes/").json()
     assert [r["name"] for r in rows] == ["production", "candidate", "training", "batch", "experiment"]
-    assert rows[0] == {"name": "production", "priority": 1000, "preemptible": False, "may_borrow": False}
+    # Classes are data now (issue 39): the row also says whether the class is protected and which workload
+    # classes map to it.
+    assert {k: rows[0][k] for k in ("name", "priority", "preemptible", "may_borrow", "protected",
+                                     "workload_classes")} == {
+        "name": "production", "priority": 1000, "preemptible": False, "may_borrow": False, "protected": True,
+        "workload_classes": ["online_inference"]}
     client.force_login(platform_admin)
     assert "Priority classes" in client.get("/platform/switches/").content.decode()

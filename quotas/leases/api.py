@@ -17,7 +17,7 @@ from quotas.leases import errors as lease_errors
 from quotas.leases import selectors, services
 from quotas.leases.models import Lease, LendingPolicy, PolicySwitch
 from quotas.models import Membership, Pool
-from quotas.tenant_api import PLATFORM, READABLE, SHARED, TENANT_OBJECT, ScopedAPIView, TenantAPIView
+from quotas.tenant_api import PLATFORM, READABLE, TENANT_OBJECT, ScopedAPIView, TenantAPIView
 
 STATE_FILTERS = ("open", *Lease.State.values)
 UNKNOWN_STATE = "Unknown state {value!r}: use one of " + ", ".join(STATE_FILTERS) + "."
@@ -142,22 +142,6 @@ class LendingPolicyView(TenantAPIView):
         serializer.is_valid(raise_exception=True)
         policy = services.lending_policy_set(actor=request.user, tenant=self.access.tenant, **serializer.validated_data)
         return Response(LendingPolicySerializer(policy).data)
-
-
-class PriorityClassSerializer(serializers.Serializer):
-    name = serializers.CharField()
-    priority = serializers.IntegerField(help_text="Higher runs first")
-    preemptible = serializers.BooleanField()
-    may_borrow = serializers.BooleanField()
-
-
-class PriorityClassListView(ScopedAPIView):
-    scope = SHARED
-
-    @extend_schema(responses=PriorityClassSerializer(many=True),
-                   summary="The priority classes, highest first: whether each is preemptible and may borrow")
-    def get(self, request):
-        return Response(PriorityClassSerializer(selectors.priority_classes(), many=True).data)
 
 
 class SwitchView(ScopedAPIView):

@@ -2,7 +2,9 @@
 
 A grant is refused (ValidationError with a code) when borrowing is paused on the pool, the class may not
 borrow (never production), the lease is too long, or the loan would break the borrower's borrowing
-limit, the lender's lending limit or reserved part, or the unassigned pool's size. The pool row is locked
+limit, the lender's lending limit or reserved part, or the unassigned pool's size. The limits hold per
+tenant × pool × GPU model and are the engine's rule (`scheduler.engine.borrow_rule`), asked here, not
+computed again. The pool row is locked
 first, so two grants on one pool check the totals one after the other.
 
 `GrantBook` reads every total a grant checks once per pool (a handful of grouped queries) and adds each
@@ -23,6 +25,7 @@ from quotas.common import clock
 from quotas.leases import errors, selectors
 from quotas.leases.models import NEVER_BORROWS, Lease, LendingPolicy
 from quotas.models import GpuModel, Node, Pool, Quota, Tenant
+from scheduler.engine import borrow_rule
 from scheduler.engine.types import LeasePlan
 
 
@@ -119,11 +122,13 @@ class GrantBook:
         if minutes > policy.max_lease_minutes:
             _refuse(errors.LEASE_TOO_LONG.format(minutes=minutes, tenant=borrower.slug,
                                                  max_minutes=policy.max_lease_minutes), "too_long")
-        borrowed = self.borrowed.get((borrower.pk, model.pk), 0) + gpus
-        if policy.borrowing_limit_gpus is not None and borrowed > policy.borrowing_limit_gpus:
-            _refuse(errors.BORROW_LIMIT.format(tenant=borrower.slug, total=borrowed, gpu_model=model.name,
+        # The limits are the engine's one rule (per tenant × pool × model), asked with this pool's totals.
+        borrowed = self.borrowed.get((borrower.pk, model.pk), 0)
+        if not borrow_rule.borrow_allowed(limit=policy.borrowing_limit_gpus, borrowed=borrowed, need=gpus):
+            _refuse(errors.BORROW_LIMIT.format(tenant=borrower.slug, total=borrowed + gpus, gpu_model=model.name,
                                                pool=self.pool.name, limit=policy.borrowing_limit_gpus), "borrow_limit")
-        lent = self.lent.get((lender.pk if lender else None, model.pk), 0) + gpus
+        lent_before = self.lent.get((lender.pk if lender else None, model.pk), 0)
+        lent = lent_before + gpus
         names = {"total": lent, "gpu_model": model.name, "pool": self.pool.name}
         if lender is None:
             unassigned = self._unassigned(model)
@@ -131,7 +136,7 @@ class GrantBook:
                 _refuse(errors.UNASSIGNED_EXHAUSTED.format(unassigned=unassigned, **names), "unassigned_exhausted")
             return
         lender_policy = self.policies[lender.pk]
-        if lender_policy.lending_limit_gpus is not None and lent > lender_policy.lending_limit_gpus:
+        if not borrow_rule.lend_allowed(limit=lender_policy.lending_limit_gpus, lent=lent_before, need=gpus):
             _refuse(errors.LENDING_LIMIT.format(tenant=lender.slug, limit=lender_policy.lending_limit_gpus, **names),
                     "lending_limit")
         base = self.base.get((lender.pk, model.pk), 0)

@@ -7,6 +7,7 @@ from datetime import datetime
 from django.db.models import Q, QuerySet, Sum
 
 from audit.models import UsageRecord
+from quotas.classes import selectors as class_selectors
 from quotas.leases.models import Lease, LendingPolicy, PolicySwitch
 from quotas.models import GpuModel, Pool, Quota, Tenant
 from quotas.services import schedulable_gpus, tenant_quota_total
@@ -71,8 +72,9 @@ def switches_current() -> list[dict]:
 
 def priority_classes() -> list[dict]:
     """The priority classes the engine orders by, highest first: what each may do."""
-    return [{"name": pc.name, "priority": pc.priority, "preemptible": pc.preemptible, "may_borrow": pc.may_borrow}
-            for pc in sorted(engine.DEFAULT_PRIORITY_CLASSES.values(), key=lambda pc: -pc.priority)]
+    return [{"name": pc.name, "priority": pc.priority, "preemptible": pc.preemptible, "may_borrow": pc.may_borrow,
+             "protected": pc.protected}
+            for pc in sorted(class_selectors.engine_priority_classes().values(), key=lambda pc: -pc.priority)]
 
 
 def switch_history(*, limit: int = 50) -> list:

@@ -20,7 +20,8 @@ from quotas.leases import end_reasons, errors, selectors
 from quotas.leases.grants import iso, lease_payload
 from quotas.leases.models import NEVER_BORROWS, Lease, LendingPolicy, PolicySwitch
 from quotas.models import Membership, Pool, Tenant
-from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, Reclaim
+from quotas.classes.selectors import engine_priority_classes
+from scheduler.engine.types import Reclaim
 
 LENDING_SIDE = ("lending_limit_gpus", "reserved_gpus")
 BORROWING_SIDE = ("borrowing_limit_gpus", "max_lease_minutes", "protected_minutes", "borrow_classes")
@@ -61,7 +62,7 @@ def lending_policy_set(*, actor, tenant: Tenant, reason: str, lending_limit_gpus
         for value in classes:
             if value == NEVER_BORROWS:
                 problems.setdefault("borrow_classes", []).append(errors.PRODUCTION_NEVER_BORROWS)
-            elif value not in DEFAULT_PRIORITY_CLASSES:
+            elif value not in engine_priority_classes():
                 problems.setdefault("borrow_classes", []).append(errors.UNKNOWN_PRIORITY_CLASS.format(value=value))
         given["borrow_classes"] = classes
     if problems:

@@ -13,12 +13,13 @@ from django.utils import timezone
 
 from audit.usage.selectors import fair_share_usage, half_life_hours
 from quotas.leases import selectors as lease_selectors
+from quotas.classes import selectors as class_selectors
+from quotas.orgs import selectors as org_selectors
 from quotas.models import GpuModel, Node, Pool, Project, Quota, Tenant
 from scheduler.cycle.job_resources import per_replica, quota_limit
 from scheduler.engine import reasons
 from scheduler.engine.resources import Resources
 from scheduler.engine.types import (
-    DEFAULT_PRIORITY_CLASSES,
     PendingJob,
     RunningJob,
     Snapshot,
@@ -183,8 +184,9 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
     snapshot = Snapshot(
         now=now, nodes=nodes, quotas=quotas, running=tuple(running), pending=tuple(pending),
         usage=fair_share_usage(pool=pool, now=now, half_life=half_life),
-        priority_classes=DEFAULT_PRIORITY_CLASSES, half_life_hours=half_life, leases=leases,
+        priority_classes=class_selectors.engine_priority_classes(), half_life_hours=half_life, leases=leases,
         switches=lease_selectors.engine_switches(pool), policies=lease_selectors.engine_policies(),
         preemption_cap_24h=preemption_cap_24h(), grace_minutes=grace_minutes(), time_scale=clock.time_scale(),
+        org=org_selectors.engine_tree(pool),
     )
     return PoolSnapshot(pool=pool, snapshot=snapshot, stored=stored)

@@ -25,7 +25,6 @@ from .eta import UNKNOWN, EtaDesk
 from .fit import ModelIndex
 from .leases import LeaseDesk
 from .ordering import order_pending
-from .preemption import PRODUCTION
 from .room import extra_shape_blocker, room_blocker, within_extra_quota
 from .reclaim import reclaim
 from .standing import Standing
@@ -126,6 +125,7 @@ def _nominate(cycle: CycleState, queue) -> None:
     admissions, waiting, borrowers, stoppers, demand = (
         cycle.admissions, cycle.waiting, cycle.borrowers, cycle.stoppers, cycle.demand)
     share, held, within_quota = cycle.share, cycle.held_quota, cycle.within_quota
+    tree = cycle.tree
     for job in queue:
         lane = cycle.lane(job)
         priority = priority_of.get(job.priority_class, 0)
@@ -157,6 +157,11 @@ def _nominate(cycle: CycleState, queue) -> None:
         extra_over = False
         if book.extra and quota_ok and not within_extra_quota(reasons, blockers, job, book, tenant_q, project_q):
             quota_ok, extra_over = False, True
+        if quota_ok and tree is not None:  # every unit above the tenant within its guarantee (tree.py)
+            over = tree.over_guarantee(job.tenant, job.pool, job.gpu_model, need)
+            if over is not None:
+                blockers.append(over)
+                quota_ok = False
 
         node_blocked = False
         if shape_ok and not index.fits(g, replicas, c, m):
@@ -194,6 +199,8 @@ def _nominate(cycle: CycleState, queue) -> None:
         book.charge(project_q, need)
         if book.extra:
             book.charge_extra((tenant_q, project_q), book.extra_of(job), 1)
+        if tree is not None:
+            tree.charge(job.tenant, job.pool, job.gpu_model, need)
         admissions.append(Admission(job.id, placements))
         end = now + span(job.max_runtime_minutes, cycle.snapshot.time_scale)
         lane.releases.add(end, need)
@@ -288,7 +295,7 @@ def _borrow(cycle: CycleState) -> None:
     lender when every borrowing condition holds and the job fits on nodes; otherwise the failed
     condition joins the job's blockers. A borrower has no environment or shape blocker, so its
     blockers start with the quota ones and the new ones go where `sort_blockers` would put them."""
-    desk = cycle.desk = LeaseDesk(cycle.snapshot, cycle.book, cycle.demand, cycle.reasons)
+    desk = cycle.desk = LeaseDesk(cycle.snapshot, cycle.book, cycle.demand, cycle.reasons, cycle.tree)
     full: dict[tuple, tuple[Blocker, ...]] = {}
     joined: dict[tuple[int, int], tuple] = {}
     holds = cycle.holds
@@ -361,7 +368,7 @@ def _preempt(cycle: CycleState) -> None:
         outcome = None
         if may_reclaim:
             outcome = reclaim(victims, cycle.desk, job, index, cycle.reclaims)
-            if outcome is None and job.priority_class == PRODUCTION:
+            if outcome is None and job.priority_class in victims.protected:
                 outcome = victims.protect_production(
                     job, need, index, tenant_q.gpus, used.get(tenant_q.id, 0)
                 )
@@ -462,6 +469,7 @@ class _Answers:
 
     def __init__(self, cycle: CycleState) -> None:
         self.reasons, self.used, self.held = cycle.reasons, cycle.used, cycle.held_quota
+        self.tree = cycle.tree
         self.models_of_pool = _models_by_pool(cycle.indexes)
         self.alternatives: dict[tuple[str, str, int, int, bool], NextAction | None] = {}
         self.merged: dict[tuple[int, ...], tuple[NextAction, ...]] = {}
@@ -472,6 +480,8 @@ class _Answers:
         if not entry.quota_ok and tenant_q is not None:
             blockers = _quota_at_cycle_end(reasons, blockers, job, tenant_q, entry.project_q, self.used,
                                            self.held)
+            if self.tree is not None:  # and a unit's, with the figures of the cycle's end (tree.py)
+                blockers = self.tree.at_cycle_end(blockers, job, tenant_q.gpus, self.used.get(tenant_q.id, 0))
         node_blocked = entry.node_blocked
         if entry.shape_ok:
             blockers = _rooms_at_cycle_end(reasons, blockers, job, entry.lane.index)

@@ -35,7 +35,6 @@ from .types import (
     Snapshot,
 )
 
-PRODUCTION = "production"
 RULE_PRIORITY = "priority_within_tenant"
 RULE_PRODUCTION = "production_protection"
 
@@ -164,6 +163,7 @@ class Victims:
         self.key = victim_key(snapshot.now, priority_of)
         classes = snapshot.priority_classes
         self.preemptible = {name: pc.preemptible for name, pc in classes.items()}
+        self.protected = frozenset(name for name, pc in classes.items() if pc.protected)
         self.leases = {lease.id: lease for lease in snapshot.leases}
         self.claimed: set[int] = set()
         self.preemptions: list[PreemptionPlan] = []
@@ -247,7 +247,7 @@ class Victims:
         """A new victim: preemptible, not production, under the cap, not stopping or claimed, and
         no approver refused to stop it."""
         return (job.stopping_until is None and job.id not in self.claimed
-                and not job.stop_refused and job.priority_class != PRODUCTION
+                and not job.stop_refused and job.priority_class not in self.protected
                 and self.preemptible.get(job.priority_class, False)
                 and job.preemptions_24h < self.cap)
 

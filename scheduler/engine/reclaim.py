@@ -15,7 +15,7 @@ from __future__ import annotations
 from . import reasons as R
 from .fit import ModelIndex
 from .leases import UNASSIGNED, LeaseDesk
-from .preemption import PRODUCTION, Room, Victims, smallest_sufficient
+from .preemption import Room, Victims, smallest_sufficient
 from .types import Blocker, PendingJob, Reclaim, RunningJob
 
 
@@ -29,7 +29,7 @@ def reclaim(
     so a question that found no plan is not asked again until the next claim (most jobs of a
     deep queue that may reclaim find nothing to reclaim)."""
     question = ("reclaim", job.tenant, job.pool, job.gpu_model, job.gpus, job.replicas,
-                job.priority_class == PRODUCTION)
+                job.priority_class in victims.protected)
     if victims.known_no_plan(question):
         return None
     outcome = _reclaim(victims, desk, job, index, reclaims)
@@ -49,7 +49,7 @@ def _reclaim(
     overdrawn = desk.unassigned_overdrawn(job.pool, job.gpu_model, index.capacity)
     if not lent and not overdrawn:
         return None
-    production = job.priority_class == PRODUCTION
+    production = job.priority_class in victims.protected  # a protected class, production by default
     now = victims.now
     leases = victims.leases
 
@@ -61,7 +61,7 @@ def _reclaim(
 
     def may_reclaim(run: RunningJob) -> bool:
         return (run.stopping_until is None and run.id not in victims.claimed
-                and not run.stop_refused and run.priority_class != PRODUCTION
+                and not run.stop_refused and run.priority_class not in victims.protected
                 and (production or leases[run.lease_id].protected_until <= now))
 
     scope = [run for run in borrowed if in_scope(run)]

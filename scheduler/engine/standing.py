@@ -18,7 +18,6 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from .fit import ModelIndex, build_indexes, gpu_memory_of
-from .preemption import PRODUCTION
 from .quotas import QuotaBook
 from .types import NODE_SCHEDULABLE, Node, PriorityClass, Quota, RunningJob, Snapshot
 
@@ -48,6 +47,7 @@ class Standing:
         self.book = QuotaBook(quotas, gpu_memory_of(nodes))
         self.priority_of = {name: pc.priority for name, pc in priority_classes.items()}
         self.preemptible = {name: pc.preemptible for name, pc in priority_classes.items()}
+        self.protected = frozenset(name for name, pc in priority_classes.items() if pc.protected)
         self.cap = preemption_cap_24h
         self.on_lease: dict[tuple[str, str], dict[int, RunningJob]] = {}
         self.in_base: dict[int, _Stoppable] = {}  # tenant quota id
@@ -127,7 +127,7 @@ class Standing:
         if job.stopping_until is not None:
             entry.stopping += sign
             entry.ceiling += sign * job.gpus * job.replicas
-        elif (not job.stop_refused and job.priority_class != PRODUCTION
+        elif (not job.stop_refused and job.priority_class not in self.protected
               and self.preemptible.get(job.priority_class, False) and job.preemptions_24h < self.cap):
             entry.ceiling += sign * job.gpus * job.replicas
             priority = self.priority_of.get(job.priority_class, 0)

@@ -15,6 +15,7 @@ from .preemption import Victims
 from .quotas import QuotaBook, workload_for_priority
 from .reasons import Reasons
 from .standing import Standing
+from .tree import tree_desk
 from .types import (
     NODE_SCHEDULABLE,
     Admission,
@@ -91,6 +92,7 @@ class CycleState:
         self.reclaims: list[Reclaim] = []
         self.lanes: dict[tuple[str, str], Lane] = {}
         self.desk: LeaseDesk | None = None  # opened by the borrow phase, once demand is known
+        self.tree = tree_desk(snapshot)  # the organisation tree's cover; None: flat (tree.py)
         self.reasons = Reasons()  # this cycle's blockers, each built once per identical arguments
         # A waiting job's blockers are the Reasons' shared objects, so a deep queue repeats a few
         # thousand combinations of them: the jobs of one combination share its tuple (`share`), and

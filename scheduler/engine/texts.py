@@ -109,6 +109,13 @@ MESSAGES: dict[str, str | Counted] = {
         "jobs waiting on stops in progress)",
         "requested",
     ),
+    "unit_quota_exceeded": ngettext_noop(
+        "{unit} is full on {pool}/{gpu_model}: {used} of its {quota} GPUs in use; requested {requested} GPU, "
+        "and {tenant} has {tenant_free} of its {tenant_quota} free but {unit} is full",
+        "{unit} is full on {pool}/{gpu_model}: {used} of its {quota} GPUs in use; requested {requested} GPUs, "
+        "and {tenant} has {tenant_free} of its {tenant_quota} free but {unit} is full",
+        "requested",
+    ),
     "no_quota": ngettext_noop(
         "No base quota of {tenant} on {pool}/{gpu_model} covers {workload_class}: requested "
         "{requested} GPU",
@@ -130,8 +137,8 @@ MESSAGES: dict[str, str | Counted] = {
         "{tenant} does not let {priority_class} jobs borrow capacity"
     ),
     "borrow_limit_reached": gettext_noop(
-        "Borrow limit reached for {tenant}: {borrowed} of {limit} GPUs borrowed, {requested} "
-        "more requested"
+        "Borrow limit reached for {tenant} on {pool}/{gpu_model}: {borrowed} of {limit} GPUs "
+        "borrowed, {requested} more requested"
     ),
     "reclaiming": ngettext_noop(
         "Reclaiming {gpus} GPU that {tenant} lent out on {pool}/{gpu_model}; grace ends {until}",

@@ -81,11 +81,14 @@ class PriorityClass:
     priority: int
     preemptible: bool
     may_borrow: bool
+    # Protected: never stopped (not even on a lease), and when its tenant needs its own lent quota back
+    # it does not wait out a lease's protected window and may stop others' borrowed jobs (DESIGN §4, §6).
+    protected: bool = False
 
 
 DEFAULT_PRIORITY_CLASSES: Mapping[str, PriorityClass] = MappingProxyType(
     {
-        "production": PriorityClass("production", 1000, preemptible=False, may_borrow=False),
+        "production": PriorityClass("production", 1000, preemptible=False, may_borrow=False, protected=True),
         "candidate": PriorityClass("candidate", 800, preemptible=False, may_borrow=True),
         "training": PriorityClass("training", 600, preemptible=True, may_borrow=True),
         "batch": PriorityClass("batch", 400, preemptible=True, may_borrow=True),
@@ -225,6 +228,8 @@ class Snapshot:
     # Minutes of policy and runtime per wall-clock minute: 1 in production; in the demo the simulated jobs run
     # SIMULATED_TIME_SCALE times faster, and leases, protected windows and grace periods keep pace (engine/clock.py).
     time_scale: float = 1.0
+    # The organisation tree above tenants (tree.OrgTree): units, their guarantees and limits. None: flat.
+    org: Any = None
 
 
 # --- outputs --------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from quotas.models import (
 )
 from scheduler.backends.registry import needs_something_to_run
 from scheduler.queue.triggers import request_pool_evaluation
+from quotas.classes import selectors as class_selectors
 from scheduler.engine.types import WORKLOAD_TO_PRIORITY
 from scheduler.jobs import errors
 from scheduler.jobs.bulk import insert_rows
@@ -56,6 +57,8 @@ class SubmitContext:
     usage: dict[tuple[int, int, int], int]
     submit_tenant_ids: frozenset[int] | None  # None: the actor may submit anywhere (system, platform admin)
     readable_tenant_ids: frozenset[int] | None = field(default=None)
+    # Workload class -> priority class, as the platform admins set them (quotas.classes).
+    priority_of: Mapping[str, str] = field(default_factory=lambda: dict(WORKLOAD_TO_PRIORITY))
 
     @classmethod
     def load(cls, *, actor, specs: list[Mapping[str, Any]]) -> "SubmitContext":
@@ -85,7 +88,7 @@ class SubmitContext:
             readable_ids = frozenset(tenants_for_user(actor).values_list("id", flat=True))
         return cls(actor=actor, tenants=tenants, projects=projects, pools=pools, models=models,
                    largest_node=largest, quotas=quotas, usage=usage, submit_tenant_ids=submit_ids,
-                   readable_tenant_ids=readable_ids)
+                   readable_tenant_ids=readable_ids, priority_of=class_selectors.priority_for_workload())
 
     def covering_quota(self, tenant: Tenant, pool: Pool, model: GpuModel, workload_class: str) -> Quota | None:
         for quota in self.quotas.get((tenant.id, pool.id, model.id), ()):
@@ -186,7 +189,7 @@ def build_job(spec: Mapping[str, Any], ctx: SubmitContext, *, now, from_cluster:
     if problems:
         raise ValidationError(problems)
 
-    priority_class = WORKLOAD_TO_PRIORITY[workload_class]
+    priority_class = ctx.priority_of[workload_class]
     extra: dict[str, Any] = {}
     quota = ctx.covering_quota(tenant, pool, model, workload_class)
     requested = gpus * numbers["replicas"]
@@ -198,7 +201,7 @@ def build_job(spec: Mapping[str, Any], ctx: SubmitContext, *, now, from_cluster:
                     tenant=tenant.slug, pool=pool.name, gpu_model=model.name, requested=requested,
                     free=max(quota.gpus - used, 0), quota=quota.gpus, used=used)]})
             if quota.over_quota_rule == Quota.OverQuotaRule.DOWNGRADE and quota.downgrade_to:
-                downgraded = WORKLOAD_TO_PRIORITY[quota.downgrade_to]
+                downgraded = ctx.priority_of[quota.downgrade_to]
                 if downgraded != priority_class:
                     extra = {"downgraded_from": priority_class, "quota_id": quota.id}
                     priority_class = downgraded

@@ -8,7 +8,7 @@ from scheduler.engine import decide
 from scheduler.engine import reasons as R
 from scheduler.engine.types import PolicySwitches
 from tests.engine.builders import (
-    NOW, admitted, lease, nodes, pending, policy, quota, running, snapshot, wait_of,
+    A100, NOW, admitted, lease, nodes, pending, policy, quota, running, snapshot, wait_of,
 )
 
 
@@ -80,6 +80,32 @@ CASES = {
                       leases=[lease(7, "llm", None, 4)], pending=[pending(1, "llm", 8)],
                       policies={"llm": policy("llm", borrowing_limit_gpus=8)}),
         lenders={}, waits={1: [R.QUOTA_EXCEEDED, R.BORROW_LIMIT_REACHED]},
+    ),
+    "the borrow limit holds per pool and model: an H100 loan leaves A100 borrowing open": dict(
+        # issue 39: llm holds 4 H100 on loan with a limit of 4; it borrowed no A100, so it may.
+        snap=snapshot(nodes=nodes(8, 8) + nodes(8, start=3, model=A100),
+                      quotas=[quota("llm", 8), quota("llm", 0, model=A100)],
+                      running=LLM_FULL + [running("llm", [2], 4, lease_id=7)],
+                      leases=[lease(7, "llm", None, 4)], pending=[pending(1, "llm", 4, model=A100)],
+                      policies={"llm": policy("llm", borrowing_limit_gpus=4)}),
+        lenders={1: None}, waits={},
+    ),
+    "and in the same lane it still binds": dict(
+        snap=snapshot(nodes=nodes(8, 8, 8), quotas=[quota("llm", 8)],
+                      running=LLM_FULL + [running("llm", [2], 4, lease_id=7)],
+                      leases=[lease(7, "llm", None, 4)], pending=[pending(1, "llm", 4)],
+                      policies={"llm": policy("llm", borrowing_limit_gpus=4)}),
+        lenders={}, waits={1: [R.QUOTA_EXCEEDED, R.BORROW_LIMIT_REACHED]},
+    ),
+    "the lending limit holds per pool and model: an H100 loan leaves A100 lending open": dict(
+        snap=snapshot(nodes=nodes(8, 8) + nodes(8, 8, start=3, model=A100),
+                      quotas=[quota("llm", 8), quota("cv", 8), quota("llm", 8, model=A100),
+                              quota("cv", 8, model=A100)],
+                      running=LLM_FULL + [running("llm", [2], 4, lease_id=7),
+                                          running("llm", [3], 8, model=A100)],
+                      leases=[lease(7, "llm", "cv", 4)], pending=[pending(1, "llm", 4, model=A100)],
+                      policies={"cv": policy("cv", lending_limit_gpus=4)}),
+        lenders={1: "cv"}, waits={},
     ),
     "nothing idle to borrow": dict(
         snap=snapshot(nodes=nodes(8, 8), quotas=[quota("llm", 8), quota("cv", 8)],
@@ -161,7 +187,7 @@ def test_borrowing_reasons_have_the_numbers():
     # QUOTA_EXCEEDED is the primary blocker; the closed borrowing path follows it.
     d = decide(CASES["borrow limit reached"]["snap"])
     assert wait_of(d, 1).blockers[1].message == (
-        "Borrow limit reached for llm: 4 of 8 GPUs borrowed, 8 more requested"
+        "Borrow limit reached for llm on gpu-a/H100-80G: 4 of 8 GPUs borrowed, 8 more requested"
     )
     assert wait_of(decide(CASES["borrowing paused"]["snap"]), 1).blockers[1].message == (
         "Borrowing is paused by the platform"

@@ -91,11 +91,14 @@ def test_usage_per_tenant_within_base_plus_leases_and_production_never_borrows(s
                             if a.lease is None and jobs[a.job_id].tenant == tenant)
         if admitted_base:
             assert base_used + admitted_base <= _base(snap, tenant)
-        held = sum(l.gpus for l in snap.leases if l.borrower == tenant)
-        planned = sum(p.gpus for p in d.lease_plans if p.borrower == tenant)
+        # The limit holds per pool × GPU model (borrow_rule): in every lane the tenant borrows in.
         limit = snap.policies[tenant].borrowing_limit_gpus if tenant in snap.policies else None
-        if planned and limit is not None:
-            assert held + planned <= limit
+        for lane in {(p.pool, p.gpu_model) for p in d.lease_plans if p.borrower == tenant}:
+            held = sum(l.gpus for l in snap.leases if l.borrower == tenant and (l.pool, l.gpu_model) == lane
+                       and l.state in ("active", "reclaiming"))
+            planned = sum(p.gpus for p in d.lease_plans if p.borrower == tenant and (p.pool, p.gpu_model) == lane)
+            if limit is not None:
+                assert held + planned <= limit
     if not snap.switches.borrowing_enabled:
         assert d.lease_plans == ()
 
@@ -112,7 +115,11 @@ def test_lending_within_limit_and_reserved_never_lent(snap):
         pol = snap.policies.get(tenant)
         lent_before = sum(l.gpus for l in snap.leases if l.lender == tenant)
         if pol is not None and pol.lending_limit_gpus is not None:
-            assert lent_before + planned <= pol.lending_limit_gpus
+            for lane in {(p.pool, p.gpu_model) for p in d.lease_plans if p.lender == tenant}:
+                assert (sum(l.gpus for l in snap.leases if l.lender == tenant and (l.pool, l.gpu_model) == lane
+                            and l.state in ("active", "reclaiming"))
+                        + sum(p.gpus for p in d.lease_plans if p.lender == tenant and (p.pool, p.gpu_model) == lane)
+                        <= pol.lending_limit_gpus)
         base_used = sum(r.total_gpus for r in snap.running if r.tenant == tenant and r.lease_id is None)
         base_used += sum(jobs[a.job_id].total_gpus for a in d.admissions
                          if a.lease is None and jobs[a.job_id].tenant == tenant)

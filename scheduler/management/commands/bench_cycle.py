@@ -17,6 +17,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import connection, connections
 
+from scheduler.bench.tree import org_tree
 from scheduler.bench.world import bench_world
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.jobs.submit import BULK_LIMIT, job_submit_bulk
@@ -64,8 +65,12 @@ class Command(BaseCommand):
                             help="also time the same cycles with CPU cores and memory asked by every job")
         parser.add_argument("--readers", type=int, default=20, help="concurrent readers through gunicorn (0: none)")
         parser.add_argument("--port", type=int, default=9610, help="the port gunicorn serves the readers on")
+        parser.add_argument("--tree", action="store_true",
+                            help="also time the cycle on a second world under a three-level organisation tree "
+                                 "(10 units over the teams, 3 projects each) and give the ratios to flat")
 
-    def handle(self, *args, jobs, nodes, tenants, repeats, no_stream, no_pages, vectors, readers, port, **options):
+    def handle(self, *args, jobs, nodes, tenants, repeats, no_stream, no_pages, vectors, readers, port, tree=False,
+               **options):
         from scheduler.bench.process import cpu_reference_s, worker_like
 
         frozen = worker_like()  # as the worker's process is (portal/worker_heap.py)
@@ -97,6 +102,8 @@ class Command(BaseCommand):
             "python_cpu_ms": {label: round(statistics.median(v)) for label, v in CPU_MS.items()},
             "waiting": Job.objects.filter(pool=world.pool, status__in=PENDING_STATUSES).count(),
         })
+        if tree:  # after the flat figures: once units exist, every pool's snapshot carries the tree
+            out.update(self._tree(jobs, nodes, tenants, repeats, out))
         if not no_pages:
             from scheduler.bench.pages import page_figures
             out.update(page_figures(world))
@@ -124,6 +131,17 @@ class Command(BaseCommand):
         out.update({f"vectors_ratio_{k}": round(v / gpu_only[k], 3) for k, v in figures.items()})
         out["vectors_waiting"] = Job.objects.filter(pool=world.pool, status__in=PENDING_STATUSES).count()
         return out
+    def _tree(self, jobs: int, nodes: int, tenants: int, repeats: int, flat: dict) -> dict:
+        world = bench_world(nodes=nodes, tenants=tenants, seed=5)
+        org_tree(world)
+        self._submit(world.specs(jobs, seed=1))
+        first_ms, _ = _timed_cycle(world.pool, "tree_first")
+        _timed_cycle(world.pool, "tree_second")
+        settled = [_timed_cycle(world.pool, "tree_nochange")[0] for _ in range(repeats)]
+        nochange = statistics.median(settled)
+        return {"tree_first_cycle_ms": round(first_ms), "tree_nochange_cycle_ms": round(nochange),
+                "tree_ratio_first": round(first_ms / flat["first_cycle_ms"], 2),
+                "tree_ratio_nochange": round(nochange / max(flat["nochange_cycle_ms"], 1), 2)}
 
     def _submit(self, specs: list[dict]) -> None:
         for i in range(0, len(specs), BULK_LIMIT):
@@ -184,3 +202,4 @@ class Command(BaseCommand):
         while time.monotonic() < deadline and not app.control.ping(timeout=0.5):
             time.sleep(0.2)
         return worker
+

@@ -88,8 +88,11 @@ class Command(BaseCommand):
         parser.add_argument("--tenants", type=int, default=100)
         parser.add_argument("--repeats", type=int, default=7)
         parser.add_argument("--db", action="store_true", help="also measure submit and decide end to end")
+        parser.add_argument("--tree", action="store_true",
+                            help="also time the same snapshots under a three-level organisation tree "
+                                 "(10 units, the teams, their projects) and give the ratio to flat")
 
-    def handle(self, *args, jobs, nodes, tenants, repeats, db, **options):
+    def handle(self, *args, jobs, nodes, tenants, repeats, db, tree=False, **options):
         from scheduler.engine import decide
         from scheduler.bench.engine import fresh_snapshots, synthetic_snapshot, with_vectors
         from scheduler.bench.process import cpu_reference_s, worker_like
@@ -133,6 +136,15 @@ class Command(BaseCommand):
                "vectors_decide_ms_p95": round(_percentile(vector_timings, 95), 1),
                "vectors_decide_serialise_ms_p50": round(statistics.median(vector_serialised), 1),
                "vectors_ratio_p50": round(statistics.median(vector_timings) / statistics.median(timings), 3)}
+        if tree:
+            from scheduler.bench.tree import with_tree
+
+            # The same clusters under the tree, timed right after the flat ones in the same process.
+            tree_timings = [_timed_cycle(decide, with_tree(snap))[0]
+                            for snap in fresh_snapshots(jobs, nodes, tenants, repeats)]
+            out.update({"tree_decide_ms_p50": round(statistics.median(tree_timings), 1),
+                        "tree_decide_ms_p95": round(_percentile(tree_timings, 95), 1),
+                        "tree_ratio_p50": round(statistics.median(tree_timings) / statistics.median(timings), 2)})
         if db:
             out.update(self._end_to_end(snapshot))
         self.stdout.write(json.dumps(out))

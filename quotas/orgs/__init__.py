@@ -1,0 +1,1 @@
+"""The organisation tree above tenants: org units, their members, guarantees and limits (issue 39)."""

@@ -1,0 +1,132 @@
+"""Writes to the organisation tree: units and where tenants sit, unit guarantees and limits, and members of
+units and tenants. Each write is audited in its transaction.
+
+Who may: the tree's shape is the platform admin's; guarantees are the platform admin's or the quota
+approver's; members are managed by the subject's admins, a unit's admin for its whole subtree, and nobody
+grants a role they do not hold there themselves (a tenant admin names tenant admins, not unit admins).
+"""
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.db.models import Sum
+
+from audit.chain.services import audit_record
+from quotas.access import QUOTA_APPROVER, has_platform_role, is_platform_admin
+from quotas import errors as quota_errors
+from quotas.models import GpuModel, Pool, Quota, Tenant
+from quotas.orgs import errors, selectors
+from quotas.orgs.models import OrgUnit, UnitQuota
+
+
+def _reason(reason: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError({"reason": [errors.REASON_REQUIRED]})
+    return reason
+
+
+def org_unit_create(*, actor, slug: str, name: str, level: str = OrgUnit.Level.DEPARTMENT,
+                    parent: OrgUnit | None = None, weight=1) -> OrgUnit:
+    if not is_platform_admin(actor):
+        raise PermissionDenied(errors.PLATFORM_ADMIN_ONLY)
+    unit = OrgUnit(slug=slug, name=name, level=level, parent=parent, weight=weight)
+    unit.full_clean()
+    with transaction.atomic():
+        unit.save()
+        audit_record(event_type="org_unit.created", target=unit, actor=actor,
+                     payload={"unit": slug, "name": name, "level": level, "parent": parent.slug if parent else None,
+                              "weight": str(weight)})
+    return unit
+
+
+def org_unit_move(*, actor, unit: OrgUnit, parent: OrgUnit | None, reason: str) -> OrgUnit:
+    """Place a unit under another (or at the top); a unit never sits inside its own subtree."""
+    if not is_platform_admin(actor):
+        raise PermissionDenied(errors.PLATFORM_ADMIN_ONLY)
+    reason = _reason(reason)
+    with transaction.atomic():
+        OrgUnit.objects.select_for_update().filter(pk=unit.pk).first()
+        if parent is not None and parent.pk in selectors.subtree_ids(unit.pk):
+            raise ValidationError({"parent": [errors.PARENT_CYCLE.format(unit=unit.slug, parent=parent.slug)]})
+        old = unit.parent.slug if unit.parent_id else None
+        if unit.parent_id == (parent.pk if parent else None):
+            return unit
+        unit.parent = parent
+        unit._change_reason = reason
+        unit.save(update_fields=["parent"])
+        audit_record(event_type="org_unit.moved", target=unit, actor=actor,
+                     payload={"unit": unit.slug, "old": old, "new": parent.slug if parent else None, "reason": reason})
+    return unit
+
+
+def tenant_place(*, actor, tenant: Tenant, unit: OrgUnit | None, reason: str) -> Tenant:
+    """Put a team under an org unit (None: at the root)."""
+    if not is_platform_admin(actor):
+        raise PermissionDenied(errors.PLATFORM_ADMIN_ONLY)
+    reason = _reason(reason)
+    with transaction.atomic():
+        old = tenant.org_unit.slug if tenant.org_unit_id else None
+        if tenant.org_unit_id == (unit.pk if unit else None):
+            return tenant
+        tenant.org_unit = unit
+        tenant.save(update_fields=["org_unit"])
+        audit_record(event_type="tenant.placed", target=tenant, actor=actor, tenant=tenant,
+                     payload={"tenant": tenant.slug, "old": old, "new": unit.slug if unit else None, "reason": reason})
+    return tenant
+
+
+def _inside_total(unit: OrgUnit, pool: Pool, gpu_model: GpuModel) -> int:
+    """The guarantees directly inside a unit on a lane: its child units' and its own tenants' base quotas."""
+    units = UnitQuota.objects.filter(unit__parent=unit, pool=pool, gpu_model=gpu_model).aggregate(
+        t=Sum("gpus"))["t"] or 0
+    tenants = Quota.objects.filter(tenant__org_unit=unit, pool=pool, gpu_model=gpu_model, project__isnull=True,
+                                   status=Quota.Status.ACTIVE).aggregate(t=Sum("gpus"))["t"] or 0
+    return units + tenants
+
+
+def unit_quota_set(*, actor, unit: OrgUnit, pool: Pool, gpu_model: GpuModel, gpus: int, reason: str,
+                   borrowing_limit_gpus: int | None = None, lending_limit_gpus: int | None = None,
+                   acknowledge_oversubscription: bool = False) -> UnitQuota:
+    """Set a unit's guarantee and limits on one pool × model. What is inside the unit must fit in it and it
+    must fit in its parent's, unless the oversubscription is acknowledged (as for base quotas)."""
+    if not (is_platform_admin(actor) or has_platform_role(actor, QUOTA_APPROVER)):
+        raise PermissionDenied(errors.QUOTA_ROLE_REQUIRED)
+    reason = _reason(reason)
+    problems: dict[str, list] = {}
+    for field, value in (("gpus", gpus), ("borrowing_limit_gpus", borrowing_limit_gpus),
+                         ("lending_limit_gpus", lending_limit_gpus)):
+        if value is not None and int(value) < 0:
+            problems[field] = [quota_errors.NEGATIVE]
+    if problems:
+        raise ValidationError(problems)
+    names = {"unit": unit.slug, "pool": pool.name, "gpu_model": gpu_model.name, "gpus": gpus}
+    with transaction.atomic():
+        OrgUnit.objects.select_for_update().filter(pk=unit.pk).first()
+        if not acknowledge_oversubscription:
+            inside = _inside_total(unit, pool, gpu_model)
+            if inside > gpus:
+                raise ValidationError({"gpus": [errors.CHILDREN_OVER.format(total=inside, **names)]})
+            if unit.parent_id is not None:
+                parent_q = UnitQuota.objects.filter(unit_id=unit.parent_id, pool=pool, gpu_model=gpu_model).first()
+                if parent_q is not None:
+                    siblings = _inside_total(unit.parent, pool, gpu_model) - (
+                        UnitQuota.objects.filter(unit=unit, pool=pool, gpu_model=gpu_model)
+                        .values_list("gpus", flat=True).first() or 0)
+                    if siblings + gpus > parent_q.gpus:
+                        raise ValidationError({"gpus": [errors.OVER_PARENT.format(
+                            parent=unit.parent.slug, parent_gpus=parent_q.gpus, **names)]})
+        quota = UnitQuota.objects.select_for_update().filter(unit=unit, pool=pool, gpu_model=gpu_model).first()
+        old = None if quota is None else {"gpus": quota.gpus, "borrowing_limit_gpus": quota.borrowing_limit_gpus,
+                                          "lending_limit_gpus": quota.lending_limit_gpus}
+        new = {"gpus": gpus, "borrowing_limit_gpus": borrowing_limit_gpus, "lending_limit_gpus": lending_limit_gpus}
+        if old == new:
+            return quota
+        quota = quota or UnitQuota(unit=unit, pool=pool, gpu_model=gpu_model)
+        for field, value in new.items():
+            setattr(quota, field, value)
+        quota._change_reason = reason
+        quota.save()
+        audit_record(event_type="unit_quota.set", target=quota, actor=actor,
+                     payload={"unit": unit.slug, "pool": pool.name, "gpu_model": gpu_model.name, "old": old,
+                              "new": new, "reason": reason,
+                              "oversubscription_acknowledged": bool(acknowledge_oversubscription)})
+    return quota

@@ -45,6 +45,7 @@ class Node:
     # Allocated on the node by jobs the portal does not own (inventory sync): occupied, as a running job.
     outside: Resources = ZERO
     outside_jobs: int = 0
+    name: str = ""  # what people call it (a reservation names its nodes); empty: "#<id>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +188,10 @@ class PolicySwitches:
     borrowing_enabled: bool = True
     preemption_mode: str = PREEMPTION_AUTO  # auto | manual | paused
     reclaim_mode: str = RECLAIM_AUTO  # auto | manual: reclaims wait for an approver
+    # best_effort | backfill | strict (backfill.py); the first `backfill_depth` jobs blocked on nodes per
+    # pool x GPU model get a reservation (Slurm's bf_max_job_test).
+    scheduling_mode: str = "best_effort"
+    backfill_depth: int = 10
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from django.conf import settings
 from django.db.models import Q, QuerySet, Sum
 
 from audit.models import UsageRecord
@@ -84,7 +85,9 @@ def engine_switches(pool=None) -> engine.PolicySwitches:
     values = switch_values(pool)
     return engine.PolicySwitches(borrowing_enabled=bool(values[PolicySwitch.Key.BORROWING_ENABLED]),
                                  preemption_mode=str(values[PolicySwitch.Key.PREEMPTION_MODE]),
-                                 reclaim_mode=str(values[PolicySwitch.Key.RECLAIM_MODE]))
+                                 reclaim_mode=str(values[PolicySwitch.Key.RECLAIM_MODE]),
+                                 scheduling_mode=str(values[PolicySwitch.Key.SCHEDULING_MODE]),
+                                 backfill_depth=settings.SCHEDULER_BACKFILL_DEPTH)
 
 
 POLICY_FIELDS = ("lending_limit_gpus", "reserved_gpus", "borrowing_limit_gpus", "max_lease_minutes",

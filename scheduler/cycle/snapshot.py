@@ -109,11 +109,12 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
     nodes = tuple(
         EngineNode(id=i, pool=pool.name, gpu_model=model, gpus=gpus, state=state, maintenance_until=until,
                    maintenance_reason=why, cpus=cpus, memory_gb=memory, gpu_memory_gb=gpu_memory,
-                   outside=Resources(o_gpus, 0, o_cpus, o_memory), outside_jobs=o_jobs)
-        for i, model, gpus, state, until, why, cpus, memory, gpu_memory, o_gpus, o_cpus, o_memory, o_jobs
+                   outside=Resources(o_gpus, 0, o_cpus, o_memory), outside_jobs=o_jobs, name=name)
+        for i, model, gpus, state, until, why, cpus, memory, gpu_memory, o_gpus, o_cpus, o_memory, o_jobs, name
         in Node.objects.filter(pool=pool).order_by("id").values_list(
             "id", "gpu_model__name", "gpus", "state", "maintenance_end", "maintenance_reason", "cpu_cores",
-            "memory_gb", "gpu_model__memory_gb", "outside_gpus", "outside_cpus", "outside_memory_gb", "outside_jobs")
+            "memory_gb", "gpu_model__memory_gb", "outside_gpus", "outside_cpus", "outside_memory_gb", "outside_jobs",
+            "name")
     )
     quotas = tuple(
         EngineQuota(id=i, tenant=tenant, pool=pool.name, gpu_model=model, gpus=gpus, classes=frozenset(classes or ()),

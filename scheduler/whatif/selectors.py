@@ -4,6 +4,7 @@ stored runs a reader may see."""
 from datetime import datetime, timedelta
 from types import MappingProxyType
 
+from django.conf import settings
 from django.db.models import Q, QuerySet
 
 from audit.models import UsageRecord
@@ -81,7 +82,9 @@ def _switches(pool: Pool, start: datetime) -> PolicySwitches:
         values[row.key] = row.value
     return PolicySwitches(borrowing_enabled=bool(values[PolicySwitch.Key.BORROWING_ENABLED]),
                           preemption_mode=str(values[PolicySwitch.Key.PREEMPTION_MODE]),
-                          reclaim_mode=str(values[PolicySwitch.Key.RECLAIM_MODE]))
+                          reclaim_mode=str(values[PolicySwitch.Key.RECLAIM_MODE]),
+                          scheduling_mode=str(values[PolicySwitch.Key.SCHEDULING_MODE]),
+                          backfill_depth=settings.SCHEDULER_BACKFILL_DEPTH)
 
 
 def trace_build(*, pool: Pool, start: datetime, end: datetime) -> Trace:

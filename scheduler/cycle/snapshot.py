@@ -160,13 +160,13 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
         env_ready=False, wait_code=reasons.ENV_NOT_READY).order_by("id").values_list(
         "id", "tenant_id", "project_id", "gpu_model_id", "gpus", "replicas", "workload_class",
         "priority_class", "submitted_at", "env_ready", "env_detail", "max_runtime_minutes", "status", "wait_code",
-        "wait_digest", "name", "cpu", "memory_gb")
+        "wait_digest", "name", "cpu", "memory_gb", "checkpoint_interval_minutes")
     rows = list(rows)
     tenants, projects, models = _names({row[1] for row in rows}, {row[2] for row in rows})
     pool_name = pool.name
     extra_defaults = pool.default_cpus_per_gpu or pool.default_memory_gb_per_gpu
     for (i, tenant_id, project_id, model_id, gpus, replicas, workload, priority, submitted_at, env_ready, env_detail,
-         max_runtime, status, wait_code, wait_digest, name, cpu, memory) in rows:
+         max_runtime, status, wait_code, wait_digest, name, cpu, memory, checkpoint_every) in rows:
         if not _within_limits(gpus, replicas, max_runtime):
             job_fault_record(job_id=i, tenant_id=tenant_id, stage="cycle",
                              error=ValueError(OUT_OF_LIMITS.format(gpus=gpus, replicas=replicas,
@@ -179,7 +179,8 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
             cpus = memory_gb = 0
         pending.append(PendingJob(
             i, tenants[tenant_id], projects[project_id], pool_name, models[model_id], gpus, replicas, workload,
-            priority, submitted_at, env_ready, env_detail or NOT_READY_DETAIL, max_runtime, cpus, memory_gb))
+            priority, submitted_at, env_ready, env_detail or NOT_READY_DETAIL, max_runtime, cpus, memory_gb, 0,
+            checkpoint_every))
         stored[i] = StoredPending(status, wait_code, wait_digest, tenant_id, name)
     snapshot = Snapshot(
         now=now, nodes=nodes, quotas=quotas, running=tuple(running), pending=tuple(pending),

@@ -24,6 +24,7 @@ from .backfill import BEST_EFFORT, Backfill
 from .clock import span
 from .eta import UNKNOWN, EtaDesk
 from .fit import ModelIndex
+from .lease_fit import lease_fit_blocker
 from .leases import LeaseDesk
 from .ordering import order_pending
 from .preemption import PRODUCTION
@@ -331,6 +332,8 @@ def _borrow_for(cycle: CycleState, desk: LeaseDesk, entry: Candidate, full: dict
     need = job.gpus * job.replicas
     fits = index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb)
     lender = desk.find(job, need, index.capacity, fits)
+    if fits and lender.__class__ is not Blocker and cycle.snapshot.switches.lease_fit:
+        lender = lease_fit_blocker(cycle.snapshot, job, lender, need) or lender
     if lender.__class__ is Blocker:
         jkey = (id(entry.blockers), id(lender))  # both shared objects, held by `joined`
         known = joined.get(jkey)

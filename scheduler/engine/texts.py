@@ -285,6 +285,14 @@ MESSAGES: dict[str, str | Counted] = {
         "Would delay job #{job}'s reservation at {until}: your limit is {limit} min; it starts once the"
         " reserved jobs ahead have started"
     ),
+    "lease_expires_first": gettext_noop(
+        "Borrowing would end at the lease's expiry within ~{horizon} min: your limit is {limit} min; with a "
+        "limit of at most {horizon} min, or checkpoints every {checkpoint} min, it may borrow"
+    ),
+    "lease_lender_back_first": gettext_noop(
+        "Borrowing would end in a reclaim within ~{horizon} min, when the lender's own demand is expected "
+        "back: your limit is {limit} min; with checkpoints every {checkpoint} min it may borrow"
+    ),
     "strict_held": gettext_noop(
         "{pool}/{gpu_model} schedules in strict order: job #{job} ahead of it waits, and no job passes it"
     ),

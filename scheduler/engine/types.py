@@ -156,10 +156,11 @@ class PendingJob:
     submitted_at: datetime
     env_ready: bool = True
     env_detail: str = ""
-    max_runtime_minutes: int = 60
+    max_runtime_minutes: int = 60  # 0: no limit (never backfilled around a reservation)
     cpus: int = 0  # per replica; 0: asks none
     memory_gb: int = 0  # per replica
     gpu_memory_gb: int = 0  # at least this much memory per GPU; 0: any
+    checkpoint_interval_minutes: int | None = None  # declared: a reclaim loses at most this much work
 
     @property
     def total_gpus(self) -> int:
@@ -192,6 +193,10 @@ class PolicySwitches:
     # pool x GPU model get a reservation (Slurm's bf_max_job_test).
     scheduling_mode: str = "best_effort"
     backfill_depth: int = 10
+    # Leases that fit (lease_fit.py): borrow only when the runtime limit ends before the lease expires
+    # and the lender's demand is back, or with checkpoints at most this many minutes apart.
+    lease_fit: bool = False
+    lease_checkpoint_minutes: int = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +235,9 @@ class Snapshot:
     # Minutes of policy and runtime per wall-clock minute: 1 in production; in the demo the simulated jobs run
     # SIMULATED_TIME_SCALE times faster, and leases, protected windows and grace periods keep pace (engine/clock.py).
     time_scale: float = 1.0
+    # (lender tenant, pool, GPU model) -> when its own demand is expected back (from its recent usage):
+    # a lease that fits ends before then (lease_fit.py). Absent: only the lease's expiry bounds it.
+    lender_back: Mapping[tuple[str, str, str], datetime] = _EMPTY
 
 
 # --- outputs --------------------------------------------------------------------------------

@@ -4,13 +4,12 @@ stored runs a reader may see."""
 from datetime import datetime, timedelta
 from types import MappingProxyType
 
-from django.conf import settings
 from django.db.models import Q, QuerySet
 
 from audit.models import UsageRecord
 from quotas.leases.expiry import reclaim_grace_minutes
 from quotas.leases.models import LendingPolicy, PolicySwitch
-from quotas.leases.selectors import _engine_policy
+from quotas.leases.selectors import _engine_policy, scheduling_switches
 from quotas.models import Node, Pool, Quota, Tenant
 from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, PolicySwitches, Quota as EngineQuota
 from scheduler.models import Job
@@ -83,8 +82,7 @@ def _switches(pool: Pool, start: datetime) -> PolicySwitches:
     return PolicySwitches(borrowing_enabled=bool(values[PolicySwitch.Key.BORROWING_ENABLED]),
                           preemption_mode=str(values[PolicySwitch.Key.PREEMPTION_MODE]),
                           reclaim_mode=str(values[PolicySwitch.Key.RECLAIM_MODE]),
-                          scheduling_mode=str(values[PolicySwitch.Key.SCHEDULING_MODE]),
-                          backfill_depth=settings.SCHEDULER_BACKFILL_DEPTH)
+                          **scheduling_switches(values))
 
 
 def trace_build(*, pool: Pool, start: datetime, end: datetime) -> Trace:

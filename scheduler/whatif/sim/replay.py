@@ -205,7 +205,7 @@ class _Sim:
             id=job.id, tenant=job.tenant, project=job.project, pool=self.trace.pool, gpu_model=job.gpu_model,
             gpus=job.gpus, replicas=job.replicas, workload_class=job.workload_class,
             priority_class=job.priority_class, submitted_at=job.submitted_at,
-            max_runtime_minutes=job.max_runtime_minutes)
+            max_runtime_minutes=job.max_runtime_minutes, checkpoint_interval_minutes=job.checkpoint_interval_minutes)
 
     def _record_for(self, job: TraceJob) -> JobRecord:
         record = self.jobs.get(job.id)

@@ -5,6 +5,10 @@ wait; a lease that outlives the job's limit costs neither. On in the time-aware 
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
+from collections import deque
+from datetime import datetime, timedelta
+
 from . import reasons as R
 from .leases import UNASSIGNED, policy_of
 from .types import Blocker, PendingJob, Snapshot
@@ -34,3 +38,40 @@ def lease_fit_blocker(snapshot: Snapshot, job: PendingJob, lender: str | None, n
         return None  # a reclaim loses at most one checkpoint interval of work
     return R.lease_would_not_fit(job.tenant, job.pool, job.gpu_model, need, horizon, limit,
                                  switches.lease_checkpoint_minutes, back_first)
+
+
+class DemandClock:
+    """When a tenant's own demand is expected back, from its recent arrivals: teams keep daily rhythms
+    (services scale up in the morning, experiments start after stand-up), so the next time of day at
+    which it submitted work in the last `days` days is when a reclaim becomes likely. Kept by a caller
+    that sees the arrivals in time order (the what-if replay); not shared between callers."""
+
+    __slots__ = ("days", "recent", "times_of_day")
+
+    def __init__(self, days: int = 7) -> None:
+        self.days = days
+        self.recent: deque[datetime] = deque()
+        self.times_of_day: list[int] = []  # seconds since midnight UTC of the recent arrivals, sorted
+
+    def add(self, moment: datetime) -> None:
+        self.recent.append(moment)
+        insort(self.times_of_day, _second_of_day(moment))
+
+    def back(self, now: datetime) -> datetime | None:
+        horizon = now - timedelta(days=self.days)
+        recent, times = self.recent, self.times_of_day
+        while recent and recent[0] < horizon:
+            times.pop(bisect_left(times, _second_of_day(recent.popleft())))
+        if not times:
+            return None
+        second = _second_of_day(now)
+        k = bisect_left(times, second + 1)  # the next time of day strictly after now, wrapping at midnight
+        gap = times[k] - second if k < len(times) else DAY - second + times[0]
+        return now + timedelta(seconds=gap)
+
+
+DAY = 86400
+
+
+def _second_of_day(moment: datetime) -> int:
+    return moment.hour * 3600 + moment.minute * 60 + moment.second

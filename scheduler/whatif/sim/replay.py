@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from scheduler.engine import decide
+from scheduler.engine.lease_fit import DemandClock
 from scheduler.engine.standing import Standing
 from scheduler.engine.types import (
     PREEMPTION_MANUAL, Lease, Node, PendingJob, RunningJob, Snapshot,
@@ -156,6 +157,7 @@ class _Sim:
         self.cycle_gap = timedelta(seconds=self.cycle_seconds)
         self.last_cycle: datetime | None = None
         self.deferred_to: datetime | None = None
+        self.demand_clocks: dict[str, DemandClock] | None = {} if t.switches.lease_fit else None
 
     # --- events -------------------------------------------------------------------------------------
 
@@ -492,7 +494,8 @@ class _Sim:
             priority_classes=trace.priority_classes,
             leases=tuple(self.leases[i].engine for i in sorted(self.leases)),  # keyed by lease id
             switches=trace.switches, half_life_hours=trace.half_life_hours, policies=trace.policies,
-            preemption_cap_24h=trace.preemption_cap_24h, grace_minutes=trace.grace_minutes)
+            preemption_cap_24h=trace.preemption_cap_24h, grace_minutes=trace.grace_minutes,
+            lender_back=self._lender_back())
         # The replay reads no waits, and keeps what the running jobs hold (standing.py) across cycles.
         decisions = decide(snapshot, describe=not self.fast, standing=self.standing if self.fast else None)
         self._reassign(decisions.reassignments)  # before the starts below withdraw their jobs' stops
@@ -536,6 +539,19 @@ class _Sim:
         if self.pending and self.period_seconds and not self.tick_queued:
             self.tick_queued = True
             self.push(self.now + timedelta(seconds=self.period_seconds), _TICK, None)
+
+    def _lender_back(self) -> dict:
+        if not self.demand_clocks:
+            return {}
+        pool, now = self.trace.pool, self.now
+        models = {q.gpu_model for q in self.trace.quotas}
+        out = {}
+        for tenant, clock in self.demand_clocks.items():
+            back = clock.back(now)
+            if back is not None:
+                for model in models:
+                    out[(tenant, pool, model)] = back
+        return out
 
     def _mark_pending_approval(self, job_id: int, until: datetime, stopping_for: int) -> None:
         run = self.running.get(job_id)
@@ -585,6 +601,8 @@ class _Sim:
                 _, kind, _, payload = heapq.heappop(heap)
                 self.events += 1
                 if kind == _ARRIVAL:
+                    if self.demand_clocks is not None:  # leases that fit: when each lender's demand is back
+                        self.demand_clocks.setdefault(payload.tenant, DemandClock()).add(moment)
                     self._record_for(payload)
                     self.pending[payload.id] = self._pending_from(payload)
                     self.dirty = True

@@ -81,6 +81,8 @@ class Backfill:
         self.books: dict[tuple[str, str], _LaneBook] = {}
         self.reserved: dict[int, tuple[Reservation, str]] = {}  # job id -> (reservation, GPU model)
         self._running_by_lane: dict[tuple[str, str], list] | None = None
+        # Admissions in lanes without a book yet: most lanes never get a blocked job, so most never need one.
+        self._early: dict[tuple[str, str], list[tuple[datetime, int, tuple[int, ...]]]] = {}
 
     # --- the lane's books -----------------------------------------------------------------------
 
@@ -95,21 +97,31 @@ class Backfill:
                     grouped.setdefault((job.pool, job.gpu_model), []).append(job)
                 self._running_by_lane = grouped
             free = lane.index.free
+            releases = book.releases
             for job in self._running_by_lane.get(key, ()):
                 end = release_time(job)
                 for node_id in job.placements:
                     if node_id in free:
-                        book.releases.setdefault(node_id, []).append((end, job.gpus))
+                        releases.setdefault(node_id, []).append((end, job.gpus))
+            for end, gpus, placements in self._early.pop(key, ()):
+                for node_id in placements:
+                    releases.setdefault(node_id, []).append((end, gpus))
         return book
 
     def admitted(self, lane: Lane, job: PendingJob, placements: tuple[int, ...]) -> None:
         """A job admitted this cycle gives its GPUs back at the end of its runtime limit."""
-        if lane.index is None:
+        index = lane.index
+        if index is None:
             return
-        book = self._book(lane)
         end = _end(self.now, job.max_runtime_minutes, self.scale)
+        key = (index.pool, index.gpu_model)
+        book = self.books.get(key)
+        if book is None:
+            self._early.setdefault(key, []).append((end, job.gpus, placements))
+            return
+        releases = book.releases
         for node_id in placements:
-            book.releases.setdefault(node_id, []).append((end, job.gpus))
+            releases.setdefault(node_id, []).append((end, job.gpus))
 
     @staticmethod
     def _free_at(book: _LaneBook, index: ModelIndex, node_id: int, moment: datetime) -> int:

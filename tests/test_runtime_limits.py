@@ -43,3 +43,20 @@ def test_a_job_within_its_limit_ends_as_before(world, api, member, settings):
     beat(world, start + timedelta(minutes=31))
     job.refresh_from_db()
     assert (job.status, job.error_type) == (Job.Status.SUCCEEDED, "")
+
+
+def test_a_job_without_a_limit_gets_its_class_default_and_one_over_the_class_maximum_is_refused(world, api, member):
+    from scheduler.jobs.runtime_limits import OVER_CLASS_MAXIMUM
+    from tests.jobs import spec
+
+    body = spec(workload_class="experiment")
+    del body["max_runtime_minutes"]
+    response = api(member).post("/api/v1/jobs/", body, format="json")
+    assert response.status_code == 201, response.content
+    assert response.json()["max_runtime_minutes"] == 60
+    training = {**body, "workload_class": "training"}
+    assert api(member).post("/api/v1/jobs/", training, format="json").json()["max_runtime_minutes"] == 24 * 60
+    response = api(member).post("/api/v1/jobs/", {**body, "max_runtime_minutes": 3 * 24 * 60}, format="json")
+    assert response.status_code == 400
+    assert response.json()["max_runtime_minutes"] == [
+        str(OVER_CLASS_MAXIMUM).format(limit=2 * 24 * 60, workload_class="experiment")]

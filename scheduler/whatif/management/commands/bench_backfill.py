@@ -84,8 +84,9 @@ def modes_trace(*, jobs: int, nodes: int, days: float, load: float, seed: int) -
 
 def lending_trace(*, nodes: int, days: float, load: float, seed: int) -> Trace:
     """Two service teams run inference from ~08:00 to ~20:00 every day and lend their quota the rest of the
-    time; three teams run experiments (minutes to two hours) and trainings (6-48 h, a third of them with
-    30-minute checkpoints), and borrow. Quotas are 90 % of capacity."""
+    time; three teams run short experiments (10 min to 3 h, limits 1.1-3 x that, at most 8 h) and, one job
+    in ten, trainings (6-24 h, a third of them with 30-minute checkpoints), and borrow. Quotas are 90 % of
+    capacity."""
     rng = random.Random(seed)
     capacity, span = nodes * 8, days * 86400
     shares = {"svc-a": 0.30, "svc-b": 0.20, "exp-a": 0.15, "exp-b": 0.13, "train-c": 0.12}
@@ -114,12 +115,12 @@ def lending_trace(*, nodes: int, days: float, load: float, seed: int) -> Trace:
     while offered < target:
         t = rng.uniform(0, span)
         tenant = rng.choice(borrowers)
-        if rng.random() < 0.75:
-            run = rng.uniform(600, 7200)
+        if rng.random() < 0.9:
+            run = rng.uniform(600, 3 * 3600)
             gpus = rng.choice((1, 2, 4, 8))
-            add(tenant, "experiment", "experiment", gpus, t, run, _limit(rng, run, 240))
+            add(tenant, "experiment", "experiment", gpus, t, run, _limit(rng, run, 480))
         else:
-            run = rng.uniform(6, 48) * 3600
+            run = rng.uniform(6, 24) * 3600
             gpus = rng.choice((4, 8))
             add(tenant, "training", "training", gpus, t, run, int(run / 60 * 1.5), 30 if rng.random() < 1 / 3 else None)
         offered += jobs[-1].gpus * jobs[-1].run_seconds

@@ -48,7 +48,7 @@ def _run(world, api, platform_admin, member, mode, settings):
           {"key": "scheduling_mode", "pool": "gpu-a", "value": mode, "reason": "scenario"})
     beta_user = _beta_member(world)
     start = timezone.now().replace(microsecond=0) + timedelta(minutes=1)
-    now, gang, first_eta, page_text, started_at = start, None, None, None, None
+    now, gang, first_eta, page_text, started_at, held_page = start, None, None, None, None, None
     stream_end = start + STREAM_FOR
     next_small = start
     while now < start + timedelta(hours=6):
@@ -71,13 +71,19 @@ def _run(world, api, platform_admin, member, mode, settings):
                 assert page.status_code == 200
                 page_text = page.content.decode()
                 first_code = detail["wait"]["code"] if detail.get("wait") else None
+            if gang is not None and held_page is None:
+                held = Job.objects.filter(tenant=world.beta, wait_code="BACKFILL_HELD").first()
+                if held is not None:
+                    browser = Client()
+                    browser.force_login(beta_user)
+                    held_page = browser.get(f"/jobs/{held.pk}/").content.decode()
             if gang is not None and started_at is None:
                 job = Job.objects.get(pk=gang)
                 if job.status in (Job.Status.RUNNING, Job.Status.SUCCEEDED):
                     started_at = job.started_at
         now += STEP
     return {"started_at": started_at, "first_eta": first_eta, "first_code": first_code, "page": page_text,
-            "stream_end": stream_end, "gang_submitted": start + GANG_AT}
+            "stream_end": stream_end, "gang_submitted": start + GANG_AT, "held_page": held_page}
 
 
 def _beta_member(world):
@@ -88,7 +94,7 @@ def _beta_member(world):
 
 def test_under_best_effort_the_gang_waits_until_the_stream_ends(pool_of_two, api, platform_admin, member, settings):
     outcome = _run(pool_of_two, api, platform_admin, member, "best_effort", settings)
-    assert outcome["first_code"] != "RESERVED"
+    assert outcome["first_code"] != "RESERVED" and outcome["held_page"] is None
     assert outcome["started_at"] is not None and outcome["started_at"] >= outcome["stream_end"]
 
 
@@ -104,3 +110,7 @@ def test_under_backfill_the_gang_starts_by_the_reservation_its_page_showed_from_
     # stream ends.
     assert outcome["started_at"] is not None and outcome["started_at"] <= reserved_from + STEP
     assert outcome["started_at"] < outcome["stream_end"]
+    # A probe held for the reservation says so, and offers the same job with a limit that fits the gap.
+    held = outcome["held_page"]
+    assert held is not None and "Would delay job #" in held
+    assert "max_runtime_minutes=" in held and "Resubmit with a runtime limit of at most" in held

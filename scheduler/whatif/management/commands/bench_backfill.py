@@ -131,9 +131,10 @@ def lending_trace(*, nodes: int, days: float, load: float, seed: int) -> Trace:
                  policies=MappingProxyType({q.tenant: TenantPolicy(tenant=q.tenant) for q in quotas}))
 
 
-def mode_figures(trace: Trace, mode: str, cycle_seconds: float) -> dict:
+def mode_figures(trace: Trace, mode: str, cycle_seconds: float, depth: int) -> dict:
     started = time.perf_counter()
-    outcome = replay(replace(trace, switches=PolicySwitches(scheduling_mode=mode)), cycle_seconds=cycle_seconds)
+    outcome = replay(replace(trace, switches=PolicySwitches(scheduling_mode=mode, backfill_depth=depth)),
+                     cycle_seconds=cycle_seconds)
     waits_big, waits_small = [], []
     for record in outcome.jobs.values():
         wait = ((record.first_start or trace.end) - record.submitted_at).total_seconds()
@@ -174,17 +175,18 @@ class Command(BaseCommand):
                             help="At most one cycle per this many simulated seconds (the live cadence)")
         parser.add_argument("--seed", type=int, default=40)
         parser.add_argument("--skip-lending", action="store_true")
+        parser.add_argument("--depth", type=int, default=10, help="Reservations per pool x GPU model (backfill)")
+        parser.add_argument("--modes", default=",".join(MODES))
 
     def handle(self, *args, **o):
         r = reference_seconds()
         trace = modes_trace(jobs=o["jobs"], nodes=o["nodes"], days=o["days"], load=o["load"], seed=o["seed"])
-        modes = {mode: mode_figures(trace, mode, o["cycle_seconds"]) for mode in MODES}
-        best, back = modes["best_effort"], modes["backfill"]
-        result = {"R_s": round(r, 3), "jobs": o["jobs"], "nodes": o["nodes"], "days": o["days"], "load": o["load"],
+        modes = {mode: mode_figures(trace, mode, o["cycle_seconds"], o["depth"]) for mode in o["modes"].split(",")}
+        best, back = modes.get("best_effort", {}), modes.get("backfill", {})
+        result = {"R_s": round(r, 3), "depth": o["depth"], "jobs": o["jobs"], "nodes": o["nodes"], "days": o["days"], "load": o["load"],
                   "modes": modes,
-                  "ratios": {"big_wait_p95": _ratio(back["big_wait_p95_s"], best["big_wait_p95_s"]),
-                             "small_wait_p95": _ratio(back["small_wait_p95_s"], best["small_wait_p95_s"]),
-                             "utilisation": _ratio(back["utilisation"], best["utilisation"])}}
+                  "ratios": {key: _ratio(back.get(key), best.get(key))
+                             for key in ("big_wait_p95_s", "small_wait_p95_s", "utilisation")}}
         if not o["skip_lending"]:
             lending = lending_trace(nodes=o["lending_nodes"], days=o["days"], load=o["lending_load"], seed=o["seed"])
             today, fit = (lending_figures(lending, flag, o["cycle_seconds"]) for flag in (False, True))
@@ -194,4 +196,6 @@ class Command(BaseCommand):
 
 
 def _ratio(a, b):
+    if a is None or b is None:
+        return None
     return round(a / b, 3) if a is not None and b else None

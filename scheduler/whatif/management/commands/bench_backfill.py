@@ -55,9 +55,9 @@ def _scale_to_load(draws: list, capacity: int, span: float, load: float, cap_sec
     return share
 
 
-def modes_trace(*, jobs: int, nodes: int, days: float, load: float, seed: int) -> Trace:
+def modes_trace(*, jobs: int, nodes: int, days: float, load: float, seed: int, tenants: int = 6) -> Trace:
     rng = random.Random(seed)
-    tenants = [f"team-{k}" for k in range(6)]
+    tenants = [f"team-{k}" for k in range(tenants)]
     capacity, span = nodes * 8, days * 86400
     draws, t = [], 0.0
     for _ in range(jobs):
@@ -175,12 +175,14 @@ class Command(BaseCommand):
                             help="At most one cycle per this many simulated seconds (the live cadence)")
         parser.add_argument("--seed", type=int, default=40)
         parser.add_argument("--skip-lending", action="store_true")
+        parser.add_argument("--tenants", type=int, default=6, help="Teams of the modes' month (fair share)")
         parser.add_argument("--depth", type=int, default=10, help="Reservations per pool x GPU model (backfill)")
         parser.add_argument("--modes", default=",".join(MODES))
 
     def handle(self, *args, **o):
         r = reference_seconds()
-        trace = modes_trace(jobs=o["jobs"], nodes=o["nodes"], days=o["days"], load=o["load"], seed=o["seed"])
+        trace = modes_trace(jobs=o["jobs"], nodes=o["nodes"], days=o["days"], load=o["load"], seed=o["seed"],
+                            tenants=o["tenants"])
         modes = {mode: mode_figures(trace, mode, o["cycle_seconds"], o["depth"]) for mode in o["modes"].split(",")}
         best, back = modes.get("best_effort", {}), modes.get("backfill", {})
         result = {"R_s": round(r, 3), "depth": o["depth"], "jobs": o["jobs"], "nodes": o["nodes"], "days": o["days"], "load": o["load"],

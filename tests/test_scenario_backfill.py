@@ -15,7 +15,7 @@ from django.test import Client
 from django.utils import timezone
 
 from quotas.models import Node
-from scheduler.backends import backend_tick
+from scheduler.sync.tick import backend_tick
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.models import Job
 from tests.jobs import spec

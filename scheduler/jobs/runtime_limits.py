@@ -5,7 +5,7 @@ backfill plans with: a job ends by it, so a later job may start in a gap that en
 Short classes get short defaults, so a job whose owner did not think about it still backfills."""
 from django.utils.translation import gettext_lazy as _
 
-from quotas import limits
+from quotas.common import limits
 
 DAY = 24 * 60
 # workload class -> (default minutes, maximum minutes)

@@ -41,10 +41,11 @@ def lease_fit_blocker(snapshot: Snapshot, job: PendingJob, lender: str | None, n
 
 
 class DemandClock:
-    """When a tenant's own demand is expected back, from its recent arrivals: teams keep daily rhythms
-    (services scale up in the morning, experiments start after stand-up), so the next time of day at
-    which it submitted work in the last `days` days is when a reclaim becomes likely. Kept by a caller
-    that sees the arrivals in time order (the what-if replay); not shared between callers."""
+    """When a lender's own demand is expected back, from when it came back lately: teams keep daily rhythms
+    (services scale up in the morning), so the next time of day at which the lender reclaimed what it lent
+    in the last `days` days is when a reclaim becomes likely again. An arrival alone says little (most fit
+    in what the lender kept); a reclaim is its demand meeting what it lent. Kept by a caller that sees the
+    reclaims in time order (the what-if replay); not shared between callers."""
 
     __slots__ = ("days", "recent", "times_of_day")
 

@@ -53,3 +53,16 @@ def test_the_wait_says_when_borrowing_would_end_and_what_would_let_it_borrow():
     blocker = next(b for b in wait.blockers if b.code == R.NOT_BORROWABLE)
     assert blocker.message == ("Borrowing would end in a reclaim within ~40 min, when the lender's own demand is "
                                "expected back: your limit is 360 min; with checkpoints every 30 min it may borrow")
+
+
+def test_the_demand_clock_expects_a_lender_back_at_the_time_of_day_it_came_back_lately():
+    from scheduler.engine.lease_fit import DemandClock
+
+    clock = DemandClock(days=7)
+    morning = NOW.replace(hour=8, minute=0)
+    clock.add(morning)
+    clock.add(morning + timedelta(days=1, minutes=10))
+    evening = morning + timedelta(days=1, hours=12)
+    assert clock.back(evening) == morning + timedelta(days=2)  # the earliest time of day it came back
+    assert clock.back(morning + timedelta(days=1, minutes=5)) == morning + timedelta(days=1, minutes=10)
+    assert clock.back(morning + timedelta(days=9)) is None  # a week later it is forgotten

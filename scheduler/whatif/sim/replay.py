@@ -517,6 +517,10 @@ class _Sim:
             self._start(job, admission.placements, lease_id, self.remaining.pop(job.id), self.now)
         grace = self.now + timedelta(minutes=trace.grace_minutes)
         reclaims = len(decisions.reclaims)
+        if self.demand_clocks is not None:  # leases that fit learn when each lender's demand comes back
+            for reclaim in decisions.reclaims:
+                lender = self.job_by_id[reclaim.lender_job_id].tenant
+                self.demand_clocks.setdefault(lender, DemandClock()).add(self.now)
         for k, stop in enumerate((*decisions.reclaims, *decisions.preemptions)):
             stopping_for = stop.lender_job_id if k < reclaims else stop.preemptor_job_id
             if stopping_for is not None:  # withdrawn if that job starts or is cancelled first
@@ -601,8 +605,6 @@ class _Sim:
                 _, kind, _, payload = heapq.heappop(heap)
                 self.events += 1
                 if kind == _ARRIVAL:
-                    if self.demand_clocks is not None:  # leases that fit: when each lender's demand is back
-                        self.demand_clocks.setdefault(payload.tenant, DemandClock()).add(moment)
                     self._record_for(payload)
                     self.pending[payload.id] = self._pending_from(payload)
                     self.dirty = True

@@ -17,7 +17,8 @@ def test_a_pool_added_in_the_admin_starts_in_backfill_and_can_step_back(world, a
     browser = Client()
     browser.force_login(root)
     response = browser.post("/admin/quotas/pool/add/", {"name": "gpu-new", "display_name": "New", "backend": "simulated",
-                                                         "backend_settings": "{}"})
+                                                         "backend_settings": "{}", "default_cpus_per_gpu": 0,
+                                                         "default_memory_gb_per_gpu": 0})
     assert response.status_code == 302, response.content.decode()[:2000]
     pool = Pool.objects.get(name="gpu-new")
     assert switch_value(PolicySwitch.Key.SCHEDULING_MODE, pool) == "backfill"

@@ -251,7 +251,9 @@ class Backfill:
         return (R.reserved(reservation.need, model, nodes, _iso(reservation.start)),)
 
 
-_REPLACED = frozenset({R.LOWER_PRIORITY, R.POOL_FULL, R.FRAGMENTED})
+# Room and queue blockers; jobs the portal does not own hold GPUs without an end, which the reservation
+# already works around (it counts only the running jobs' ends).
+_REPLACED = frozenset({R.LOWER_PRIORITY, R.POOL_FULL, R.FRAGMENTED, R.OUTSIDE_JOBS})
 
 
 def _iso(moment: datetime) -> str:

@@ -20,6 +20,7 @@ from quotas.access import AUDITOR, PLATFORM_ADMIN, QUOTA_APPROVER
 from quotas.leases import grants as lease_grants
 from quotas.leases import services as lease_services
 from quotas.leases.models import Lease
+from quotas.leases.pool_defaults import pool_switch_defaults_apply
 from quotas.models import (
     GpuModel,
     Membership,
@@ -93,7 +94,9 @@ def load_demo() -> list[DemoLogin]:
                                                                               "chargeback_weight": weight})
     pools = {}
     for name, display in POOLS:
-        pools[name], _ = Pool.objects.get_or_create(name=name, defaults={"display_name": display})
+        pools[name], created = Pool.objects.get_or_create(name=name, defaults={"display_name": display})
+        if created:  # as a pool an admin creates: backfill with reservations
+            pool_switch_defaults_apply(pool=pools[name])
     for pool_name, per_model in NODES.items():
         for model_name, (count, gpus, cpu, memory) in per_model.items():
             prefix = f"{pool_name}-{model_name.split('-')[0].lower()}"

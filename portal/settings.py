@@ -331,6 +331,12 @@ SLURM_CALL_TIMEOUT_SECONDS = float(os.environ.get("SLURM_CALL_TIMEOUT_SECONDS", 
 SLURM_INVENTORY_SYNC_SECONDS = float(os.environ.get("SLURM_INVENTORY_SYNC_SECONDS", 60))
 SLURM_NATIVE_INTAKE_SECONDS = float(os.environ.get("SLURM_NATIVE_INTAKE_SECONDS", 10))
 SCHEDULER_FAIR_SHARE_HALF_LIFE_HOURS = float(os.environ.get("SCHEDULER_FAIR_SHARE_HALF_LIFE_HOURS", 168))
+# Backfill and strict pools: how many jobs blocked on nodes per pool x GPU model get a reservation each
+# cycle (Slurm's bf_max_job_test); the jobs behind them queue as under best effort.
+SCHEDULER_BACKFILL_DEPTH = int(os.environ.get("SCHEDULER_BACKFILL_DEPTH", 10))
+# Leases that fit (backfill and strict pools): a job whose limit outlasts the lease may still borrow when it
+# checkpoints at least this often, since a reclaim then loses at most this much of its work.
+LEASE_FIT_CHECKPOINT_MINUTES = int(os.environ.get("LEASE_FIT_CHECKPOINT_MINUTES", 30))
 SCHEDULER_EVALUATION_INTERVAL_SECONDS = float(os.environ.get("SCHEDULER_EVALUATION_INTERVAL_SECONDS", 5))
 SCHEDULER_BACKEND_TICK_SECONDS = float(os.environ.get("SCHEDULER_BACKEND_TICK_SECONDS", 3))
 SIMULATED_FAILURE_RATE = float(os.environ.get("SIMULATED_FAILURE_RATE", 0.05))

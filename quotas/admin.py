@@ -7,6 +7,7 @@ from simple_history.admin import SimpleHistoryAdmin
 from audit.chain.readonly import ReadOnlyAdminMixin
 from quotas import services
 from quotas.admin_edits import admin_object_delete, admin_object_save
+from quotas.leases.pool_defaults import pool_switch_defaults_apply
 from quotas.models import GpuModel, Membership, Node, Pool, Project, Quota, Tenant
 
 
@@ -65,6 +66,11 @@ class MembershipAdmin(AuditedAdminMixin, admin.ModelAdmin):
 class PoolAdmin(AuditedAdminMixin, admin.ModelAdmin):
     list_display = ["name", "display_name", "backend"]
     search_fields = ["name", "display_name"]
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if not change:  # a new pool starts in backfill mode (its own override, audited)
+            pool_switch_defaults_apply(pool=obj, actor=request.user)
 
 
 @admin.register(GpuModel)

@@ -43,6 +43,8 @@ def switch_value_label(value) -> str:
         return str(_("on"))
     if value is False:
         return str(_("paused"))
+    if value in PolicySwitch.SchedulingMode.values:
+        return choice_label(PolicySwitch.SchedulingMode, value)
     return choice_label(PolicySwitch.PreemptionMode, value)
 
 

@@ -27,6 +27,11 @@ class ReclaimSwitchForm(forms.Form):
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}))
 
 
+class SchedulingSwitchForm(forms.Form):
+    scheduling_mode = forms.ChoiceField(choices=PolicySwitch.SchedulingMode.choices)
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}))
+
+
 class PoolSwitchForm(forms.Form):
     """One pool's stage: set a switch for that pool only, or let it follow the platform default."""
 
@@ -37,7 +42,8 @@ class PoolSwitchForm(forms.Form):
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}))
 
     KEY_OF_VALUE = {"on": PolicySwitch.Key.BORROWING_ENABLED, "off": PolicySwitch.Key.BORROWING_ENABLED,
-                    "preemption": PolicySwitch.Key.PREEMPTION_MODE, "reclaim": PolicySwitch.Key.RECLAIM_MODE}
+                    "preemption": PolicySwitch.Key.PREEMPTION_MODE, "reclaim": PolicySwitch.Key.RECLAIM_MODE,
+                    "scheduling": PolicySwitch.Key.SCHEDULING_MODE}
     VALUE_DOES_NOT_FIT = _("That value is not one of this switch's.")
 
     def clean(self):
@@ -56,6 +62,8 @@ class PoolSwitchForm(forms.Form):
             *((f"preemption:{v}", _("Preemption: %(mode)s") % {"mode": label})
               for v, label in PolicySwitch.PreemptionMode.choices),
             *((f"reclaim:{v}", _("Reclaim: %(mode)s") % {"mode": label}) for v, label in PolicySwitch.ReclaimMode.choices),
+            *((f"scheduling:{v}", _("Scheduling: %(mode)s") % {"mode": label})
+              for v, label in PolicySwitch.SchedulingMode.choices),
         ]
 
     @staticmethod

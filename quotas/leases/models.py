@@ -58,6 +58,7 @@ class PolicySwitch(models.Model):
         BORROWING_ENABLED = "borrowing_enabled", _("Borrowing enabled")
         PREEMPTION_MODE = "preemption_mode", _("Preemption mode")
         RECLAIM_MODE = "reclaim_mode", _("Reclaim mode")
+        SCHEDULING_MODE = "scheduling_mode", _("Scheduling mode")
     class PreemptionMode(models.TextChoices):
         AUTO = "auto", _("Automatic")
         MANUAL = "manual", _("Manual approval")
@@ -65,8 +66,16 @@ class PolicySwitch(models.Model):
     class ReclaimMode(models.TextChoices):
         AUTO = "auto", _("Automatic")
         MANUAL = "manual", _("Manual approval")
+    class SchedulingMode(models.TextChoices):
+        # How a pool treats a big job blocked on nodes (scheduler/engine/backfill.py).
+        BEST_EFFORT = "best_effort", _("Best effort")
+        BACKFILL = "backfill", _("Backfill with reservations")
+        STRICT = "strict", _("Strict order")
+    # Best effort stays the built-in default so a pool keeps deciding as it did until someone switches
+    # it; a pool created from now on gets its own `backfill` override (quotas/leases/pool_defaults.py).
     DEFAULTS = {Key.BORROWING_ENABLED: True, Key.PREEMPTION_MODE: PreemptionMode.AUTO.value,
-                Key.RECLAIM_MODE: ReclaimMode.AUTO.value}
+                Key.RECLAIM_MODE: ReclaimMode.AUTO.value, Key.SCHEDULING_MODE: SchedulingMode.BEST_EFFORT.value}
+    NEW_POOL_SCHEDULING_MODE = SchedulingMode.BACKFILL.value
 
     key = models.CharField(max_length=40, choices=Key)
     pool = models.ForeignKey("quotas.Pool", on_delete=models.CASCADE, null=True, blank=True,

@@ -4,6 +4,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from django.conf import settings
 from django.db.models import Q, QuerySet, Sum
 
 from audit.models import UsageRecord
@@ -86,7 +87,17 @@ def engine_switches(pool=None) -> engine.PolicySwitches:
     values = switch_values(pool)
     return engine.PolicySwitches(borrowing_enabled=bool(values[PolicySwitch.Key.BORROWING_ENABLED]),
                                  preemption_mode=str(values[PolicySwitch.Key.PREEMPTION_MODE]),
-                                 reclaim_mode=str(values[PolicySwitch.Key.RECLAIM_MODE]))
+                                 reclaim_mode=str(values[PolicySwitch.Key.RECLAIM_MODE]),
+                                 **scheduling_switches(values))
+
+
+def scheduling_switches(values: dict) -> dict:
+    """The engine's scheduling fields for a pool's switch values: the mode, the reservation depth, and
+    leases that fit, which go with the time-aware modes (a pool in best effort borrows as before)."""
+    mode = str(values[PolicySwitch.Key.SCHEDULING_MODE])
+    return {"scheduling_mode": mode, "backfill_depth": settings.SCHEDULER_BACKFILL_DEPTH,
+            "lease_fit": mode != PolicySwitch.SchedulingMode.BEST_EFFORT,
+            "lease_checkpoint_minutes": settings.LEASE_FIT_CHECKPOINT_MINUTES}
 
 
 POLICY_FIELDS = ("lending_limit_gpus", "reserved_gpus", "borrowing_limit_gpus", "max_lease_minutes",

@@ -22,6 +22,7 @@ from quotas.leases.forms import (
     PoolSwitchForm,
     PreemptionSwitchForm,
     ReclaimSwitchForm,
+    SchedulingSwitchForm,
 )
 from quotas.leases.models import Lease, PolicySwitch
 from quotas.models import Pool
@@ -94,6 +95,8 @@ def _switch_form(which: str, data=None, current=None):
         return PreemptionSwitchForm(data, prefix="p", initial={"preemption_mode": initial.get("preemption_mode")})
     if which == "reclaim":
         return ReclaimSwitchForm(data, prefix="r", initial={"reclaim_mode": initial.get("reclaim_mode")})
+    if which == "scheduling":
+        return SchedulingSwitchForm(data, prefix="s", initial={"scheduling_mode": initial.get("scheduling_mode")})
     return PoolSwitchForm(data, prefix="o")
 
 
@@ -108,6 +111,9 @@ def _save_switch(user, which: str, data: dict) -> str:
     elif which == "reclaim":
         services.policy_switch_set(actor=user, key=PolicySwitch.Key.RECLAIM_MODE,
                                    value=data["reclaim_mode"], reason=data["reason"])
+    elif which == "scheduling":
+        services.policy_switch_set(actor=user, key=PolicySwitch.Key.SCHEDULING_MODE,
+                                   value=data["scheduling_mode"], reason=data["reason"])
     elif data["value"] == FOLLOW_DEFAULT:
         services.policy_switch_clear(actor=user, key=data["key"], pool=data["pool"], reason=data["reason"])
         return str(OVERRIDE_DROPPED).format(pool=data["pool"].name)
@@ -128,7 +134,7 @@ def platform_switches(request):
     platform = [s for s in rows if s["pool"] is None]
     values = {s["key"]: s["value"] for s in platform}
     forms_by_switch = {which: _switch_form(which, current=values)
-                       for which in ("borrowing", "preemption", "reclaim", "pool")}
+                       for which in ("borrowing", "preemption", "reclaim", "scheduling", "pool")}
     if request.method == "POST":
         if not can_change:
             raise PermissionDenied(lease_errors.SWITCH_NEEDS_PLATFORM)
@@ -152,5 +158,5 @@ def platform_switches(request):
     context = {"switches": platform, "stages": stages, "priority_classes": selectors.priority_classes(), "history": selectors.switch_history(),
                "can_change": can_change, "borrowing_form": forms_by_switch["borrowing"],
                "preemption_form": forms_by_switch["preemption"], "reclaim_form": forms_by_switch["reclaim"],
-               "pool_form": forms_by_switch["pool"], "open_leases": selectors.open_leases().count()}
+               "pool_form": forms_by_switch["pool"], "scheduling_form": forms_by_switch["scheduling"], "open_leases": selectors.open_leases().count()}
     return render(request, "quotas/leases_switches.html", context)

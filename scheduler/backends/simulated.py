@@ -15,6 +15,8 @@ from scheduler.backends.base import (
 
 SIMULATED_ERROR = "SimulatedFailure"
 MIN_FRACTION, MAX_FRACTION = 0.3, 0.9  # of max_runtime_minutes
+OVERRUN_FRACTION = 1.5  # the work of a job drawn to overrun: the cluster ends it at its limit
+TIMEOUT_STATE = "TIMEOUT"  # as Slurm says it, so the portal records both backends' timeouts alike
 
 
 def unit(job_id: int, salt: str) -> float:
@@ -31,12 +33,19 @@ def failure_rate() -> float:
     return float(getattr(settings, "SIMULATED_FAILURE_RATE", 0.05))
 
 
+def overrun_rate() -> float:
+    """The share of jobs whose work outlasts their runtime limit (they end as `timeout`)."""
+    return float(getattr(settings, "SIMULATED_OVERRUN_RATE", 0.0))
+
+
 class SimulatedBackend(Backend):
     name = "simulated"
 
     def start(self, request: StartRequest, *, now: datetime) -> RunReport:
         job = request.job
         fraction = MIN_FRACTION + (MAX_FRACTION - MIN_FRACTION) * unit(job.pk, "duration")
+        if unit(job.pk, "overrun") < overrun_rate():
+            fraction = OVERRUN_FRACTION
         duration = max(int(job.max_runtime_minutes * 60 * fraction), 1)
         outcome = "failed" if unit(job.pk, "outcome") < failure_rate() else "succeeded"
         return RunReport(outcome=RUN_RUNNING, external_id=f"sim-{job.pk}-{request.attempt}", nodes=request.nodes,
@@ -51,6 +60,12 @@ class SimulatedBackend(Backend):
             if run.started_at is None:
                 continue
             duration = run.simulated_duration_seconds or run.job.max_runtime_minutes * 60
+            limit = run.job.max_runtime_minutes * 60
+            if duration > limit:  # the cluster enforces the runtime limit, as Slurm's --time does
+                if run.started_at + timedelta(seconds=limit / scale) <= now:
+                    done[run.pk] = RunReport(outcome=RUN_FAILED, backend_state=TIMEOUT_STATE, reason=TIMEOUT_STATE,
+                                             ended_at=run.started_at + timedelta(seconds=limit / scale))
+                continue
             if run.started_at + timedelta(seconds=duration / scale) <= now:
                 failed = run.simulated_outcome == "failed"
                 done[run.pk] = RunReport(outcome=RUN_FAILED if failed else RUN_SUCCEEDED,

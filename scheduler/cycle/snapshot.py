@@ -110,11 +110,12 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
     nodes = tuple(
         EngineNode(id=i, pool=pool.name, gpu_model=model, gpus=gpus, state=state, maintenance_until=until,
                    maintenance_reason=why, cpus=cpus, memory_gb=memory, gpu_memory_gb=gpu_memory,
-                   outside=Resources(o_gpus, 0, o_cpus, o_memory), outside_jobs=o_jobs)
-        for i, model, gpus, state, until, why, cpus, memory, gpu_memory, o_gpus, o_cpus, o_memory, o_jobs
+                   outside=Resources(o_gpus, 0, o_cpus, o_memory), outside_jobs=o_jobs, name=name)
+        for i, model, gpus, state, until, why, cpus, memory, gpu_memory, o_gpus, o_cpus, o_memory, o_jobs, name
         in Node.objects.filter(pool=pool).order_by("id").values_list(
             "id", "gpu_model__name", "gpus", "state", "maintenance_end", "maintenance_reason", "cpu_cores",
-            "memory_gb", "gpu_model__memory_gb", "outside_gpus", "outside_cpus", "outside_memory_gb", "outside_jobs")
+            "memory_gb", "gpu_model__memory_gb", "outside_gpus", "outside_cpus", "outside_memory_gb", "outside_jobs",
+            "name")
     )
     quotas = tuple(
         EngineQuota(id=i, tenant=tenant, pool=pool.name, gpu_model=model, gpus=gpus, classes=frozenset(classes or ()),
@@ -160,13 +161,13 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
         env_ready=False, wait_code=reasons.ENV_NOT_READY).order_by("id").values_list(
         "id", "tenant_id", "project_id", "gpu_model_id", "gpus", "replicas", "workload_class",
         "priority_class", "submitted_at", "env_ready", "env_detail", "max_runtime_minutes", "status", "wait_code",
-        "wait_digest", "name", "cpu", "memory_gb")
+        "wait_digest", "name", "cpu", "memory_gb", "checkpoint_interval_minutes")
     rows = list(rows)
     tenants, projects, models = _names({row[1] for row in rows}, {row[2] for row in rows})
     pool_name = pool.name
     extra_defaults = pool.default_cpus_per_gpu or pool.default_memory_gb_per_gpu
     for (i, tenant_id, project_id, model_id, gpus, replicas, workload, priority, submitted_at, env_ready, env_detail,
-         max_runtime, status, wait_code, wait_digest, name, cpu, memory) in rows:
+         max_runtime, status, wait_code, wait_digest, name, cpu, memory, checkpoint_every) in rows:
         if not _within_limits(gpus, replicas, max_runtime):
             job_fault_record(job_id=i, tenant_id=tenant_id, stage="cycle",
                              error=ValueError(OUT_OF_LIMITS.format(gpus=gpus, replicas=replicas,
@@ -179,7 +180,8 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
             cpus = memory_gb = 0
         pending.append(PendingJob(
             i, tenants[tenant_id], projects[project_id], pool_name, models[model_id], gpus, replicas, workload,
-            priority, submitted_at, env_ready, env_detail or NOT_READY_DETAIL, max_runtime, cpus, memory_gb))
+            priority, submitted_at, env_ready, env_detail or NOT_READY_DETAIL, max_runtime, cpus, memory_gb, 0,
+            checkpoint_every))
         stored[i] = StoredPending(status, wait_code, wait_digest, tenant_id, name)
     snapshot = Snapshot(
         now=now, nodes=nodes, quotas=quotas, running=tuple(running), pending=tuple(pending),

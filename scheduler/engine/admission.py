@@ -20,9 +20,11 @@ from __future__ import annotations
 from datetime import datetime
 
 from . import reasons as R
+from .backfill import BEST_EFFORT, Backfill
 from .clock import span
 from .eta import UNKNOWN, EtaDesk
 from .fit import ModelIndex
+from .lease_fit import lease_fit_blocker
 from .leases import LeaseDesk
 from .ordering import order_pending
 from .room import extra_shape_blocker, room_blocker, within_extra_quota
@@ -44,7 +46,7 @@ from .types import (
 # A waiting job with one of these first blockers cannot run as it is, so the GPUs it asks for
 # are not counted in the `gpus_ahead` of the jobs behind it.
 _NOT_RUNNABLE = frozenset({R.ENV_NOT_READY, R.RESOURCE_MISMATCH})
-_FIXED_ETA = frozenset({R.MAINTENANCE, R.RECLAIMING, R.PREEMPTING})
+_FIXED_ETA = frozenset({R.MAINTENANCE, R.RECLAIMING, R.PREEMPTING, R.RESERVED})
 _OFFER_OTHER_MODEL = frozenset(
     {R.RESOURCE_MISMATCH, R.MAINTENANCE, R.LOWER_PRIORITY, R.POOL_FULL, R.FRAGMENTED, R.OUTSIDE_JOBS}
 )
@@ -99,6 +101,8 @@ def decide(snapshot: Snapshot, *, describe: bool = True, standing: Standing | No
 
 def _decide(snapshot: Snapshot, describe: bool, standing: Standing | None) -> Decisions:
     cycle = CycleState(snapshot, standing)  # 1. the cycle's state
+    if snapshot.switches.scheduling_mode != BEST_EFFORT:  # reservations for blocked jobs (backfill.py)
+        cycle.backfill = Backfill(snapshot, snapshot.switches.scheduling_mode, snapshot.switches.backfill_depth)
     queue = order_pending(  # 2. order the queue
         snapshot.pending, snapshot.priority_classes, snapshot.usage, cycle.book.tenant_gpus
     )
@@ -126,6 +130,7 @@ def _nominate(cycle: CycleState, queue) -> None:
         cycle.admissions, cycle.waiting, cycle.borrowers, cycle.stoppers, cycle.demand)
     share, held, within_quota = cycle.share, cycle.held_quota, cycle.within_quota
     tree = cycle.tree
+    backfill = cycle.backfill
     for job in queue:
         lane = cycle.lane(job)
         priority = priority_of.get(job.priority_class, 0)
@@ -167,6 +172,16 @@ def _nominate(cycle: CycleState, queue) -> None:
         if shape_ok and not index.fits(g, replicas, c, m):
             node_blocked = True
             _add_node_blockers(reasons, blockers, job, index, need, lane.higher_jobs, lane.higher_gpus)
+        placements = None
+        backfill_held = False
+        if backfill is not None and shape_ok and quota_ok and job.env_ready:
+            if node_blocked:  # the first few get a reservation
+                backfill.blocked(job, lane, tenant_q, project_q)
+            elif not blockers:  # it may start only where it delays no reservation ahead of it
+                placements = backfill.place(job, lane, used, (tenant_q, project_q))
+                if placements.__class__ is Blocker:
+                    blockers.append(placements)
+                    node_blocked = backfill_held = True
 
         if shape_ok and quota_ok:  # a legitimate claim on this lane's GPUs
             lane.jobs += 1
@@ -182,7 +197,7 @@ def _nominate(cycle: CycleState, queue) -> None:
             waiting.append(entry)
             if quota_ok:  # with the quota held for the jobs ahead of it (phase 3b judges it again)
                 within_quota.append((entry, held.get(tenant_q.id, 0), held.get(project_q.id, 0) if project_q else 0))
-            if extra_over:
+            if extra_over or backfill_held:  # over a quota beyond GPUs, or it fits now: no stop or lease would help it
                 continue
             if shape_ok and job.env_ready and tenant_q is not None:
                 if not quota_ok:
@@ -194,7 +209,10 @@ def _nominate(cycle: CycleState, queue) -> None:
             elif not quota_ok and shape_ok and job.env_ready:
                 borrowers.append(entry)
             continue
-        placements = index.place_for(g, replicas, c, m)
+        if placements is None:
+            placements = index.place_for(g, replicas, c, m)
+        if backfill is not None:
+            backfill.admitted(lane, job, placements)
         book.charge(tenant_q, need)
         book.charge(project_q, need)
         if book.extra:
@@ -321,6 +339,8 @@ def _borrow_for(cycle: CycleState, desk: LeaseDesk, entry: Candidate, full: dict
     need = job.gpus * job.replicas
     fits = index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb)
     lender = desk.find(job, need, index.capacity, fits)
+    if fits and lender.__class__ is not Blocker and cycle.snapshot.switches.lease_fit:
+        lender = lease_fit_blocker(cycle.snapshot, job, lender, need) or lender
     if lender.__class__ is Blocker:
         jkey = (id(entry.blockers), id(lender))  # both shared objects, held by `joined`
         known = joined.get(jkey)
@@ -339,9 +359,16 @@ def _borrow_for(cycle: CycleState, desk: LeaseDesk, entry: Candidate, full: dict
                 extra = full[fkey] = tuple(_add_node_blockers(cycle.reasons, [], job, index, need, 0, 0))
             entry.blockers = cycle.share(entry.blockers + extra)
         return False
+    placements = index.place_for(job.gpus, job.replicas, job.cpus, job.memory_gb) if cycle.backfill is None else \
+        cycle.backfill.place(job, lane, cycle.used, (), check_quota=False)
+    if placements.__class__ is Blocker:  # it would delay a reservation ahead of it
+        entry.node_blocked = True
+        entry.blockers = cycle.share(R.sort_blockers([*entry.blockers, placements]))
+        return False
+    if cycle.backfill is not None:
+        cycle.backfill.admitted(lane, job, placements)
     plan = desk.grant(job, lender, need)
-    cycle.admissions.append(Admission(job.id, index.place_for(job.gpus, job.replicas, job.cpus, job.memory_gb),
-                                      plan))
+    cycle.admissions.append(Admission(job.id, placements, plan))
     cycle.lease_plans.append(plan)
     lane.releases.add(cycle.now + span(job.max_runtime_minutes, cycle.snapshot.time_scale), need)
     entry.blockers = None
@@ -420,6 +447,7 @@ def _describe(cycle: CycleState) -> list[Wait]:
     # entries and the answers hold the objects, so their ids stay theirs.
     answers: dict[tuple, tuple[tuple[Blocker, ...], bool, tuple[NextAction, ...]]] = {}
     answer = _Answers(cycle)
+    reserved = cycle.backfill.reserved if cycle.backfill is not None else None
     waits: list[Wait] = []
     new_wait = Wait._make  # half the cost of Wait(...)'s generated __new__, 8k times a cycle
     for entry in cycle.waiting:
@@ -433,6 +461,9 @@ def _describe(cycle: CycleState) -> list[Wait]:
         if known is None:
             known = answers[question] = answer(entry)
         blockers, node_blocked, actions = known
+        if reserved is not None and job.id in reserved and entry.quota_ok:  # where and from when
+            blockers = cycle.backfill.describe(job.id, blockers)
+            actions = blockers[0].actions if len(blockers) == 1 else actions
         entry.node_blocked = node_blocked
         tkey = (job.tenant, job.pool)
         pos_tenant = in_tenant[tkey] = in_tenant.get(tkey, 0) + 1

@@ -31,6 +31,8 @@ LOWER_PRIORITY = "LOWER_PRIORITY"
 POOL_FULL = "POOL_FULL"
 FRAGMENTED = "FRAGMENTED"
 OUTSIDE_JOBS = "OUTSIDE_JOBS"  # jobs the portal does not own hold what this job needs on the nodes
+RESERVED = "RESERVED"
+BACKFILL_HELD = "BACKFILL_HELD"
 
 # Most specific and most actionable first: a job that can never run says so before it talks
 # about quota; an over-quota job's problem is its quota (what the team can act on: request more,
@@ -48,6 +50,8 @@ PRECEDENCE: tuple[str, ...] = (
     RECLAIMING,
     PREEMPTING,
     PREEMPTION_PAUSED,
+    RESERVED,
+    BACKFILL_HELD,
     LOWER_PRIORITY,
     OUTSIDE_JOBS,
     POOL_FULL,
@@ -260,6 +264,29 @@ def outside_jobs(pool: str, gpu_model: str, requested: int, free: int, capacity:
     """Jobs the portal does not own hold `outside` GPUs of the lane; without them the job would fit."""
     return _blocker(OUTSIDE_JOBS, "outside_jobs", pool=pool, gpu_model=gpu_model, requested=requested,
                     free=free, capacity=capacity, outside=outside, jobs=jobs)
+def reserved(gpus: int, gpu_model: str, nodes: str, until: str) -> Blocker:
+    """Backfill: nodes are reserved for this job from `until`, when running jobs end by their limits."""
+    return _blocker(RESERVED, "reserved", gpus=gpus, gpu_model=gpu_model, nodes=nodes, until=until)
+
+
+def backfill_held(job: int, until: str, limit: int, gap: int) -> Blocker:
+    """Starting now would delay job `job`'s reservation at `until`; a limit of at most `gap` minutes
+    would end before every reservation of its lane starts."""
+    kind = "backfill_held" if gap >= 1 else "backfill_held_no_gap"
+    return _blocker(BACKFILL_HELD, kind, job=job, until=until, limit=limit, gap=max(gap, 0))
+
+
+def strict_held(pool: str, gpu_model: str, job: int) -> Blocker:
+    return _blocker(BACKFILL_HELD, "strict_held", pool=pool, gpu_model=gpu_model, job=job)
+
+
+def lease_would_not_fit(tenant: str, pool: str, gpu_model: str, requested: int, horizon: int, limit: int,
+                        checkpoint: int, lender_back: bool) -> Blocker:
+    """A lease would end (expiry, or the lender's demand back) `horizon` minutes from now, before the job's
+    runtime limit: borrowing would end in a reclaim that throws its work away."""
+    kind = "lease_lender_back_first" if lender_back else "lease_expires_first"
+    return _blocker(NOT_BORROWABLE, kind, tenant=tenant, pool=pool, gpu_model=gpu_model, requested=requested,
+                    free=0, horizon=horizon, limit=limit, checkpoint=checkpoint)
 
 
 def sort_blockers(blockers: list[Blocker]) -> tuple[Blocker, ...]:
@@ -346,6 +373,10 @@ def _actions_for(code: str, d: Mapping[str, int | str]) -> tuple[NextAction, ...
         return (_wait_until(d["until"]),) if d["until"] else _ONLY_WAIT
     if code in (RECLAIMING, PREEMPTING):
         return (_wait_until(d["until"]),)
+    if code == RESERVED:
+        return (_wait_until(d["until"]),)
+    if code == BACKFILL_HELD and d.get("gap"):
+        return (_new_action("shorten_limit", "shorten_limit", minutes=d["gap"]), _WAIT)
     if code == FRAGMENTED:
         return (_resize(d["largest_free"]), _WAIT) if d["largest_free"] else _ONLY_WAIT
     return _ONLY_WAIT  # LOWER_PRIORITY, POOL_FULL, PREEMPTION_PAUSED

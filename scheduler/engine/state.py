@@ -93,6 +93,7 @@ class CycleState:
         self.lanes: dict[tuple[str, str], Lane] = {}
         self.desk: LeaseDesk | None = None  # opened by the borrow phase, once demand is known
         self.tree = tree_desk(snapshot)  # the organisation tree's cover; None: flat (tree.py)
+        self.backfill = None  # backfill.Backfill in backfill and strict modes (admission.py sets it)
         self.reasons = Reasons()  # this cycle's blockers, each built once per identical arguments
         # A waiting job's blockers are the Reasons' shared objects, so a deep queue repeats a few
         # thousand combinations of them: the jobs of one combination share its tuple (`share`), and

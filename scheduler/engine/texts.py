@@ -280,6 +280,29 @@ MESSAGES: dict[str, str | Counted] = {
         "GPU memory quota exceeded for {tenant}/{project} on {pool}/{gpu_model}: requested {requested} GB,"
         " {free} GB free of project quota {quota} GB ({used} GB in use)"
     ),
+    "reserved": gettext_noop(
+        "{gpus} x {gpu_model} on {nodes} reserved for this job from {until}, when running jobs end by"
+        " their limits"
+    ),
+    "backfill_held": gettext_noop(
+        "Would delay job #{job}'s reservation at {until}: your limit is {limit} min; with at most {gap}"
+        " min it could start now"
+    ),
+    "backfill_held_no_gap": gettext_noop(
+        "Would delay job #{job}'s reservation at {until}: your limit is {limit} min; it starts once the"
+        " reserved jobs ahead have started"
+    ),
+    "lease_expires_first": gettext_noop(
+        "Borrowing would end at the lease's expiry within ~{horizon} min: your limit is {limit} min; with a "
+        "limit of at most {horizon} min, or checkpoints every {checkpoint} min, it may borrow"
+    ),
+    "lease_lender_back_first": gettext_noop(
+        "Borrowing would end in a reclaim within ~{horizon} min, when the lender's own demand is expected "
+        "back: your limit is {limit} min; with checkpoints every {checkpoint} min it may borrow"
+    ),
+    "strict_held": gettext_noop(
+        "{pool}/{gpu_model} schedules in strict order: job #{job} ahead of it waits, and no job passes it"
+    ),
 }
 
 LABELS: dict[str, str | Counted] = {
@@ -318,6 +341,7 @@ LABELS: dict[str, str | Counted] = {
     ),
     "wait": gettext_noop("Wait; the job starts by itself when capacity frees up"),
     "wait_until": gettext_noop("Wait until {until}"),
+    "shorten_limit": gettext_noop("Resubmit with a runtime limit of at most {minutes} min to start now"),
 }
 
 # A short name per wait code, for filters, badges and the summary's histogram.
@@ -336,4 +360,6 @@ CODE_TITLES: dict[str, str] = {
     "POOL_FULL": gettext_noop("Pool full"),
     "FRAGMENTED": gettext_noop("Fragmented"),
     "OUTSIDE_JOBS": gettext_noop("Held outside the portal"),
+    "RESERVED": gettext_noop("Reserved"),
+    "BACKFILL_HELD": gettext_noop("Held for a reservation"),
 }

@@ -45,6 +45,7 @@ class Node:
     # Allocated on the node by jobs the portal does not own (inventory sync): occupied, as a running job.
     outside: Resources = ZERO
     outside_jobs: int = 0
+    name: str = ""  # what people call it (a reservation names its nodes); empty: "#<id>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,10 +159,11 @@ class PendingJob:
     submitted_at: datetime
     env_ready: bool = True
     env_detail: str = ""
-    max_runtime_minutes: int = 60
+    max_runtime_minutes: int = 60  # 0: no limit (never backfilled around a reservation)
     cpus: int = 0  # per replica; 0: asks none
     memory_gb: int = 0  # per replica
     gpu_memory_gb: int = 0  # at least this much memory per GPU; 0: any
+    checkpoint_interval_minutes: int | None = None  # declared: a reclaim loses at most this much work
 
     @property
     def total_gpus(self) -> int:
@@ -190,6 +192,14 @@ class PolicySwitches:
     borrowing_enabled: bool = True
     preemption_mode: str = PREEMPTION_AUTO  # auto | manual | paused
     reclaim_mode: str = RECLAIM_AUTO  # auto | manual: reclaims wait for an approver
+    # best_effort | backfill | strict (backfill.py); the first `backfill_depth` jobs blocked on nodes per
+    # pool x GPU model get a reservation (Slurm's bf_max_job_test).
+    scheduling_mode: str = "best_effort"
+    backfill_depth: int = 10
+    # Leases that fit (lease_fit.py): borrow only when the runtime limit ends before the lease expires
+    # and the lender's demand is back, or with checkpoints at most this many minutes apart.
+    lease_fit: bool = False
+    lease_checkpoint_minutes: int = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +240,9 @@ class Snapshot:
     time_scale: float = 1.0
     # The organisation tree above tenants (tree.OrgTree): units, their guarantees and limits. None: flat.
     org: Any = None
+    # (lender tenant, pool, GPU model) -> when its own demand is expected back (from its recent usage):
+    # a lease that fits ends before then (lease_fit.py). Absent: only the lease's expiry bounds it.
+    lender_back: Mapping[tuple[str, str, str], datetime] = _EMPTY
 
 
 # --- outputs --------------------------------------------------------------------------------

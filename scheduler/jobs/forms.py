@@ -8,6 +8,7 @@ from quotas.models import GpuModel, Node, Pool, Project, WorkloadClass
 from scheduler.engine.reasons import PRECEDENCE
 from scheduler.engine.texts import CODE_TITLES
 from scheduler.jobs.queue import SORT_POSITION, SORT_SUBMITTED, QueueFilter
+from scheduler.jobs.runtime_limits import limits_help
 from scheduler.models import PENDING_STATUSES
 
 
@@ -46,7 +47,7 @@ class JobSubmitForm(forms.Form):
                                   help_text=_("Only the models the chosen pool has are offered."))
     gpus = forms.IntegerField(label=_("GPUs per replica"), min_value=1, initial=1)
     replicas = forms.IntegerField(label=_("Replicas"), min_value=1, initial=1)
-    max_runtime_minutes = forms.IntegerField(label=_("Maximum runtime (minutes)"), min_value=1,
+    max_runtime_minutes = forms.IntegerField(label=_("Maximum runtime (minutes)"), min_value=1, required=False,
                                              max_value=limits.JOB_MAX_RUNTIME_MINUTES,
                                              initial=CLASS_DEFAULTS[WorkloadClass.TRAINING][0])
     checkpoint_interval_minutes = forms.IntegerField(
@@ -74,6 +75,7 @@ class JobSubmitForm(forms.Form):
         self.fields["workload_class"].widget.option_data = {
             str(cls): {"runtime": str(runtime), "checkpoint": "" if checkpoint is None else str(checkpoint)}
             for cls, (runtime, checkpoint) in CLASS_DEFAULTS.items()}
+        self.fields["max_runtime_minutes"].help_text = limits_help()  # in the request's language
 
     def job_spec(self, tenant) -> dict:
         data = dict(self.cleaned_data)

@@ -34,6 +34,7 @@ HINT_FIX_ENVIRONMENT = _("Fix the image, dependencies or permissions; the job is
                          "environment is reported ready.")
 HINT_OTHER_MODEL = _("The form below is prefilled with that GPU model.")
 HINT_SPLIT = _("Cancel this job and submit it again as smaller jobs (the form below is prefilled with one).")
+HINT_SHORTEN_LIMIT = _("Cancel this job and submit it again with the shorter limit (the form below is prefilled): it starts in the gap before the reservation.")
 # What a blocked job says instead of an ETA: waiting in line alone never starts it.
 ETA_ENV = _("Not until its environment is reported fixed")
 ETA_NEVER = _("Never as submitted: no set of nodes in the pool can hold it")
@@ -115,6 +116,9 @@ def wait_actions(job: Job, wait: dict) -> list[Action]:
             href = _resubmit_href(job.tenant, job, pool=params.get("pool", job.pool.name),
                                   gpu_model=params.get("gpu_model", job.gpu_model.name))
             actions.append(Action(code, label, href=href, hint=HINT_OTHER_MODEL))
+        elif code == "shorten_limit":  # held for a reservation: the same job with a limit that fits the gap
+            href = _resubmit_href(job.tenant, job, max_runtime_minutes=int(params.get("minutes", job.max_runtime_minutes)))
+            actions.append(Action(code, label, href=href, hint=HINT_SHORTEN_LIMIT))
         elif code == "fix_environment":
             href = f"{reverse('job-detail', args=[job.pk])}#environment"
             actions.append(Action(code, label, href=href, hint=HINT_FIX_ENVIRONMENT))

@@ -7,6 +7,7 @@ from quotas.models import WorkloadClass
 from scheduler.jobs import errors as job_errors
 from scheduler.jobs.contents import contents_outline
 from scheduler.jobs.positions import positions_of
+from scheduler.jobs.runtime_limits import limits_table
 from scheduler.jobs.wait_text import localized_wait
 from scheduler.preemption.selectors import job_lease, job_preemption
 
@@ -44,8 +45,9 @@ class JobSubmitSerializer(serializers.Serializer):
     replicas = serializers.IntegerField(required=False, default=1, max_value=limits.JOB_REPLICAS)
     cpu = serializers.IntegerField(required=False, default=0, max_value=limits.JOB_CPU)
     memory_gb = serializers.IntegerField(required=False, default=0, max_value=limits.JOB_MEMORY_GB)
-    max_runtime_minutes = serializers.IntegerField(required=False, default=60,
-                                                   max_value=limits.JOB_MAX_RUNTIME_MINUTES)
+    max_runtime_minutes = serializers.IntegerField(required=False, allow_null=True, default=None,
+                                                   max_value=limits.JOB_MAX_RUNTIME_MINUTES,
+                                                   help_text=f"Empty: the class's default. {limits_table()}")
     checkpoint_interval_minutes = serializers.IntegerField(required=False, allow_null=True, default=None,
                                                            max_value=limits.JOB_CHECKPOINT_MINUTES)
     environment = EnvironmentSerializer(required=False)

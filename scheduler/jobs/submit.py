@@ -33,6 +33,7 @@ from scheduler.engine.types import WORKLOAD_TO_PRIORITY
 from scheduler.jobs import errors
 from scheduler.jobs.bulk import insert_rows
 from quotas.common.transactions import atomic_retrying
+from scheduler.jobs.runtime_limits import OVER_CLASS_MAXIMUM, runtime_default, runtime_maximum
 from scheduler.models import HOLDING_STATUSES, Job
 
 BULK_LIMIT = limits.JOB_BULK_LIMIT
@@ -100,7 +101,7 @@ class SubmitContext:
 # Each number a job spec carries: default, minimum, maximum (quotas/common/limits.py).
 NUMBERS = (("gpus", None, 1, limits.JOB_GPUS_PER_REPLICA), ("replicas", 1, 1, limits.JOB_REPLICAS),
            ("cpu", 0, 0, limits.JOB_CPU), ("memory_gb", 0, 0, limits.JOB_MEMORY_GB),
-           ("max_runtime_minutes", 60, 1, limits.JOB_MAX_RUNTIME_MINUTES),
+           ("max_runtime_minutes", None, 1, limits.JOB_MAX_RUNTIME_MINUTES),  # None: the class's default
            ("checkpoint_interval_minutes", None, 1, limits.JOB_CHECKPOINT_MINUTES))
 
 
@@ -164,12 +165,16 @@ def build_job(spec: Mapping[str, Any], ctx: SubmitContext, *, now, from_cluster:
             value = None
             bad(key, errors.MUST_BE_POSITIVE if minimum else errors.MUST_NOT_BE_NEGATIVE)
             continue
-        if value is None and key != "checkpoint_interval_minutes":
+        if value is None and key == "max_runtime_minutes":
+            value = runtime_default(workload_class)
+        elif value is None and key != "checkpoint_interval_minutes":
             bad(key, errors.MUST_BE_POSITIVE)
         elif value is not None and value < minimum:
             bad(key, errors.MUST_BE_POSITIVE if minimum else errors.MUST_NOT_BE_NEGATIVE)
         elif value is not None and value > maximum:
             bad(key, errors.AT_MOST.format(limit=maximum))
+        elif key == "max_runtime_minutes" and value > runtime_maximum(workload_class):
+            bad(key, str(OVER_CLASS_MAXIMUM).format(limit=runtime_maximum(workload_class), workload_class=workload_class))
         numbers[key] = value
     gpus = numbers.get("gpus")
     if pool is not None and model is not None and gpus and gpus > 0:

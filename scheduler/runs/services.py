@@ -31,6 +31,8 @@ from scheduler.runs.models import JobRun
 RETRY_BASE_SECONDS = 5
 RETRY_MAX_SECONDS = 300
 LOST_REASON = "The cluster no longer knows this run"
+# What the portal records as a job's error type when the cluster ended it at its runtime limit.
+TIMEOUT = "timeout"
 
 
 # Enqueued by name: the task module builds on this one, not the reverse. The tick retries a stop or
@@ -153,6 +155,8 @@ def _record_report(*, run_id: int, job_id: int, report: B.RunReport, now: dateti
             job_start(job=job, expected_end=ended_at, now=report.started_at or ended_at)
         outcome = Job.Status.SUCCEEDED if report.outcome == B.RUN_SUCCEEDED else Job.Status.FAILED
         error = "" if outcome == Job.Status.SUCCEEDED else (report.reason or report.backend_state or "failed")
+        if report.backend_state == "TIMEOUT":  # ended at its runtime limit, on either backend
+            error = TIMEOUT
         job_finish(job=job, outcome=outcome, error_type=error, now=ended_at)
         return "finished"
     cause = "lost" if lost else (report.backend_state or "requeued").lower()

@@ -9,7 +9,7 @@ from django.db.models import Q, QuerySet
 from audit.models import UsageRecord
 from quotas.leases.expiry import reclaim_grace_minutes
 from quotas.leases.models import LendingPolicy, PolicySwitch
-from quotas.leases.selectors import _engine_policy
+from quotas.leases.selectors import _engine_policy, scheduling_switches
 from quotas.models import Node, Pool, Quota, Tenant
 from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, PolicySwitches, Quota as EngineQuota
 from scheduler.models import Job
@@ -82,7 +82,8 @@ def _switches(pool: Pool, start: datetime) -> PolicySwitches:
         values[row.key] = row.value
     return PolicySwitches(borrowing_enabled=bool(values[PolicySwitch.Key.BORROWING_ENABLED]),
                           preemption_mode=str(values[PolicySwitch.Key.PREEMPTION_MODE]),
-                          reclaim_mode=str(values[PolicySwitch.Key.RECLAIM_MODE]))
+                          reclaim_mode=str(values[PolicySwitch.Key.RECLAIM_MODE]),
+                          **scheduling_switches(values))
 
 
 def trace_build(*, pool: Pool, start: datetime, end: datetime) -> Trace:

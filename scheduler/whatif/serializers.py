@@ -20,7 +20,7 @@ REQUIRED = {
     "quota": ("tenant", "gpu_model", "gpus"), "borrowing": ("enabled",), "borrowing_limit": ("tenant",),
     "lending_limit": ("tenant",), "lease_length": ("minutes",), "preemption_mode": ("mode",), "reclaim_mode": ("mode",), "grace": ("minutes",),
     "priority_class": ("workload_class", "priority_class"), "nodes_add": ("gpu_model", "gpus", "count"),
-    "nodes_remove": ("gpu_model", "count"),
+    "nodes_remove": ("gpu_model", "count"), "scheduling_mode": ("scheduling",),
 }
 OPTIONAL = {"borrowing_limit": ("gpus",), "lending_limit": ("gpus",), "lease_length": ("tenant",)}
 FIELD_REQUIRED = _("This change needs this field.")
@@ -35,6 +35,7 @@ class ChangeSerializer(serializers.Serializer):
     enabled = serializers.BooleanField(required=False)
     minutes = serializers.IntegerField(required=False, min_value=1, max_value=60 * 24 * 30)
     mode = serializers.ChoiceField(required=False, choices=[PREEMPTION_AUTO, PREEMPTION_MANUAL, PREEMPTION_PAUSED])
+    scheduling = serializers.ChoiceField(required=False, choices=["best_effort", "backfill", "strict"])
     workload_class = serializers.ChoiceField(required=False, choices=WorkloadClass.values)
     priority_class = serializers.ChoiceField(required=False, choices=list(DEFAULT_PRIORITY_CLASSES))
     count = serializers.IntegerField(required=False, min_value=1, max_value=10_000)

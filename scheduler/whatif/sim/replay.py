@@ -30,6 +30,7 @@ from datetime import datetime, timedelta
 
 from scheduler.engine import decide
 from scheduler.engine.incremental import IncrementalDecider
+from scheduler.engine.lease_fit import DemandClock
 from scheduler.engine.standing import Standing
 from scheduler.engine.types import (
     PREEMPTION_MANUAL, Lease, Node, PendingJob, RunningJob, Snapshot,
@@ -161,6 +162,7 @@ class _Sim:
         # The same path as the live cycle: only the partitions (GPU models, engine/incremental.py) an event
         # touched are decided again; the others keep their decisions. Off with `fast`: a plain decide.
         self.decider = IncrementalDecider(describe=False)
+        self.demand_clocks: dict[str, DemandClock] | None = {} if t.switches.lease_fit else None
 
     def touch(self, gpu_model: str) -> None:
         self.decider.touch((self.trace.pool, gpu_model))
@@ -213,7 +215,7 @@ class _Sim:
             id=job.id, tenant=job.tenant, project=job.project, pool=self.trace.pool, gpu_model=job.gpu_model,
             gpus=job.gpus, replicas=job.replicas, workload_class=job.workload_class,
             priority_class=job.priority_class, submitted_at=job.submitted_at,
-            max_runtime_minutes=job.max_runtime_minutes)
+            max_runtime_minutes=job.max_runtime_minutes, checkpoint_interval_minutes=job.checkpoint_interval_minutes)
 
     def _record_for(self, job: TraceJob) -> JobRecord:
         record = self.jobs.get(job.id)
@@ -506,7 +508,8 @@ class _Sim:
             priority_classes=trace.priority_classes,
             leases=tuple(self.leases[i].engine for i in sorted(self.leases)),  # keyed by lease id
             switches=trace.switches, half_life_hours=trace.half_life_hours, policies=trace.policies,
-            preemption_cap_24h=trace.preemption_cap_24h, grace_minutes=trace.grace_minutes)
+            preemption_cap_24h=trace.preemption_cap_24h, grace_minutes=trace.grace_minutes,
+            lender_back=self._lender_back())
         # The replay reads no waits, and keeps what the running jobs hold (standing.py) across cycles.
         if self.fast:
             decisions = self.decider.decide(snapshot, standing=self.standing)
@@ -531,6 +534,10 @@ class _Sim:
             self._start(job, admission.placements, lease_id, self.remaining.pop(job.id), self.now)
         grace = self.now + timedelta(minutes=trace.grace_minutes)
         reclaims = len(decisions.reclaims)
+        if self.demand_clocks is not None:  # leases that fit learn when each lender's demand comes back
+            for reclaim in decisions.reclaims:
+                lender = self.job_by_id[reclaim.lender_job_id].tenant
+                self.demand_clocks.setdefault(lender, DemandClock()).add(self.now)
         for k, stop in enumerate((*decisions.reclaims, *decisions.preemptions)):
             stopping_for = stop.lender_job_id if k < reclaims else stop.preemptor_job_id
             if stopping_for is not None:  # withdrawn if that job starts or is cancelled first
@@ -554,6 +561,19 @@ class _Sim:
         if self.pending and self.period_seconds and not self.tick_queued:
             self.tick_queued = True
             self.push(self.now + timedelta(seconds=self.period_seconds), _TICK, None)
+
+    def _lender_back(self) -> dict:
+        if not self.demand_clocks:
+            return {}
+        pool, now = self.trace.pool, self.now
+        models = {q.gpu_model for q in self.trace.quotas}
+        out = {}
+        for tenant, clock in self.demand_clocks.items():
+            back = clock.back(now)
+            if back is not None:
+                for model in models:
+                    out[(tenant, pool, model)] = back
+        return out
 
     def _mark_pending_approval(self, job_id: int, until: datetime, stopping_for: int) -> None:
         run = self.running.get(job_id)

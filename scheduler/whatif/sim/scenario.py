@@ -12,7 +12,7 @@ from .trace import Trace, TraceNode
 
 KINDS = ("quota", "borrowing", "borrowing_limit", "lending_limit", "lease_length", "preemption_mode", "reclaim_mode",
          "grace",
-         "priority_class", "nodes_add", "nodes_remove")
+         "priority_class", "nodes_add", "nodes_remove", "scheduling_mode")
 
 
 def _policy(trace: Trace, tenant: str) -> TenantPolicy:
@@ -63,6 +63,9 @@ def apply_change(trace: Trace, change: dict) -> Trace:
         return trace
     if kind == "preemption_mode":
         return replace(trace, switches=replace(trace.switches, preemption_mode=change["mode"]))
+    if kind == "scheduling_mode":  # leases that fit go with the time-aware modes, as on a live pool
+        mode = change["scheduling"]
+        return replace(trace, switches=replace(trace.switches, scheduling_mode=mode, lease_fit=mode != "best_effort"))
     if kind == "reclaim_mode":
         return replace(trace, switches=replace(trace.switches, reclaim_mode=change["mode"]))
     if kind == "grace":

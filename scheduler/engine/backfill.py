@@ -1,0 +1,301 @@
+"""Reservations and backfill for a cycle whose pools run in `backfill` or `strict` mode.
+
+Best effort (admission.py) lets every later job take GPUs a big blocked job is waiting for, so a big gang
+in a pool of small jobs waits for ever. Here, in queue order per lane (pool x GPU model), the first
+`depth` jobs that are blocked only on nodes get a reservation: the earliest moment the running jobs'
+expected ends (their runtime limits) free enough GPUs for the whole gang, and the nodes and quota it will
+take then (Slurm's backfill with `bf_max_job_test`). A later job starts now only where it delays no
+reservation: on GPUs the reservation does not need, or ending by its runtime limit before the reservation
+starts. Reservations are worked out again every cycle, so nothing outlives the cycle.
+
+A reservation holds its nodes from its start on, without an end: a later reservation never counts on
+GPUs an earlier one takes. That makes each lane's free GPUs over time non-decreasing after the
+reservations ahead are set aside, so one sweep over the release times finds the start, and a job placed
+within the spare GPUs at every reservation start it runs past cannot move any reservation later.
+`strict` lets no job pass a blocked one ahead of it on the same lane at all (Kueue's StrictFIFO).
+Production never waits for a reservation (DESIGN §4a): it is neither held nor counted on.
+
+Reservations are worked out on GPUs (CPU cores and memory come back with the GPUs of the same running
+jobs); a job placed now is placed with its CPU cores and memory (`ModelIndex.place_for`), as admission
+places it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from . import reasons as R
+from .clock import span
+from .fit import ModelIndex
+from .state import Lane, release_time
+from .types import Blocker, PendingJob, Quota, Snapshot
+
+BEST_EFFORT = "best_effort"
+BACKFILL = "backfill"
+STRICT = "strict"
+MODES = (BEST_EFFORT, BACKFILL, STRICT)
+PRODUCTION = "production"
+
+
+class Reservation:
+    """Where and from when a blocked job will start, until when (its runtime limit), and its quota."""
+
+    __slots__ = ("job_id", "start", "end", "nodes", "quota_ids", "need")
+
+    def __init__(self, job_id: int, start: datetime, end: datetime, nodes: dict[int, int],
+                 quota_ids: tuple[int, ...], need: int) -> None:
+        self.job_id, self.start, self.end, self.nodes = job_id, start, end, nodes
+        self.quota_ids, self.need = quota_ids, need
+
+
+class _LaneBook:
+    """One lane's reservations and when GPUs come back on each of its nodes (running jobs at their
+    release time, this cycle's admissions at the end of their runtime limit)."""
+
+    __slots__ = ("reservations", "blocked", "releases", "on_node", "first_blocked")
+
+    def __init__(self) -> None:
+        self.reservations: list[Reservation] = []
+        self.blocked = 0  # jobs of the lane blocked on nodes so far in queue order
+        self.first_blocked: int | None = None
+        self.releases: dict[int, list[tuple[datetime, int]]] = {}
+        self.on_node: dict[int, list[Reservation]] = {}  # node id -> the reservations that take GPUs there
+
+
+def _end(now: datetime, minutes: int, scale: float = 1.0) -> datetime:
+    """When a job started at `now` must end: its runtime limit (policy minutes on the portal's clock,
+    clock.py); none (0) runs past every reservation."""
+    if minutes <= 0:
+        return now.replace(year=9999, month=1, day=1)
+    return now + span(minutes, scale)
+
+
+class Backfill:
+    """The reservations of one cycle, lane by lane, in queue order."""
+
+    def __init__(self, snapshot: Snapshot, mode: str, depth: int) -> None:
+        self.snapshot, self.now, self.scale = snapshot, snapshot.now, snapshot.time_scale
+        self.strict = mode == STRICT
+        self.depth = max(depth, 0)
+        self.names = {n.id: (n.name or f"#{n.id}") for n in snapshot.nodes}
+        self.books: dict[tuple[str, str], _LaneBook] = {}
+        self.reserved: dict[int, tuple[Reservation, str]] = {}  # job id -> (reservation, GPU model)
+        self._running_by_lane: dict[tuple[str, str], list] | None = None
+        # Admissions in lanes without a book yet: most lanes never get a blocked job, so most never need one.
+        self._early: dict[tuple[str, str], list[tuple[datetime, int, tuple[int, ...]]]] = {}
+
+    # --- the lane's books -----------------------------------------------------------------------
+
+    def _book(self, lane: Lane) -> _LaneBook:
+        key = (lane.index.pool, lane.index.gpu_model)
+        book = self.books.get(key)
+        if book is None:
+            book = self.books[key] = _LaneBook()
+            if self._running_by_lane is None:
+                grouped: dict[tuple[str, str], list] = {}
+                for job in self.snapshot.running:
+                    grouped.setdefault((job.pool, job.gpu_model), []).append(job)
+                self._running_by_lane = grouped
+            free = lane.index.free
+            releases = book.releases
+            for job in self._running_by_lane.get(key, ()):
+                end = release_time(job)
+                for node_id in job.placements:
+                    if node_id in free:
+                        releases.setdefault(node_id, []).append((end, job.gpus))
+            for end, gpus, placements in self._early.pop(key, ()):
+                for node_id in placements:
+                    releases.setdefault(node_id, []).append((end, gpus))
+        return book
+
+    def admitted(self, lane: Lane, job: PendingJob, placements: tuple[int, ...]) -> None:
+        """A job admitted this cycle gives its GPUs back at the end of its runtime limit."""
+        index = lane.index
+        if index is None:
+            return
+        end = _end(self.now, job.max_runtime_minutes, self.scale)
+        key = (index.pool, index.gpu_model)
+        book = self.books.get(key)
+        if book is None:
+            self._early.setdefault(key, []).append((end, job.gpus, placements))
+            return
+        releases = book.releases
+        for node_id in placements:
+            releases.setdefault(node_id, []).append((end, job.gpus))
+
+    @staticmethod
+    def _free_at(book: _LaneBook, index: ModelIndex, node_id: int, moment: datetime) -> int:
+        """GPUs of a node free at `moment`: free now, plus what comes back by then, less what the
+        reservations under way then take."""
+        free = index.free[node_id] + sum(g for end, g in book.releases.get(node_id, ()) if end <= moment)
+        return free - sum(r.nodes[node_id] for r in book.on_node.get(node_id, ()) if r.start <= moment < r.end)
+
+    # --- phase 3: a job blocked on nodes --------------------------------------------------------
+
+    def blocked(self, job: PendingJob, lane: Lane, tenant_q: Quota | None, project_q: Quota | None) -> None:
+        """A job within quota blocked only on nodes: one of the lane's first `depth` gets a reservation."""
+        if lane.index is None:
+            return
+        book = self._book(lane)
+        book.blocked += 1
+        if book.first_blocked is None:
+            book.first_blocked = job.id
+        if book.blocked > self.depth:
+            return
+        found = self._earliest(book, lane.index, job)
+        if found is None:
+            return
+        start, nodes = found
+        quota_ids = tuple(q.id for q in (tenant_q, project_q) if q is not None)
+        reservation = Reservation(job.id, start, _end(start, job.max_runtime_minutes, self.scale), nodes, quota_ids,
+                                  job.gpus * job.replicas)
+        book.reservations.append(reservation)
+        for node_id in nodes:
+            book.on_node.setdefault(node_id, []).append(reservation)
+        self.reserved[job.id] = (reservation, lane.index.gpu_model)
+
+    def _earliest(self, book: _LaneBook, index: ModelIndex, job: PendingJob):
+        """The first moment (now, or a release time) from which the gang fits for its whole runtime limit
+        beside the reservations ahead; and best-fit nodes for it. Without reservations a node's free GPUs
+        only grow with time, so only the reserved nodes need a look over the whole window."""
+        gpus, replicas = job.gpus, job.replicas
+        reserved = book.on_node
+        avail = {n: f for n, f in index.free.items() if n not in reserved}
+        slots = sum(a // gpus for a in avail.values())
+        moments = sorted({end for rel in book.releases.values() for end, _ in rel if end > self.now}
+                         | {r.end for r in book.reservations if r.end > self.now})
+        events = sorted((end, node_id, g) for node_id, rel in book.releases.items() if node_id not in reserved
+                        for end, g in rel if end > self.now)
+        for node_id in avail:  # what came back already (a release at or before now)
+            avail[node_id] += sum(g for end, g in book.releases.get(node_id, ()) if end <= self.now)
+        slots = sum(a // gpus for a in avail.values())
+        k = 0
+        for moment in (self.now, *moments):
+            while k < len(events) and events[k][0] <= moment:
+                _, node_id, g = events[k]
+                before = avail[node_id]
+                avail[node_id] = before + g
+                slots += (before + g) // gpus - before // gpus
+                k += 1
+            window = {}
+            if reserved:
+                end = _end(moment, job.max_runtime_minutes, self.scale)
+                starts = [r.start for r in book.reservations if moment < r.start < end]
+                for node_id in reserved:
+                    window[node_id] = max(min(self._free_at(book, index, node_id, t) for t in (moment, *starts)
+                                              if t == moment or any(r.start == t for r in reserved[node_id])), 0)
+            if slots + sum(w // gpus for w in window.values()) >= replicas:
+                return moment, _best_fit({**avail, **window}, gpus, replicas)
+        return None
+
+    # --- phases 3 and 4: a job that could start now ---------------------------------------------
+
+    def place(self, job: PendingJob, lane: Lane, used: dict[int, int], quotas: tuple[Quota | None, ...],
+              check_quota: bool = True) -> tuple[int, ...] | Blocker:
+        """Place a job that fits now where it delays no reservation of the jobs ahead of it; else the
+        blocker that says which reservation it would delay (or, strict, which job it would pass)."""
+        index = lane.index
+        if job.priority_class == PRODUCTION or index is None:
+            return index.place_for(job.gpus, job.replicas, job.cpus, job.memory_gb)
+        key = (index.pool, index.gpu_model)
+        book = self.books.get(key)
+        if book is None or (not book.reservations and not (self.strict and book.first_blocked is not None)):
+            return index.place_for(job.gpus, job.replicas, job.cpus, job.memory_gb)
+        if self.strict and book.first_blocked is not None:
+            return R.strict_held(index.pool, index.gpu_model, book.first_blocked)
+        end = _end(self.now, job.max_runtime_minutes, self.scale)
+        ahead = [r for r in book.reservations if r.start < end]
+        if not ahead:
+            return index.place_for(job.gpus, job.replicas, job.cpus, job.memory_gb)
+        first = min(ahead, key=lambda r: r.start)
+        need = job.gpus * job.replicas
+        if check_quota:
+            for quota in quotas:
+                if quota is None:
+                    continue
+                kept = sum(r.need for r in ahead if quota.id in r.quota_ids)
+                if kept and used.get(quota.id, 0) + need + kept > quota.gpus:
+                    return self._held(job, next(r for r in ahead if quota.id in r.quota_ids), first)
+        # On a reserved node it may take only what is spare at every reservation start it runs past.
+        excess: dict[int, int] = {}
+        for node_id in {n for r in ahead for n in r.nodes}:
+            free = index.free[node_id]
+            spare = min(self._free_at(book, index, node_id, r.start) for r in ahead)
+            over = free - max(min(free, spare), 0)
+            if over > 0:
+                excess[node_id] = over
+        if not excess:
+            return index.place_for(job.gpus, job.replicas, job.cpus, job.memory_gb)
+        index.take(excess)
+        placements = index.place_for(job.gpus, job.replicas, job.cpus, job.memory_gb)
+        index.unhold(excess)
+        if placements is not None:
+            return placements
+        # The reservation it would delay first: the earliest whose nodes it needs.
+        return self._held(job, first, first)
+
+    def _held(self, job: PendingJob, reservation: Reservation, first: Reservation) -> Blocker:
+        gap = int((first.start - self.now).total_seconds() * self.scale // 60)  # policy minutes
+        return R.backfill_held(reservation.job_id, _iso(reservation.start), job.max_runtime_minutes, gap)
+
+    # --- phase 6 ------------------------------------------------------------------------------------
+
+    def describe(self, job_id: int, blockers: tuple[Blocker, ...]) -> tuple[Blocker, ...]:
+        """A reserved job waits on its reservation: it says where and from when in place of the room
+        and queue blockers. A stop planned for it, or a quota it is now over, speaks first and stays."""
+        held = self.reserved.get(job_id)
+        if held is None or blockers[0].code not in _REPLACED:
+            return blockers
+        reservation, model = held
+        nodes = hostlist(self.names[n] for n in reservation.nodes)
+        return (R.reserved(reservation.need, model, nodes, _iso(reservation.start)),)
+
+
+# Room and queue blockers; jobs the portal does not own hold GPUs without an end, which the reservation
+# already works around (it counts only the running jobs' ends).
+_REPLACED = frozenset({R.LOWER_PRIORITY, R.POOL_FULL, R.FRAGMENTED, R.OUTSIDE_JOBS})
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat()
+
+
+def _best_fit(avail: dict[int, int], gpus: int, replicas: int) -> dict[int, int]:
+    """Tightest nodes first (least spare beyond what a replica takes), then node id."""
+    taken: dict[int, int] = {}
+    for node_id, a in sorted(((n, a) for n, a in avail.items() if a >= gpus), key=lambda na: (na[1] % gpus, na[1], na[0])):
+        count = min(a // gpus, replicas)
+        taken[node_id] = count * gpus
+        replicas -= count
+        if not replicas:
+            break
+    return taken
+
+
+def hostlist(names) -> str:
+    """Node names in Slurm's compressed form: n-h100-3, n-h100-4, n-h100-7 -> n-h100-[3-4,7]."""
+    groups: dict[str, list[tuple[int, str]]] = {}
+    plain: list[str] = []
+    for name in sorted(set(names)):
+        digits = len(name) - len(name.rstrip("0123456789"))
+        if not digits:
+            plain.append(name)
+            continue
+        groups.setdefault(name[:-digits], []).append((int(name[-digits:]), name[-digits:]))
+    parts = list(plain)
+    for prefix, numbers in sorted(groups.items()):
+        numbers.sort()
+        if len(numbers) == 1:
+            parts.append(prefix + numbers[0][1])
+            continue
+        ranges, run = [], [numbers[0]]
+        for item in numbers[1:]:
+            if item[0] == run[-1][0] + 1:
+                run.append(item)
+            else:
+                ranges.append(run)
+                run = [item]
+        ranges.append(run)
+        text = ",".join(r[0][1] if len(r) == 1 else f"{r[0][1]}-{r[-1][1]}" for r in ranges)
+        parts.append(f"{prefix}[{text}]")
+    return ",".join(parts)

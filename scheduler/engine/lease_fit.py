@@ -1,0 +1,78 @@
+"""Leases that fit (DESIGN §4, issue 40): a job borrows only where its runtime limit ends before the lease
+expires and before the lender's demand is expected back, unless it checkpoints often enough that a reclaim
+loses little. Borrowed work that a reclaim throws away costs the borrower its GPU-hours and the lender its
+wait; a lease that outlives the job's limit costs neither. On in the time-aware scheduling modes."""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from collections import deque
+from datetime import datetime, timedelta
+
+from . import reasons as R
+from .leases import UNASSIGNED, policy_of
+from .types import Blocker, PendingJob, Snapshot
+
+
+def lease_fit_blocker(snapshot: Snapshot, job: PendingJob, lender: str | None, need: int) -> Blocker | None:
+    """None when `job` may borrow from `lender`; else why not, with the limit that would fit."""
+    switches = snapshot.switches
+    if not switches.lease_fit:
+        return None
+    policies = snapshot.policies
+    horizon = policy_of(policies, job.tenant).max_lease_minutes
+    back_first = False
+    if lender is not UNASSIGNED:
+        horizon = min(horizon, policy_of(policies, lender).max_lease_minutes)
+        back = snapshot.lender_back.get((lender, job.pool, job.gpu_model))
+        if back is not None:
+            # policy minutes: the demo's clock runs time_scale times the wall (clock.py)
+            minutes = max(int((back - snapshot.now).total_seconds() * snapshot.time_scale // 60), 0)
+            if minutes < horizon:
+                horizon, back_first = minutes, True
+    limit = job.max_runtime_minutes
+    if 0 < limit <= horizon:
+        return None
+    checkpoint = job.checkpoint_interval_minutes
+    if checkpoint and checkpoint <= switches.lease_checkpoint_minutes:
+        return None  # a reclaim loses at most one checkpoint interval of work
+    return R.lease_would_not_fit(job.tenant, job.pool, job.gpu_model, need, horizon, limit,
+                                 switches.lease_checkpoint_minutes, back_first)
+
+
+class DemandClock:
+    """When a lender's own demand is expected back, from when it came back lately: teams keep daily rhythms
+    (services scale up in the morning), so the next time of day at which the lender reclaimed what it lent
+    in the last `days` days is when a reclaim becomes likely again. An arrival alone says little (most fit
+    in what the lender kept); a reclaim is its demand meeting what it lent. Kept by a caller that sees the
+    reclaims in time order (the what-if replay); not shared between callers."""
+
+    __slots__ = ("days", "recent", "times_of_day")
+
+    def __init__(self, days: int = 7) -> None:
+        self.days = days
+        self.recent: deque[datetime] = deque()
+        self.times_of_day: list[int] = []  # seconds since midnight UTC of the recent arrivals, sorted
+
+    def add(self, moment: datetime) -> None:
+        self.recent.append(moment)
+        insort(self.times_of_day, _second_of_day(moment))
+
+    def back(self, now: datetime) -> datetime | None:
+        horizon = now - timedelta(days=self.days)
+        recent, times = self.recent, self.times_of_day
+        while recent and recent[0] < horizon:
+            times.pop(bisect_left(times, _second_of_day(recent.popleft())))
+        if not times:
+            return None
+        second = _second_of_day(now)
+        k = bisect_left(times, second + 1)  # the next time of day strictly after now, wrapping at midnight
+        gap = times[k] - second if k < len(times) else DAY - second + times[0]
+        return now + timedelta(seconds=gap)
+
+
+DAY = 86400
+
+
+def _second_of_day(moment: datetime) -> int:
+    return moment.hour * 3600 + moment.minute * 60 + moment.second

@@ -1,0 +1,155 @@
+"""Backfill and strict modes (backfill.py): the classic cases, as tables over small snapshots.
+
+Pool of two 8-GPU H100 nodes. Running: job 50 holds node 1 whole until +60 min, job 51 holds 4 GPUs of
+node 2 until +120 min. A 2 x 8 gang (job 100) is first in the queue: it can start only when both nodes
+are empty, at +120. A small job behind it (job 101, 2 GPUs on node 2) passes it under best effort; under
+backfill it may start only when it ends by +120 (its limit), or where the gang does not need the GPUs.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from scheduler.engine import decide
+from scheduler.engine import reasons as R
+from scheduler.engine.backfill import hostlist
+from scheduler.engine.types import Node, PolicySwitches
+from tests.engine.builders import NOW, POOL, H100, admitted, nodes, pending, quota, running, snapshot, wait_of
+
+
+def _switches(mode, depth=10):
+    return PolicySwitches(scheduling_mode=mode, backfill_depth=depth)
+
+
+def _named(*ids):
+    return tuple(Node(i, POOL, H100, 8, "schedulable", name=f"n-h100-{i}") for i in ids)
+
+
+def _pool(mode, *behind, extra_nodes=(), running_jobs=None):
+    return snapshot(
+        nodes=(*_named(1, 2), *extra_nodes), quotas=[quota("alpha", 32), quota("beta", 32)],
+        running=running_jobs if running_jobs is not None else [
+            running("beta", [1], 8, id=50, ends_in=60), running("beta", [2], 4, id=51, ends_in=120)],
+        pending=[pending(100, "alpha", 8, replicas=2, submitted_ago=30), *behind],
+        switches=_switches(mode),
+    )
+
+
+def _small(id=101, limit=60, gpus=2, ago=5, tenant="beta", workload="training"):
+    return pending(id, tenant, gpus, submitted_ago=ago, max_runtime=limit, workload=workload)
+
+
+@pytest.mark.parametrize("mode, limit, started, code", [
+    ("best_effort", 600, True, None),  # today: the small job passes the gang, whatever its limit
+    ("backfill", 60, True, None),  # ends by +60, before the gang's reservation at +120: backfills
+    ("backfill", 120, True, None),  # ends exactly when the reservation starts: delays nothing
+    ("backfill", 121, False, R.BACKFILL_HELD),  # would still run at +120 on a node the gang needs
+    ("backfill", 0, False, R.BACKFILL_HELD),  # no runtime limit: never backfilled around a reservation
+    ("strict", 30, False, R.BACKFILL_HELD),  # strict: nothing passes the blocked gang
+])
+def test_a_small_job_behind_a_blocked_gang(mode, limit, started, code):
+    d = decide(_pool(mode, _small(limit=limit)))
+    assert (101 in admitted(d)) is started
+    if code:
+        assert wait_of(d, 101).code == code
+
+
+def test_the_gang_is_told_where_and_from_when_and_its_eta_is_the_reservation():
+    d = decide(_pool("backfill", _small(limit=600)))
+    gang = wait_of(d, 100)
+    assert gang.code == R.RESERVED
+    (blocker,) = gang.blockers
+    start = NOW + timedelta(minutes=120)
+    assert blocker.details["until"] == start.isoformat()
+    assert blocker.details["nodes"] == "n-h100-[1-2]"
+    assert blocker.message == (f"16 x H100-80G on n-h100-[1-2] reserved for this job from {start.isoformat()}, "
+                               "when running jobs end by their limits")
+    assert (gang.eta.earliest, gang.eta.latest) == (start, start)
+    assert [a.kind for a in gang.next_actions] == ["wait_until"]
+
+
+def test_a_held_job_is_told_which_reservation_and_the_limit_that_would_start_it_now():
+    d = decide(_pool("backfill", _small(limit=360)))
+    held = wait_of(d, 101)
+    (blocker,) = held.blockers
+    assert blocker.kind == "backfill_held"
+    assert dict(blocker.detail_pairs) == {"job": 100, "until": (NOW + timedelta(minutes=120)).isoformat(),
+                                          "limit": 360, "gap": 120}
+    assert blocker.message.startswith("Would delay job #100's reservation at ")
+    assert blocker.message.endswith(": your limit is 360 min; with at most 120 min it could start now")
+    assert held.next_actions[0].kind == "shorten_limit" and held.next_actions[0].params["minutes"] == "120"
+
+
+def test_a_long_job_starts_on_a_node_the_reservation_does_not_need():
+    """A third node, not needed by the gang (nodes 1 and 2 are the tightest at +120): a long job runs there."""
+    extra = (Node(3, POOL, H100, 8, "schedulable", name="n-h100-3"),)
+    d = decide(_pool("backfill", _small(limit=600), extra_nodes=extra,
+                     running_jobs=[running("beta", [1], 8, id=50, ends_in=60),
+                                   running("beta", [2], 8, id=51, ends_in=120),
+                                   running("beta", [3], 6, id=52, ends_in=600)]))
+    assert admitted(d) == {101: (3,)}
+    assert wait_of(d, 100).code == R.RESERVED
+
+
+def test_spare_gpus_on_a_reserved_node_may_be_used():
+    """The gang asks 2 x 6: at +120 nodes 1 and 2 have 2 GPUs to spare each, so a long 2-GPU job may start
+    on node 2 now (4 free) without delaying it."""
+    d = snapshot(nodes=nodes(8, 8), quotas=[quota("alpha", 32), quota("beta", 32)],
+                 running=[running("beta", [1], 8, id=50, ends_in=60), running("beta", [2], 4, id=51, ends_in=120)],
+                 pending=[pending(100, "alpha", 6, replicas=2, submitted_ago=30), _small(limit=600)],
+                 switches=_switches("backfill"))
+    decisions = decide(d)
+    assert admitted(decisions) == {101: (2,)}
+    assert wait_of(decisions, 100).code == R.RESERVED
+
+
+def test_only_the_first_k_blocked_jobs_get_a_reservation():
+    gangs = [pending(100 + k, "alpha", 8, replicas=2, submitted_ago=30 - k) for k in range(3)]
+    snap = snapshot(nodes=nodes(8, 8), quotas=[quota("alpha", 64), quota("beta", 32)],
+                    running=[running("beta", [1], 8, id=50, ends_in=60), running("beta", [2], 8, id=51, ends_in=120)],
+                    pending=gangs, switches=_switches("backfill", depth=2))
+    d = decide(snap)
+    codes = [wait_of(d, 100 + k).code for k in range(3)]
+    assert codes == [R.RESERVED, R.RESERVED, R.POOL_FULL]
+    # The second one counts on the first one's nodes only once it has run its limit (60 min from +120).
+    assert [wait_of(d, 100 + k).blockers[0].details["until"] for k in range(2)] == [
+        (NOW + timedelta(minutes=120)).isoformat(), (NOW + timedelta(minutes=180)).isoformat()]
+
+
+def test_production_never_waits_for_a_reservation():
+    d = decide(_pool("strict", _small(limit=600, workload="online_inference")))
+    assert 101 in admitted(d)
+
+
+def test_best_effort_decides_as_today_without_a_switch():
+    assert decide(_pool("best_effort", _small(limit=600))) == decide(
+        snapshot(nodes=nodes(8, 8), quotas=[quota("alpha", 32), quota("beta", 32)],
+                 running=[running("beta", [1], 8, id=50, ends_in=60), running("beta", [2], 4, id=51, ends_in=120)],
+                 pending=[pending(100, "alpha", 8, replicas=2, submitted_ago=30), _small(limit=600)]))
+
+
+def test_a_reservation_keeps_its_quota_from_a_long_job_of_the_same_tenant():
+    """alpha has 18: the gang's 16 is within it. Its 4-GPU long job behind would leave the gang over quota at
+    +120, so it is held; a short one (ends by +120) may start."""
+    def snap(limit):
+        return snapshot(nodes=(*nodes(8, 8), Node(3, POOL, H100, 8, "schedulable")),
+                        quotas=[quota("alpha", 18, id=7), quota("beta", 32)],
+                        running=[running("beta", [1], 8, id=50, ends_in=60), running("beta", [2], 8, id=51, ends_in=120)],
+                        pending=[pending(100, "alpha", 8, replicas=2, submitted_ago=30),
+                                 _small(limit=limit, tenant="alpha", gpus=4)],
+                        switches=_switches("backfill"))
+    assert 101 not in admitted(decide(snap(600)))
+    assert wait_of(decide(snap(600)), 101).code == R.BACKFILL_HELD
+    assert 101 in admitted(decide(snap(60)))
+
+
+@pytest.mark.parametrize("names, text", [
+    (["n-h100-3", "n-h100-4"], "n-h100-[3-4]"),
+    (["n-h100-4", "n-h100-3", "n-h100-7"], "n-h100-[3-4,7]"),
+    (["gpu01", "gpu02", "login"], "login,gpu[01-02]"),
+    (["a1"], "a1"),
+])
+def test_hostlist(names, text):
+    assert hostlist(names) == text

@@ -1,0 +1,62 @@
+"""Runtime limits enforced end to end on the simulated backend: a job whose work outlasts its limit is
+ended by the cluster at the limit, and the portal records `timeout` (as it does for Slurm's TIMEOUT,
+tests/slurm/test_slurm_lifecycle.py). Driven through the API, the real cycle and the backend tick."""
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.utils import timezone
+
+from audit.models import UsageRecord
+from scheduler.models import Job
+from tests.jobs import submit_api
+from tests.running import beat
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_job_over_its_limit_ends_as_timeout_at_its_limit(world, api, member, settings):
+    settings.SIMULATED_OVERRUN_RATE = 1.0  # every job's work outlasts its limit
+    start = timezone.now().replace(microsecond=0)
+    with time_machine.travel(start, tick=False):
+        job = submit_api(api, member, max_runtime_minutes=30)
+    beat(world, start)
+    job.refresh_from_db()
+    assert job.status == Job.Status.RUNNING
+    beat(world, start + timedelta(minutes=29))
+    job.refresh_from_db()
+    assert job.status == Job.Status.RUNNING  # not before its limit
+    beat(world, start + timedelta(minutes=31))
+    job.refresh_from_db()
+    assert (job.status, job.error_type) == (Job.Status.FAILED, "timeout")
+    assert job.finished_at == start + timedelta(minutes=30)  # ended at its limit, not when the tick noticed
+    assert job.runs.get().backend_state == "TIMEOUT"
+    assert UsageRecord.objects.get(job_id=job.pk).error_type == "timeout"
+
+
+def test_a_job_within_its_limit_ends_as_before(world, api, member, settings):
+    settings.SIMULATED_FAILURE_RATE = 0
+    start = timezone.now().replace(microsecond=0)
+    with time_machine.travel(start, tick=False):
+        job = submit_api(api, member, max_runtime_minutes=30)
+    beat(world, start)
+    beat(world, start + timedelta(minutes=31))
+    job.refresh_from_db()
+    assert (job.status, job.error_type) == (Job.Status.SUCCEEDED, "")
+
+
+def test_a_job_without_a_limit_gets_its_class_default_and_one_over_the_class_maximum_is_refused(world, api, member):
+    from scheduler.jobs.runtime_limits import OVER_CLASS_MAXIMUM
+    from tests.jobs import spec
+
+    body = spec(workload_class="experiment")
+    del body["max_runtime_minutes"]
+    response = api(member).post("/api/v1/jobs/", body, format="json")
+    assert response.status_code == 201, response.content
+    assert response.json()["max_runtime_minutes"] == 60
+    training = {**body, "workload_class": "training"}
+    assert api(member).post("/api/v1/jobs/", training, format="json").json()["max_runtime_minutes"] == 24 * 60
+    response = api(member).post("/api/v1/jobs/", {**body, "max_runtime_minutes": 3 * 24 * 60}, format="json")
+    assert response.status_code == 400
+    assert response.json()["max_runtime_minutes"] == [
+        str(OVER_CLASS_MAXIMUM).format(limit=2 * 24 * 60, workload_class="experiment")]

@@ -70,15 +70,19 @@ def _text(value) -> str:
 
 
 def label_of(key: str) -> str:
+    """A field's translated label; a field without one keeps its stored name (evidence, not prose)."""
     label = FIELD_LABELS.get(key)
-    return gettext(label) if label is not None else key.replace("_", " ")
+    return gettext(label) if label is not None else key
 
 
-def event_title(event_type: str) -> str:
+def event_title(event_type: str) -> str | None:
+    """The event's translated title; None for a type without one (the page shows the stored type)."""
     title = EVENT_TITLES.get(event_type)
-    return gettext(title) if title is not None else event_type
+    return gettext(title) if title is not None else None
 
 
-def event_fields(payload: dict) -> list[tuple[str, str]]:
-    """(label, text) per field, in the payload's order; empty values shown as a dash, not as None."""
-    return [(label_of(key), _text(value)) for key, value in (payload or {}).items()]
+def event_fields(payload: dict) -> list[tuple[str, str, bool]]:
+    """(label, text, labelled) per field, in the payload's order; empty values shown as a dash, not as None.
+    The values are the evidence as it was written (codes, names, English reasons), so the page marks them
+    as data not to translate; so is the stored name of a field without a label."""
+    return [(label_of(key), _text(value), key in FIELD_LABELS) for key, value in (payload or {}).items()]

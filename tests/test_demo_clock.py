@@ -75,8 +75,10 @@ def test_a_newcomer_sees_expiry_reclaim_and_a_deadline_within_ten_minutes(demo_s
     assert deadline.grace_until - deadline.planned_at <= timedelta(seconds=20 + STEP_SECONDS)
 
 
-def test_production_keeps_the_wall_clock_whatever_the_simulation_scale():
+def test_production_keeps_the_wall_clock_whatever_the_simulation_scale(tmp_path):
+    # Production also needs its audit seal export folder (issue 38), or settings refuse to load.
     env = {**os.environ, "PORTAL_ENV": "production", "SECRET_KEY": "x" * 50, "AUDIT_SEAL_KEY": "y" * 32,
+           "AUDIT_SEAL_EXPORT_DIR": str(tmp_path),
            "SIMULATED_TIME_SCALE": "60", "DJANGO_SETTINGS_MODULE": "portal.settings"}
     code = "from django.conf import settings; print(settings.POLICY_TIME_SCALE)"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)

@@ -164,7 +164,7 @@ def test_the_borrower_sees_the_reclaim_deadline_and_the_ledger_and_lender_agree(
     assert f"{expires_in} min left" not in job_page  # not the time to the lease's expiry
 
     ledger = page(member, "/leases/", at(6))
-    lease_row = ledger[ledger.index(f"<td>{lease.pk}</td>"):]
+    lease_row = ledger[ledger.index(f"<td data-label=\"#\">{lease.pk}</td>"):]
     lease_row = lease_row[:lease_row.index("</tr>")]
     assert "being reclaimed" in lease_row and ">protected<" not in lease_row
     figure = re.search(r"Reclaiming (\d+) GPUs", lease_row)

@@ -57,7 +57,7 @@ class JobSubmitForm(forms.Form):
                     "Empty: it does not checkpoint."))
     env_image = forms.CharField(label=_("Container image"), required=False, max_length=300)
     command = forms.CharField(label=_("Command"), required=False, widget=forms.Textarea(attrs={"rows": 3}),
-                              help_text=_("What the job runs, e.g. python train.py --epochs 3"))
+                              help_text=_("What the job runs: one command line, as typed in a terminal"))
     working_dir = forms.CharField(label=_("Working directory"), required=False, max_length=500)
 
     def __init__(self, *args, tenant, **kwargs):

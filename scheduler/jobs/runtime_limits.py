@@ -6,6 +6,7 @@ Short classes get short defaults, so a job whose owner did not think about it st
 from django.utils.translation import gettext_lazy as _
 
 from quotas.common import limits
+from quotas.models import WorkloadClass
 
 DAY = 24 * 60
 # workload class -> (default minutes, maximum minutes)
@@ -32,7 +33,9 @@ def runtime_maximum(workload_class: str) -> int:
 
 
 def limits_table() -> str:
-    return "; ".join(f"{name} {default}/{maximum}" for name, (default, maximum) in RUNTIME_LIMITS.items())
+    """Each class by its label in the reader's language (the help text is read, not parsed)."""
+    return "; ".join(f"{WorkloadClass(name).label} {default}/{maximum}"
+                     for name, (default, maximum) in RUNTIME_LIMITS.items())
 
 
 def limits_help() -> str:

@@ -60,6 +60,8 @@ def _first_bad(value, path: str, pattern, depth: int = 0) -> str | None:
 
 def _refuse(request, field: str, message=CONTROL_REFUSED, *, in_body: bool = False):
     if is_api(request):
+        if field == "detail":  # the error envelope's own key, a string in every API error: name the field in it
+            return JsonResponse({"detail": f"{field}: {message}"}, status=400)
         return JsonResponse({field or "non_field_errors": [str(message)]}, status=400)
     return _refusal_page(request, field, in_body=in_body, message=None if message is CONTROL_REFUSED else message)
 

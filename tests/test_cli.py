@@ -8,6 +8,7 @@ from django.test import Client as WebClient
 from portal.accounts.authentication import BAD_TOKEN
 from portal.accounts.tokens import personal_token_create
 from quotas.models import Membership
+from scheduler.jobs.runtime_limits import runtime_default
 from scheduler.models import Job
 from tests import factories
 from tests.cli_helpers import Gpuq, install_gpuq
@@ -63,7 +64,7 @@ def test_submit_then_jobs_lists_one_line_per_job(gpuq, server, dev):
     assert first.code == second.code == 0, (first.err, second.err)
     jobs = list(Job.objects.order_by("id"))
     assert [(j.tenant.slug, j.total_gpus, j.max_runtime_minutes, j.checkpoint_interval_minutes) for j in jobs] == [
-        ("alpha", 4, 90, 30), ("alpha", 16, 60, None)]
+        ("alpha", 4, 90, 30), ("alpha", 16, runtime_default("evaluation"), None)]
     assert first.out.strip() == f"Submitted job {jobs[0].pk} to gpu-a (submitted)."
     cycle(world)
 

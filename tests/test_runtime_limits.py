@@ -56,7 +56,7 @@ def test_a_job_without_a_limit_gets_its_class_default_and_one_over_the_class_max
     assert response.json()["max_runtime_minutes"] == 60
     training = {**body, "workload_class": "training"}
     assert api(member).post("/api/v1/jobs/", training, format="json").json()["max_runtime_minutes"] == 24 * 60
-    response = api(member).post("/api/v1/jobs/", {**body, "max_runtime_minutes": 3 * 24 * 60}, format="json")
+    response = api(member).post("/api/v1/jobs/", {**body, "max_runtime_minutes": 8 * 24 * 60}, format="json")
     assert response.status_code == 400
     assert response.json()["max_runtime_minutes"] == [
-        str(OVER_CLASS_MAXIMUM).format(limit=2 * 24 * 60, workload_class="experiment")]
+        str(OVER_CLASS_MAXIMUM).format(limit=7 * 24 * 60, workload_class="experiment")]

@@ -2,7 +2,7 @@
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import PermissionDenied
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 
 from quotas.access import is_platform_admin
@@ -40,7 +40,7 @@ class PriorityClassListView(ScopedAPIView):
     def get(self, request):
         return Response(PriorityClassSerializer(selectors.priority_classes(), many=True).data)
 
-    @extend_schema(request=PriorityClassWriteSerializer, responses=PriorityClassSerializer,
+    @extend_schema(request=PriorityClassWriteSerializer, responses={201: PriorityClassSerializer},
                    summary="Add a priority class (platform admins)")
     def post(self, request):
         if not is_platform_admin(request.user):  # before validation: others learn nothing from a 400
@@ -60,6 +60,8 @@ class PriorityClassDetailView(ScopedAPIView):
         if not is_platform_admin(request.user):
             raise PermissionDenied(errors.PLATFORM_ADMIN_ONLY)
         pc = get_object_or_404(PriorityClass, name=name)
+        if not isinstance(request.data, dict):  # a JSON list or scalar: nothing to merge the name into
+            raise ValidationError({"non_field_errors": [str(errors.EXPECTED_OBJECT)]})
         serializer = PriorityClassWriteSerializer(data={"name": name, **request.data}, partial=True)
         serializer.is_valid(raise_exception=True)
         changes = {k: v for k, v in serializer.validated_data.items() if k not in ("name", "reason")

@@ -5,7 +5,8 @@ from decimal import Decimal
 from django.contrib.auth import get_user_model
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext_lazy as _
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.response import Response
@@ -73,7 +74,7 @@ class MemberSerializer(serializers.Serializer):
 
 @extend_schema(summary="The organisation tree of a pool: per node (unit or team) and GPU model, the guarantee, "
                        "GPUs used under it, borrowed from and lent outside its subtree",
-               parameters=[OpenApiParameter("pool", str, required=True)])
+               parameters=[OpenApiParameter("pool", str, required=True)], responses=OpenApiTypes.OBJECT)
 class OrgUnitTreeView(ScopedAPIView):
     scope = READABLE  # the tree a user reads is their branch; adding a unit is the service's platform check
 
@@ -87,7 +88,10 @@ class OrgUnitTreeView(ScopedAPIView):
                 tenants=set(tenants_for_user(request.user).values_list("id", flat=True)))
         return Response({"pool": pool.name, "nodes": [n.as_dict() for n in roots]})
 
-    @extend_schema(request=OrgUnitCreateSerializer, summary="Add an org unit (platform admins)")
+    @extend_schema(request=OrgUnitCreateSerializer, summary="Add an org unit (platform admins)",
+                   responses={201: inline_serializer("OrgUnitCreated", {
+                       "slug": serializers.CharField(), "name": serializers.CharField(),
+                       "level": serializers.CharField(), "parent": serializers.CharField(allow_null=True)})})
     def post(self, request):
         serializer = OrgUnitCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -103,7 +107,12 @@ class UnitQuotaView(ScopedAPIView):
         if not (is_platform_admin(request.user) or has_platform_role(request.user, QUOTA_APPROVER)):
             raise PermissionDenied(errors.QUOTA_ROLE_REQUIRED)
 
-    @extend_schema(request=UnitQuotaSerializer, summary="Set a unit's guarantee and limits on a pool × GPU model")
+    @extend_schema(request=UnitQuotaSerializer, summary="Set a unit's guarantee and limits on a pool × GPU model",
+                   responses=inline_serializer("UnitQuotaSet", {
+                       "unit": serializers.CharField(), "pool": serializers.CharField(),
+                       "gpu_model": serializers.CharField(), "gpus": serializers.IntegerField(),
+                       "borrowing_limit_gpus": serializers.IntegerField(allow_null=True),
+                       "lending_limit_gpus": serializers.IntegerField(allow_null=True)}))
     def post(self, request, unit: str):
         unit = _unit_for(request.user, unit)
         serializer = UnitQuotaSerializer(data=request.data)

@@ -15,7 +15,7 @@ RUNTIME_LIMITS: dict[str, tuple[int, int]] = {
     "evaluation": (4 * 60, 3 * DAY),
     "training": (DAY, 14 * DAY),
     "batch_inference": (8 * 60, 7 * DAY),
-    "experiment": (60, 2 * DAY),
+    "experiment": (60, 7 * DAY),  # sweeps and long ablations run for days; the default stays short
     "validation": (60, DAY),
 }
 FALLBACK = (60, limits.JOB_MAX_RUNTIME_MINUTES)

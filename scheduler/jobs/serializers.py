@@ -18,9 +18,13 @@ class EnvironmentSerializer(serializers.Serializer):
     detail = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
     variables = serializers.DictField(child=serializers.CharField(allow_blank=True,
                                                                   max_length=limits.ENV_VAR_VALUE_LENGTH),
-                                      required=False, default=dict,
+                                      required=False, default=dict, allow_null=True,
                                       help_text=f"Environment variables of the run (at most {limits.ENV_VARS}); "
-                                                "never shown in reports or audit")
+                                                "never shown in reports or audit; null in a response to whoever "
+                                                "may not read the job's contents")
+
+    def validate_variables(self, value):
+        return value or {}  # null (as responses show it to others) asks for none
 
     def to_internal_value(self, data):
         # A variable put beside `variables` instead of inside it used to vanish with a 201.

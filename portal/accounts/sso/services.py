@@ -173,7 +173,7 @@ def directory_access_sync(*, account_id: int, groups: list[str] | None, reason: 
     groups it last reported when ``groups`` is None (the rules may have changed). A person the directory
     no longer has passes ``groups=[]``. True when anything changed."""
     with transaction.atomic():
-        account = DirectoryAccount.objects.select_for_update().select_related("user").filter(pk=account_id).first()
+        account = DirectoryAccount.objects.select_for_update(of=("self",)).select_related("user").filter(pk=account_id).first()
         if account is None:
             return False
         if groups is not None:

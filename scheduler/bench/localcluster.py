@@ -1,6 +1,7 @@
 """A private single-host Slurm from Debian's packages (munge, slurmctld, one `slurmd -N` per node) in a
 folder of its own, for the tests and `make demo BACKEND=slurm`. Loopback only, fake GPUs through
-`gres.conf` with empty device files, no accounting database. Runs as root (slurmd must)."""
+`gres.conf` with empty device files, and accounting (slurmdbd on a private MariaDB, localaccounting.py) so
+`sacct` and QOS work as on a real site. Runs as root (slurmd must)."""
 from __future__ import annotations
 
 import os
@@ -11,6 +12,8 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from scheduler.bench.localaccounting import INSTALL_HINT, LocalAccounting
 
 DAEMONS = ("munged", "slurmctld", "slurmd")
 
@@ -52,7 +55,15 @@ class LocalCluster:
     nodes: tuple[LocalNode, ...] = DEFAULT_NODES
     partition: str = "gpu"
     cluster_name: str = "portaltest"
+    accounting: bool = True
     pids: dict[str, int] = field(default_factory=dict)
+    _accounting: LocalAccounting | None = field(default=None, repr=False)
+
+    @property
+    def acct(self) -> LocalAccounting:
+        if self._accounting is None:
+            self._accounting = LocalAccounting(self.root, self.env)
+        return self._accounting
 
     @property
     def conf(self) -> Path:
@@ -78,6 +89,9 @@ class LocalCluster:
                 "apt-get install -y slurmctld slurmd slurm-client munge")
         if os.geteuid() != 0:
             raise LocalClusterError("The local Slurm needs root: slurmd runs jobs as their users.")
+        if self.accounting and self.acct.missing():
+            raise LocalClusterError(f"Slurm accounting is not installed (missing {', '.join(self.acct.missing())}): "
+                                    f"{INSTALL_HINT}")
 
     def write_config(self) -> None:
         for d in ("munge", "state", "spool", "log", "dev", "jobs"):
@@ -88,7 +102,7 @@ class LocalCluster:
             key.write_bytes(os.urandom(1024))
             key.chmod(0o600)
         host = socket.gethostname()
-        ctl_port, *node_ports = _free_ports(1 + len(self.nodes))
+        ctl_port, self.acct.db_port, self.acct.dbd_port, *node_ports = _free_ports(3 + len(self.nodes))
         lines = [
             f"ClusterName={self.cluster_name}",
             f"SlurmctldHost={host}(127.0.0.1)",
@@ -105,9 +119,10 @@ class LocalCluster:
             "SlurmctldDebug=info", "SlurmdDebug=info",
             # No cgroups in containers: track processes by parent id, no task containment.
             "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none",
-            "JobAcctGatherType=jobacct_gather/none", "AccountingStorageType=accounting_storage/none",
+            *(self._accounting_lines() if self.accounting else
+              ["JobAcctGatherType=jobacct_gather/none", "AccountingStorageType=accounting_storage/none"]),
             "JobCompType=jobcomp/none", "MpiDefault=none", "SwitchType=switch/none",
-            "SelectType=select/cons_tres", "SelectTypeParameters=CR_Core",
+            "SelectType=select/cons_tres", "SelectTypeParameters=CR_Core_Memory", "DefMemPerCPU=256",
             "GresTypes=gpu",
             # The node lines below describe fake hardware; slurmd takes them over what it detects.
             "SlurmdParameters=config_overrides",
@@ -130,6 +145,14 @@ class LocalCluster:
                 files.append(str(dev))
             gres += [f"NodeName={node.name} Name=gpu Type={node.gres_type} File={f}" for f in files]
         (self.root / "gres.conf").write_text("\n".join(gres) + "\n")
+        if self.accounting:
+            self.acct.write_config(slurmdbd_pid=self.pid_file("slurmdbd"))
+
+    def _accounting_lines(self) -> list[str]:
+        # No cgroups here, so memory is enforced the cgroup-less way: jobacct_gather/linux samples each step
+        # every second and OverMemoryKill kills one that exceeds its --mem (Slurm records OUT_OF_MEMORY).
+        return [*self.acct.slurm_conf_lines(), "JobAcctGatherType=jobacct_gather/linux",
+                "JobAcctGatherFrequency=task=1", "JobAcctGatherParams=OverMemoryKill"]
 
     def _run(self, *argv: str, timeout: float = 30) -> subprocess.CompletedProcess:
         try:
@@ -153,12 +176,16 @@ class LocalCluster:
     def pid_file(self, daemon: str) -> Path:
         """Where a daemon of this cluster writes its pid: `munged`, `slurmctld` or `slurmd-<node>`; the
         one place that says so, for starting, finding and stopping them."""
-        return self.root / "munge" / "munged.pid" if daemon == "munged" else self.root / f"{daemon}.pid"
+        if daemon == "munged":
+            return self.root / "munge" / "munged.pid"
+        if daemon == "mariadbd":
+            return self.root / "db" / "mariadbd.pid"
+        return self.root / f"{daemon}.pid"
 
     def attach(self) -> "LocalCluster":
         """Take over the daemons a cluster started earlier in this folder wrote pid files for (the demo's
         cluster outlives the demo), so `stop` can end them."""
-        for name in ("munged", "slurmctld", *(f"slurmd-{n.name}" for n in self.nodes)):
+        for name in ("munged", "mariadbd", "slurmdbd", "slurmctld", *(f"slurmd-{n.name}" for n in self.nodes)):
             try:
                 self.pids[name] = int(self.pid_file(name).read_text().strip())
             except (FileNotFoundError, ValueError):
@@ -172,12 +199,54 @@ class LocalCluster:
         self._run("munged", "--force", f"--key-file={m}/munge.key", f"--socket={m}/munge.sock",
                   f"--pid-file={self.pid_file('munged')}", f"--log-file={m}/munged.log", f"--seed-file={m}/munged.seed")
         self.pids["munged"] = self._wait_pid(self.pid_file("munged"))
+        if self.accounting:
+            self.start_accounting()
         self.start_controller()
         for node in self.nodes:
             self._run("slurmd", "-N", node.name)
             self.pids[f"slurmd-{node.name}"] = self._wait_pid(self.pid_file(f"slurmd-{node.name}"))
         self.wait_idle(timeout)
         return self
+
+    def start_accounting(self) -> None:
+        """MariaDB, then slurmdbd on it, then this cluster registered, before slurmctld starts (it reports
+        every job from its first one)."""
+        try:
+            self.acct.install_database()
+            # mariadbd does not daemonize itself: `setsid -f` detaches it, so it is no child of this process
+            # (a child would linger as a zombie after stop, and look alive to the next `is_running`).
+            subprocess.run(["setsid", "-f", *self.acct.mariadb_argv()], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30, check=True)
+            self.pids["mariadbd"] = self._wait_pid(self.pid_file("mariadbd"), timeout=30)
+            deadline = time.monotonic() + 30
+            while not self.acct.database_answers():
+                if time.monotonic() > deadline:
+                    raise LocalClusterError(f"MariaDB did not answer in 30s\n{self.log_tail()}")
+                time.sleep(0.1)
+            self._run("slurmdbd")
+            self.pids["slurmdbd"] = self._wait_pid(self.pid_file("slurmdbd"))
+            self.acct.wait_dbd()
+        except (subprocess.CalledProcessError, TimeoutError) as exc:
+            raise LocalClusterError(f"Slurm accounting did not start: {exc}\n{self.log_tail()}") from exc
+        self.sacctmgr("add", "cluster", self.cluster_name, ok_exists=True)
+
+    def sacctmgr(self, *argv: str, ok_exists: bool = False) -> str:
+        """An accounting change as an admin makes it (`sacctmgr -i`); "already exists" is fine when asked."""
+        done = self.acct.sacctmgr(*argv)
+        text = done.stdout + done.stderr
+        if done.returncode != 0 and not (ok_exists and ("already exists" in text or "Nothing new" in text)):
+            raise LocalClusterError(f"sacctmgr {' '.join(argv)} failed ({done.returncode}): {text.strip()}")
+        return done.stdout
+
+    def add_accounts(self, *names: str, user: str = "root") -> None:
+        """Slurm accounts (the tenants' slugs, as the portal's `--account=<tenant>`), with `user` in each."""
+        self.sacctmgr("add", "account", ",".join(names), f"cluster={self.cluster_name}", ok_exists=True)
+        self.sacctmgr("add", "user", user, f"account={','.join(names)}", f"cluster={self.cluster_name}", ok_exists=True)
+
+    def add_qos(self, name: str, *, priority: int = 0, user: str = "root") -> None:
+        """A QOS `user` may submit with (added to its associations), as a site defines `urgent` or `scavenger`."""
+        self.sacctmgr("add", "qos", name, f"priority={priority}", ok_exists=True)
+        self.sacctmgr("modify", "user", user, "set", f"qos+={name}", ok_exists=True)
 
     def start_controller(self, *, clear: bool = False) -> None:
         # -c: a fresh controller state the first time (or when asked: a controller that lost its state);
@@ -252,9 +321,17 @@ class LocalCluster:
 
     def stop(self) -> None:
         # Jobs first, so no sleep outlives the cluster; then the nodes, the controller, munge.
-        subprocess.run(["scancel", "--full", f"--partition={self.partition}"], env=self.env, capture_output=True,
-                       timeout=10, check=False)
+        if "slurmctld" in self.pids:
+            try:
+                subprocess.run(["scancel", "--full", f"--partition={self.partition}"], env=self.env,
+                               capture_output=True, timeout=10, check=False)
+            except subprocess.TimeoutExpired:
+                pass  # a controller that does not answer is stopped below all the same
         for name in [n for n in self.pids if n.startswith("slurmd-")]:
             self._kill(name)
         self._kill("slurmctld")
+        self._kill("slurmdbd")
+        self._kill("mariadbd")
         self._kill("munged")
+        if self.accounting:
+            self.acct.remove_data()  # ~40 MB per cluster; nothing in it outlives the cluster

@@ -1,5 +1,6 @@
 """Tests against a real Slurm: one private cluster per test process (xdist worker), started from Debian's
-packages by `LocalCluster`. When Slurm cannot start the tests fail, never skip: CI installs it (.ci/run)."""
+packages by `LocalCluster`, with accounting (slurmdbd on a private MariaDB) so `sacct` and QOS are real.
+When Slurm or its accounting cannot start the tests fail, never skip: CI installs them (.ci/run)."""
 import tempfile
 from pathlib import Path
 
@@ -20,6 +21,8 @@ def slurm_cluster():
     cluster = LocalCluster(root)
     try:
         cluster.start()
+        # The tenants' accounts, as a site's admin creates them: portal jobs carry --account=<tenant>.
+        cluster.add_accounts("alpha", "beta")
     except LocalClusterError as exc:
         cluster.stop()
         pytest.fail(f"The local Slurm did not start: {exc}", pytrace=False)

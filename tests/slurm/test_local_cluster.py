@@ -26,6 +26,25 @@ def test_a_batch_job_runs_on_the_node_it_asks_for(slurm_cluster, tmp_path):
     assert marker.read_text().strip() == "n-h100-2"
 
 
+def test_it_records_jobs_in_its_own_accounting_database(slurm_cluster, tmp_path):
+    """slurmdbd on the fixture's private MariaDB (never the machine's at 3306): sacct knows a finished job,
+    under the tenant's account."""
+    marker = tmp_path / "done"
+    job_id = subprocess.run(
+        ["sbatch", "--parsable", "--account=alpha", "--gres=gpu:a100:1", "-o", "/dev/null", f"--wrap=touch {marker}"],
+        env=slurm_cluster.env, capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    deadline, rows = time.monotonic() + 30, []
+    while time.monotonic() < deadline:
+        rows = subprocess.run(["sacct", "-n", "-P", "-X", "-j", job_id, "-o", "JobID,State,Account"],
+                              env=slurm_cluster.env, capture_output=True, text=True, timeout=10).stdout.split()
+        if rows and rows[0].split("|")[1] == "COMPLETED":
+            break
+        time.sleep(0.3)
+    assert rows == [f"{job_id}|COMPLETED|alpha"]
+    conf = (slurm_cluster.root / "slurmdbd.conf").read_text()
+    assert f"StoragePort={slurm_cluster.acct.db_port}" in conf and slurm_cluster.acct.db_port != 3306
+
+
 def test_the_demo_command_stops_a_cluster_a_former_process_started(tmp_path, settings):
     """`make demo BACKEND=slurm` leaves its cluster running after Ctrl-C; `demo_slurm --stop` ends every daemon."""
     import os

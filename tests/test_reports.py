@@ -67,7 +67,8 @@ def test_tenant_report_matches_the_hand_computed_month(month):
     assert r["fairness"] == {"capacity_gpu_hours": 14784.0, "used_share_of_capacity": 0.0083,  # 123 / 14784
                              "base_share_of_capacity": 0.2662}  # 3936 / 14784
     # Ended in March: R2 (failed), R1, R3, R4 (cancelled), R9; R6 ends in April, R5 runs.
-    assert r["outcomes"] == {"runs_ended": 5, "failed": 1, "cancelled": 1, "preempted": 0, "failure_rate": 0.2,
+    assert r["outcomes"] == {"runs_ended": 5, "failed": 1, "failed_timeout": 0, "failed_out_of_memory": 0,
+                             "cancelled": 1, "preempted": 0, "failure_rate": 0.2,
                              "cancel_rate": 0.2}
     assert r["preemptions"] == {"count": 0, "gpu_hours_lost": 0.0, "withdrawn": 0, "gpu_hours_spared": 0.0}
     assert r["waits"] == [
@@ -105,7 +106,8 @@ def test_platform_report_matches_the_hand_computed_month(month):
     # After the drain the base quotas promise more than the pool has: the report shows it.
     assert r["fairness"] == {"capacity_gpu_hours": 14784.0, "used_share_of_capacity": 0.0381,
                              "base_share_of_capacity": 1.0065}
-    assert r["outcomes"] == {"runs_ended": 7, "failed": 1, "cancelled": 1, "preempted": 1, "failure_rate": 0.1429,
+    assert r["outcomes"] == {"runs_ended": 7, "failed": 1, "failed_timeout": 0, "failed_out_of_memory": 0,
+                             "cancelled": 1, "preempted": 1, "failure_rate": 0.1429,
                              "cancel_rate": 0.1429}
     assert r["waits"] == [
         {"priority_class": "experiment", "runs": 3, "p50_minutes": 1.0, "p95_minutes": 60.0},  # 30, 60, 3600 s

@@ -102,6 +102,7 @@ def summary_rows(report: dict) -> list[tuple[str, object, str]]:
         (_("Used share of capacity"), f["used_share_of_capacity"], SHARE),
         (_("Base share of capacity"), f["base_share_of_capacity"], SHARE),
         (_("Runs ended"), o["runs_ended"], COUNT), (_("Runs failed"), o["failed"], COUNT),
+        (_("Runs timed out"), o["failed_timeout"], COUNT), (_("Runs out of memory"), o["failed_out_of_memory"], COUNT),
         (_("Runs cancelled"), o["cancelled"], COUNT), (_("Failure rate"), o["failure_rate"], SHARE),
         (_("Cancel rate"), o["cancel_rate"], SHARE), (_("Preemptions"), p["count"], COUNT),
         (_("GPU-hours lost to preemption"), p["gpu_hours_lost"], HOURS),

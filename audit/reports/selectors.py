@@ -16,6 +16,7 @@ from django.utils import timezone
 from audit.models import AuditEvent, UsageMonthly, UsageRecord, UsageWaitHistogram
 from audit.reports.trend import usage_trend
 from audit.reports.units import chargeback_units, gpu_hours, wait_minutes
+from audit.usage import causes
 from audit.usage.months import month_bounds, overlap_seconds
 from audit.usage.rollups import MONTHLY_KEY, MONTHLY_SUMS, ROW_FIELDS, Contributions
 from quotas.models import GpuModel, Node, Pool, Project, Quota, Tenant
@@ -146,6 +147,15 @@ def _withdrawn_stops(lo, hi, tenant: Tenant | None, project: Project | None) -> 
         events = events.filter(payload__project=project.slug)
     spared = [float(p.get("gpu_hours_spared") or 0) for p in events.values_list("payload", flat=True)]
     return {"withdrawn": len(spared), "gpu_hours_spared": round(sum(spared), 2)}
+
+
+def _failure_causes(lo, hi, scope: Q) -> dict[str, int]:
+    """Runs of the month the cluster ended for a cause it named (timeout, out of memory), by cause; from the
+    usage records, which keep the error type the rollups do not."""
+    counted = dict(UsageRecord.objects.filter(scope, outcome=UsageRecord.Outcome.FAILED, ended_at__gte=lo,
+                                              ended_at__lt=hi, error_type__in=list(causes.LABELS))
+                   .values("error_type").annotate(n=Count("id")).values_list("error_type", "n"))
+    return {cause: counted.get(cause, 0) for cause in causes.LABELS}
 
 
 def _chargeback_rows(by_charge: dict, models: dict) -> list[dict]:
@@ -279,6 +289,7 @@ def usage_report(*, month: date, tenant: Tenant | None = None, project: Project 
                      "used_share_of_capacity": _ratio(totals["gpu_seconds"], capacity),
                      "base_share_of_capacity": _ratio(base_total, capacity)},
         "outcomes": {"runs_ended": int(ended), "failed": int(totals["runs_failed"]),
+                     **{f"failed_{cause}": n for cause, n in _failure_causes(lo, hi, scope).items()},
                      "cancelled": int(totals["runs_cancelled"]), "preempted": int(totals["runs_preempted"]),
                      "failure_rate": _ratio(totals["runs_failed"], ended),
                      "cancel_rate": _ratio(totals["runs_cancelled"], ended)},

@@ -9,6 +9,7 @@ from django.db.models import Q
 from django.utils.translation import gettext as _
 
 from audit.models import AuditEvent
+from audit.usage import causes
 from quotas.common import times
 from quotas.models import Node
 from scheduler.jobs.wait_text import code_title
@@ -75,6 +76,8 @@ def _text(event_type: str, p: dict) -> str:
     if event_type == "preemption.reassigned":
         return _("Stop now for job #%(job)s, ahead in the queue (planned for job #%(previous)s)") % {
             "job": p.get("preemptor_job_id", "?"), "previous": p.get("previous_preemptor_job_id", "?")}
+    if event_type == "job.failed" and p.get("error_type") in causes.LABELS:
+        return _("Failed: %(cause)s") % {"cause": causes.LABELS[p["error_type"]]}
     if event_type in ("job.succeeded", "job.failed", "job.cancelled"):
         return {"job.succeeded": _("Succeeded"), "job.failed": _("Failed"), "job.cancelled": _("Cancelled")}[event_type]
     return event_type

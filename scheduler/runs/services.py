@@ -14,6 +14,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from audit.chain.services import audit_record
+from audit.usage import causes
 from audit.usage.services import usage_record_close
 from quotas.leases import end_reasons
 from quotas.leases import services as lease_services
@@ -32,7 +33,7 @@ RETRY_BASE_SECONDS = 5
 RETRY_MAX_SECONDS = 300
 LOST_REASON = "The cluster no longer knows this run"
 # What the portal records as a job's error type when the cluster ended it at its runtime limit.
-TIMEOUT = "timeout"
+TIMEOUT = causes.TIMEOUT
 
 
 # Enqueued by name: the task module builds on this one, not the reverse. The tick retries a stop or
@@ -155,8 +156,8 @@ def _record_report(*, run_id: int, job_id: int, report: B.RunReport, now: dateti
             job_start(job=job, expected_end=ended_at, now=report.started_at or ended_at)
         outcome = Job.Status.SUCCEEDED if report.outcome == B.RUN_SUCCEEDED else Job.Status.FAILED
         error = "" if outcome == Job.Status.SUCCEEDED else (report.reason or report.backend_state or "failed")
-        if report.backend_state == "TIMEOUT":  # ended at its runtime limit, on either backend
-            error = TIMEOUT
+        if report.backend_state in causes.BACKEND_STATES:  # its runtime limit or its memory, on either backend
+            error = causes.BACKEND_STATES[report.backend_state]
         job_finish(job=job, outcome=outcome, error_type=error, now=ended_at)
         return "finished"
     cause = "lost" if lost else (report.backend_state or "requeued").lower()

@@ -9,6 +9,7 @@
 - sync_inventory: `sinfo --json` plus MAINT reservations from `scontrol show reservation`, and what each
   running job holds per node from the tick's `squeue --json` (allocations.py).
 """
+import dataclasses
 import math
 import os
 import re
@@ -26,6 +27,8 @@ from scheduler.backends.slurm.cli import SlurmCli
 NOTHING_TO_RUN = "Job #{id} has nothing to run on Slurm: give it a command or a script"
 NO_GRES_TYPE = "No Slurm GRES type maps to GPU model {model} in pool {pool} (backend setting gres_models)"
 NOT_PLACED = "Job #{id} has no placed nodes to pin it to"
+OUT_OF_MEMORY_REASON = "OutOfMemory"  # Slurm's own reason code for it
+KILLED = 128 + 9  # SIGKILL, how Slurm's memory enforcement ends a step
 SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 ANNOTATE_CHUNK = 200  # job ids per scontrol call, well inside any argv limit
 HELD_REASONS = ("JobHeldUser", "JobHeldAdmin")
@@ -160,7 +163,26 @@ class SlurmBackend(B.Backend):
             elif run.state == "stopping":
                 # Never reached Slurm (the start failed before sbatch): nothing to stop.
                 reports[run.pk] = B.RunReport(outcome=B.RUN_CANCELLED, backend_state="NOT_SUBMITTED", ended_at=now)
+        self._mark_memory_kills(reports)
         return reports
+
+    def _mark_memory_kills(self, reports: dict[int, B.RunReport]) -> None:
+        """Where Slurm enforces --mem without cgroups (jobacct_gather's OverMemoryKill) it kills the step with
+        SIGKILL and records the job FAILED, not OUT_OF_MEMORY. Such a job is told apart by its accounting: a
+        step whose peak RSS reached what the job asked for. One sacct call for all such jobs of the tick."""
+        killed = {pk: r for pk, r in reports.items()
+                  if r.backend_state == "FAILED" and r.exit_code == KILLED and r.external_id}
+        if not killed:
+            return
+        try:
+            out = self.cli.run("sacct", "-n", "-P", "-j", ",".join(sorted({r.external_id for r in killed.values()})),
+                               "-o", "JobID,State,MaxRSS,ReqMem")
+        except B.BackendError:
+            return  # no accounting on this cluster: left as Slurm recorded it
+        oom = parse.memory_kills(out)
+        for pk, report in killed.items():
+            if report.external_id in oom:
+                reports[pk] = dataclasses.replace(report, backend_state="OUT_OF_MEMORY", reason=OUT_OF_MEMORY_REASON)
 
     def _keep_one(self, run, ids: list[str], known: dict) -> str:
         """Two live Slurm jobs for one attempt (a start that raced before the pool's tick lock): the one
@@ -201,7 +223,7 @@ class SlurmBackend(B.Backend):
             fields = line.split("|")
             if len(fields) >= 5 and fields[0] == slurm_id:
                 state = fields[1].split()[0]
-                code = int(fields[2].split(":")[0]) if fields[2].split(":")[0].isdigit() else None
+                code = parse.sacct_exit_code(fields[2])
                 start, end = (_sacct_time(v) for v in fields[3:5])
                 return B.RunReport(outcome=parse.JOB_STATES.get(state, B.RUN_LOST), external_id=slurm_id,
                                    backend_state=state, exit_code=code, started_at=start, ended_at=end,

@@ -53,6 +53,52 @@ def _expand_one(name: str) -> list[str]:
     return [n for o in out for n in _expand_one(o)]
 
 
+_MEM_UNITS = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
+
+
+def memory_mb(text: str) -> float | None:
+    """sacct's MaxRSS or ReqMem (`100284K`, `50M`, `4G`, older `4000Mn`/`Mc`) in MiB; None when empty."""
+    text = (text or "").strip().rstrip("nc")
+    if not text:
+        return None
+    unit = text[-1].upper()
+    try:
+        return float(text[:-1]) * _MEM_UNITS[unit] if unit in _MEM_UNITS else float(text) / (1024 * 1024)
+    except ValueError:
+        return None
+
+
+def memory_kills(sacct_out: str) -> set[str]:
+    """Job ids whose accounting (`sacct -n -P -j ... -o JobID,State,MaxRSS,ReqMem`, steps included) shows
+    they ran out of memory: a step Slurm recorded OUT_OF_MEMORY (cgroup sites), or a step whose peak RSS
+    reached the memory the job asked for (jobacct_gather's OverMemoryKill, which records the job FAILED
+    with signal 9)."""
+    asked: dict[str, float] = {}
+    peaks: dict[str, float] = {}
+    found = set()
+    for line in sacct_out.splitlines():
+        fields = line.split("|")
+        if len(fields) < 4:
+            continue
+        job_id = fields[0].split(".")[0]
+        if fields[1].split()[0:1] == ["OUT_OF_MEMORY"]:
+            found.add(job_id)
+        if "." not in fields[0] and memory_mb(fields[3]):
+            asked[job_id] = memory_mb(fields[3])
+        rss = memory_mb(fields[2])
+        if rss:
+            peaks[job_id] = max(peaks.get(job_id, 0.0), rss)
+    return found | {j for j, peak in peaks.items() if j in asked and peak >= asked[j]}
+
+
+def sacct_exit_code(text: str) -> int | None:
+    """sacct's ExitCode `code:signal` as a shell would tell it (128 + signal when killed)."""
+    code, _, signal = (text or "").partition(":")
+    if signal.isdigit() and int(signal):
+        return 128 + int(signal)
+    return int(code) if code.isdigit() else None
+
+
 def exit_code(status: int | None) -> int | None:
     """squeue's exit_code is a wait status: high byte the exit code, low bits the killing signal."""
     if status is None:

@@ -148,6 +148,16 @@ def test_slurm_states_map_to_run_outcomes(state, outcome):
         assert report.reason == "TIMEOUT"
 
 
+def test_sacct_tells_a_memory_kill_from_any_other_sigkill():
+    # As sacct printed them on the local Slurm (jobacct_gather + OverMemoryKill), plus a cgroup site's row.
+    out = "\n".join(["3|FAILED||50M", "3.batch|CANCELLED by 0|102600K|", "4|FAILED||4G",
+                     "4.batch|CANCELLED by 0|1200M|", "5|FAILED||", "5.batch|FAILED|9000M|",
+                     "6|OUT_OF_MEMORY||8G", "6.batch|OUT_OF_MEMORY|2G|"])
+    assert parse.memory_kills(out) == {"3", "6"}  # 4 stayed under its 4 G; 5 asked for nothing
+    assert (parse.memory_mb("100284K"), parse.memory_mb("4000Mn"), parse.memory_mb("")) == (97.93359375, 4000, None)
+    assert (parse.sacct_exit_code("0:9"), parse.sacct_exit_code("4:0"), parse.sacct_exit_code("")) == (137, 4, None)
+
+
 def test_drain_down_and_maint_are_maintenance_with_a_reason():
     assert parse.node_maintenance({"state": "idle", "state_flags": ["DRAIN"], "reason": "disk swap"}) == (True, "disk swap")
     assert parse.node_maintenance({"state": "down", "state_flags": [], "reason": ""}) == (True, "DOWN")

@@ -1,5 +1,5 @@
-"""`make demo BACKEND=slurm`: start the private local Slurm in var/slurm (4 nodes, fake GPUs; needs root and
-Debian's slurmctld, slurmd, slurm-client, munge), add a pool governing it, sync its inventory and give the
+"""`make demo BACKEND=slurm`: start the private local Slurm in var/slurm (4 nodes, fake GPUs, accounting; needs
+root and Debian's slurmctld, slurmd, slurm-client, slurmdbd, munge, mariadb-server), add a pool governing it, sync its inventory and give the
 demo teams base quota there, so real `sleep` jobs run through sbatch. Idempotent."""
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -31,6 +31,8 @@ class Command(BaseCommand):
         else:
             try:
                 cluster.start()
+                # Slurm accounts of the demo's tenants: portal jobs carry --account=<tenant>.
+                cluster.add_accounts("llm", "vision", "speech")
             except LocalClusterError as exc:
                 raise CommandError(str(exc)) from exc
             self.stdout.write(self.style.SUCCESS(f"Local Slurm started: SLURM_CONF={cluster.conf}"))

@@ -159,7 +159,7 @@ class SlurmBackend(B.Backend):
                 reports[run.pk] = B.RunReport(outcome=B.RUN_LOST, external_id=slurm_id, backend_state="UNKNOWN",
                                               reason=f"Slurm no longer knows job {slurm_id}")
             elif slurm_id:
-                reports[run.pk] = self._aged_out(slurm_id)
+                reports[run.pk] = self._aged_out(slurm_id, name=None if native else name)
             elif run.state == "stopping":
                 # Never reached Slurm (the start failed before sbatch): nothing to stop.
                 reports[run.pk] = B.RunReport(outcome=B.RUN_CANCELLED, backend_state="NOT_SUBMITTED", ended_at=now)
@@ -203,9 +203,11 @@ class SlurmBackend(B.Backend):
     def cancel_twin(self, external_id: str) -> None:
         self.cli.run("scancel", external_id)
 
-    def _aged_out(self, slurm_id: str) -> B.RunReport:
+    def _aged_out(self, slurm_id: str, *, name: str | None = None) -> B.RunReport:
         """A job missing from the listing: asked for by id first (the listing may have raced a state
-        change), then sacct (older than MinJobAge, when accounting is configured), else lost."""
+        change), then sacct (older than MinJobAge, when accounting is configured), else lost. `name`, for a
+        portal run: a record of another name is another job that got the id (a controller that lost its
+        state numbers afresh)."""
         try:
             single = self.cli.json("squeue", f"--jobs={slurm_id}")
         except B.BackendError as exc:
@@ -216,18 +218,23 @@ class SlurmBackend(B.Backend):
             if str(job.get("job_id")) == slurm_id:
                 return parse.job_report(job)
         try:
-            out = self.cli.run("sacct", "-n", "-P", "-X", "-j", slurm_id, "-o", "JobID,State,ExitCode,Start,End,Reason")
+            out = self.cli.run("sacct", "-n", "-P", "-X", "-j", slurm_id, "-o",
+                               "JobID,State,ExitCode,Start,End,Reason,JobName")
         except B.BackendError:
             out = ""
         for line in out.splitlines():
             fields = line.split("|")
-            if len(fields) >= 5 and fields[0] == slurm_id:
-                state = fields[1].split()[0]
-                code = parse.sacct_exit_code(fields[2])
-                start, end = (_sacct_time(v) for v in fields[3:5])
-                return B.RunReport(outcome=parse.JOB_STATES.get(state, B.RUN_LOST), external_id=slurm_id,
-                                   backend_state=state, exit_code=code, started_at=start, ended_at=end,
-                                   reason=fields[5] if len(fields) > 5 and fields[5] != "None" else "")
+            if len(fields) < 7 or fields[0] != slurm_id or (name is not None and fields[6] != name):
+                continue
+            if fields[1] == "CANCELLED":
+                # Cancelled by nobody: slurmdbd closed the books on a job its controller lost (restarted
+                # without its state). The cluster lost the run; a cancel names who asked ("CANCELLED by 0").
+                break
+            state = fields[1].split()[0]
+            start, end = (_sacct_time(v) for v in fields[3:5])
+            return B.RunReport(outcome=parse.JOB_STATES.get(state, B.RUN_LOST), external_id=slurm_id,
+                               backend_state=state, exit_code=parse.sacct_exit_code(fields[2]), started_at=start,
+                               ended_at=end, reason=fields[5] if fields[5] != "None" else "")
         return B.RunReport(outcome=B.RUN_LOST, external_id=slurm_id, backend_state="UNKNOWN",
                            reason=f"Slurm no longer knows job {slurm_id}")
 

@@ -299,25 +299,28 @@ class LocalCluster:
 
     # --- tear-down --------------------------------------------------------------------------------------
 
-    def _kill(self, name: str, timeout: float = 15) -> None:
-        pid = self.pids.pop(name, None)
-        if pid is None:
-            return
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+    def _kill(self, *names: str, timeout: float = 15) -> None:
+        """SIGTERM to each, then wait for all at once (each takes ~2 s to wind down), SIGKILL what is left."""
+        pids = [pid for pid in (self.pids.pop(name, None) for name in names) if pid is not None]
+        for pid in list(pids):
             try:
-                os.kill(pid, 0)
+                os.kill(pid, signal.SIGTERM)
             except ProcessLookupError:
-                return
-            time.sleep(0.1)
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+                pids.remove(pid)
+        deadline = time.monotonic() + timeout
+        while pids and time.monotonic() < deadline:
+            for pid in list(pids):
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    pids.remove(pid)
+            if pids:
+                time.sleep(0.1)
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def stop(self) -> None:
         # Jobs first, so no sleep outlives the cluster; then the nodes, the controller, munge.
@@ -327,8 +330,7 @@ class LocalCluster:
                                capture_output=True, timeout=10, check=False)
             except subprocess.TimeoutExpired:
                 pass  # a controller that does not answer is stopped below all the same
-        for name in [n for n in self.pids if n.startswith("slurmd-")]:
-            self._kill(name)
+        self._kill(*[n for n in self.pids if n.startswith("slurmd-")])
         self._kill("slurmctld")
         self._kill("slurmdbd")
         self._kill("mariadbd")

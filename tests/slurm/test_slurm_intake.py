@@ -55,6 +55,9 @@ def test_a_held_job_is_imported_explained_in_its_comment_then_released_onto_its_
 
 
 def test_an_unknown_account_is_refused_with_the_reason_in_the_comment(slurm_world):
+    # An account Slurm knows and the portal does not (with accounting, Slurm swaps an account it does not
+    # know for the user's default one).
+    slurm_world.cluster.add_accounts("nobody")
     slurm_id = _sbatch_held(slurm_world, "--account=nobody", "--gres=gpu:h100:1", "-J", "stray", "--wrap", "sleep 1")
     result = native_intake(pool=slurm_world.pool)
     assert result.imported == [] and slurm_id in result.rejected

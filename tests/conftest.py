@@ -5,6 +5,7 @@ from rest_framework.test import APIClient
 
 from quotas.access import AUDITOR, PLATFORM_ADMIN, QUOTA_APPROVER
 from quotas.models import Membership
+from tests import depth  # noqa: F401  (loads the hypothesis profile before any test module builds its settings)
 from tests import factories
 
 

@@ -5,6 +5,7 @@ from rest_framework.test import APIClient
 
 from quotas.access import AUDITOR, PLATFORM_ADMIN, QUOTA_APPROVER
 from quotas.models import Membership
+from tests import depth  # noqa: F401  (loads the hypothesis profile before any test module builds its settings)
 from tests import factories
 
 
@@ -28,6 +29,26 @@ def _flush_past_the_truncate_guard():
 
 
 _flush_past_the_truncate_guard()
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(request, django_test_environment, django_db_blocker, django_db_modify_db_settings):
+    """pytest-django's, except that the test database is cloned from a migrated template (tests/template_db.py)
+    rather than migrated from scratch in every test process; `migrate` then only confirms it is current."""
+    from django.db import connection
+    from django.test.utils import setup_databases, teardown_databases
+    from pytest_django.fixtures import _get_databases_for_setup
+
+    from tests.template_db import clone_test_database
+
+    aliases, serialized_aliases = _get_databases_for_setup(request.session.items)
+    with django_db_blocker.unblock():
+        cloned = "default" in aliases and clone_test_database(connection)
+        config = setup_databases(verbosity=request.config.option.verbose, interactive=False, aliases=aliases,
+                                 serialized_aliases=serialized_aliases, keepdb=cloned)
+    yield
+    with django_db_blocker.unblock():
+        teardown_databases(config, verbosity=request.config.option.verbose)
 
 
 @pytest.fixture(autouse=True)

@@ -15,6 +15,7 @@ from quotas.leases.models import Lease
 from scheduler.sync.tick import backend_tick
 from scheduler.cycle.services import scheduler_cycle_run
 from tests import factories
+from tests.depth import examples
 from tests.jobs import submit
 from tests.lease_helpers import T0
 
@@ -68,7 +69,7 @@ def check_invariants(world, now, limits):
     assert not Lease.objects.filter(state=Lease.State.ACTIVE, expires_at__lt=now - PERIOD).exists()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=ops, lend=st.tuples(st.integers(2, 12), st.integers(2, 8)), reserved=st.tuples(st.integers(0, 4), st.integers(0, 4)),
        borrow=st.tuples(st.integers(2, 16), st.integers(2, 16)))
 def test_random_lease_histories_keep_the_invariants(world, root, steps, lend, reserved, borrow):

@@ -71,7 +71,9 @@ class LocalCluster:
 
     @property
     def env(self) -> dict[str, str]:
-        return {**os.environ, "SLURM_CONF": str(self.conf)}
+        # A hand-run `sbatch` without --output writes slurm-<id>.out into its working directory, which
+        # is the checkout when run from a test or the demo: it goes to this cluster's jobs folder instead.
+        return {**os.environ, "SLURM_CONF": str(self.conf), "SBATCH_OUTPUT": str(self.root / "jobs" / "slurm-%j.out")}
 
     def settings(self) -> dict:
         """Connection settings for a pool governed by this cluster (scheduler.backends.slurm.config)."""

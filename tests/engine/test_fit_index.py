@@ -25,7 +25,7 @@ def scenarios(draw):
     return nodes, used, steps
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(scenarios())
 def test_slot_counts_match_a_recount_after_every_placement_and_release(scenario):
     nodes, used, steps = scenario
@@ -59,7 +59,7 @@ def holds(draw):
         draw(st.integers(1, 4))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(holds())
 def test_a_hold_keeps_what_the_gang_needs_once_the_stops_end_and_gives_it_all_back(case):
     nodes, used, coming, gpus, replicas = case

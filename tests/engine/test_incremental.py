@@ -206,13 +206,13 @@ def _run(draw, describe: bool) -> tuple[int, int]:
     return kept, decided
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_incremental_decisions_equal_a_full_decide_waits_included(data):
     _run(data.draw, describe=True)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_incremental_decisions_without_waits_equal_a_full_decide(data):
     _run(data.draw, describe=False)

@@ -85,7 +85,7 @@ def _quota_of(snap, tenant, project, model):
     return None
 
 
-COMMON = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+COMMON = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @COMMON

@@ -50,7 +50,7 @@ def _reserved_start(decisions, job_id):
     return None
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(worlds())
 def test_the_first_reserved_jobs_start_never_moves_later(world):
     node_list, running_spec, (gang_gpus, gang_replicas), arrivals, early, steps = world

@@ -67,7 +67,7 @@ def snapshots(draw):
                     policies=policies, switches=switches, usage={})
 
 
-COMMON = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+COMMON = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _base(snap, tenant):

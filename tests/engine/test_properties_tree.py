@@ -54,7 +54,7 @@ def snapshots(draw):
     return snapshot(nodes=nodes, quotas=quotas, running=run, pending=jobs, leases=leases, org=tree)
 
 
-COMMON = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+COMMON = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @COMMON

@@ -53,7 +53,7 @@ def test_a_job_passed_by_a_smaller_one_is_told_the_pool_is_full_at_once():
     assert wait_of(first, 1).code == wait_of(second, 1).code == R.QUOTA_EXCEEDED
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(snapshots())
 def test_room_and_quota_figures_do_not_change_on_a_cycle_where_nothing_happened(snap):
     first = decide(snap)

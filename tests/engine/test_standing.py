@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from scheduler.engine import decide
 from scheduler.bench.engine import synthetic_snapshot
 from scheduler.engine.standing import Standing
+from tests import depth
 from tests.engine import test_properties, test_properties_leases
 from tests.engine.builders import NOW
 
@@ -57,7 +58,7 @@ def test_a_standing_gives_the_same_decisions_with_leases_and_stops(snap, rnd):
 
 
 def test_a_standing_gives_the_same_decisions_on_busy_clusters():
-    for seed in range(6):
+    for seed in depth.seeds(2, 12):
         snap = synthetic_snapshot(1500, 150, 12, seed=seed)
         _same_decisions_with_a_standing(snap, random.Random(seed))
         plain = decide(snap)

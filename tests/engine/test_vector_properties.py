@@ -54,7 +54,7 @@ def vector_snapshots(draw):
     return snapshot(nodes=node_list, quotas=quotas, running=run, pending=jobs)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(vector_snapshots())
 def test_no_node_over_capacity_in_any_dimension(snap):
     d = decide(snap)
@@ -81,7 +81,7 @@ def test_no_node_over_capacity_in_any_dimension(snap):
                 assert used[n.id][k] <= cap, (n, used[n.id])
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(vector_snapshots())
 def test_no_subject_over_any_set_quota_dimension(snap):
     d = decide(snap)
@@ -106,7 +106,7 @@ def test_no_subject_over_any_set_quota_dimension(snap):
                 assert used[job.tenant][k] <= limit, (q, used[job.tenant])
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(vector_snapshots())
 def test_jobs_of_gpus_alone_decide_as_on_nodes_of_gpus_alone(snap):
     """Without outside jobs and with no job asking CPU cores or memory, the CPU and memory capacity of

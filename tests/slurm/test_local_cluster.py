@@ -13,17 +13,23 @@ def test_it_offers_four_nodes_of_two_gpu_types(slurm_cluster):
     assert {r[2] for r in rows} <= {"idle", "mix", "alloc", "comp"}
 
 
-def test_a_batch_job_runs_on_the_node_it_asks_for(slurm_cluster, tmp_path):
-    marker = tmp_path / "ran"
+def test_a_batch_job_runs_on_the_node_it_asks_for_and_its_output_stays_out_of_the_working_directory(
+        slurm_cluster, tmp_path):
+    marker, cwd = tmp_path / "ran", tmp_path / "checkout"
+    cwd.mkdir()
+    # No --output, run from a folder as a test run from the checkout would be: the job's slurm-<id>.out
+    # lands in the cluster's jobs folder, never beside the code (a stray slurm-1.out was once committed).
     job_id = subprocess.run(
-        ["sbatch", "--parsable", "--nodelist=n-h100-2", "--gres=gpu:h100:1", "-o", "/dev/null",
-         f"--wrap=echo $SLURMD_NODENAME > {marker}"],
-        env=slurm_cluster.env, capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        ["sbatch", "--parsable", "--nodelist=n-h100-2", "--gres=gpu:h100:1",
+         f"--wrap=echo $SLURMD_NODENAME > {marker}; echo done"],
+        env=slurm_cluster.env, cwd=cwd, capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    output = slurm_cluster.root / "jobs" / f"slurm-{job_id}.out"
     deadline = time.monotonic() + 20
-    while not marker.exists() and time.monotonic() < deadline:
+    while not (marker.exists() and output.exists() and output.read_text()) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert job_id.isdigit()
     assert marker.read_text().strip() == "n-h100-2"
+    assert output.read_text().strip() == "done" and list(cwd.iterdir()) == []
 
 
 def test_it_records_jobs_in_its_own_accounting_database(slurm_cluster, tmp_path):

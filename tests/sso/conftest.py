@@ -1,7 +1,9 @@
 """Fixtures for the single sign-on tests: a private slapd (tests/sso/slapd.py) and a real OpenID
-provider (node's oidc-provider, tests/sso/oidc_provider/), each started per test on a free loopback
-port, and the portal's settings pointed at them. Neither is ever mocked; both fail, never skip, when
-they cannot start (.ci/run installs slapd and runs `npm ci`)."""
+provider (node's oidc-provider, tests/sso/oidc_provider/), each started once per test process on a free
+loopback port, and the portal's settings pointed at them. Each test starts from an empty directory and a
+provider that knows nobody (its people are a file it reads at each look-up; a test's browser session is
+its own cookie jar). Neither is ever mocked; both fail, never skip, when they cannot start (.ci/run
+installs slapd and runs `npm ci`)."""
 import json
 import subprocess
 import time
@@ -20,11 +22,26 @@ CLIENT_SECRET = "a-client-secret-for-the-tests-only-0123456789"
 SERVICE_PASSWORD = "service-secret-2026"
 
 
+@pytest.fixture(scope="session")
+def _directories(tmp_path_factory):
+    """The process's slapd, started again if a test stopped it (a directory that does not answer)."""
+    started: list[slapd.Directory] = []
+
+    def current() -> slapd.Directory:
+        if not started or started[-1].process.poll() is not None:
+            started.append(slapd.start(tmp_path_factory.mktemp("slapd")))
+        return started[-1]
+
+    yield current
+    for running in started:
+        running.stop()
+
+
 @pytest.fixture
-def directory(tmp_path):
-    running = slapd.start(tmp_path / "slapd")
-    yield running
-    running.stop()
+def directory(_directories):
+    running = _directories()
+    running.empty()
+    return running
 
 
 def ldap_env(directory) -> dict[str, str]:
@@ -75,28 +92,39 @@ class Provider:
                 "OIDC_TIMEOUT_SECONDS": "5"}
 
 
-@pytest.fixture
-def provider(tmp_path):
+@pytest.fixture(scope="session")
+def _provider_process(tmp_path_factory):
+    """One oidc-provider per test process: node takes seconds to start it under load, a test needs none."""
     if not (PROVIDER_DIR / "node_modules" / "oidc-provider").is_dir():
         raise RuntimeError(f"oidc-provider is not installed: run `npm ci` in {PROVIDER_DIR} (.ci/run does)")
-    accounts = tmp_path / "oidc-accounts.json"
+    folder = tmp_path_factory.mktemp("oidc")
+    accounts = folder / "oidc-accounts.json"
     accounts.write_text("{}")
     port = slapd.free_port()
-    log = open(tmp_path / "oidc-provider.log", "w+")
+    log = open(folder / "oidc-provider.log", "w+")
     process = subprocess.Popen(
         ["node", str(PROVIDER_DIR / "provider.mjs"), "--port", str(port), "--accounts", str(accounts),
          "--client-id", CLIENT_ID, "--client-secret", CLIENT_SECRET, "--redirect-uri", CALLBACK],
         stdout=log, stderr=subprocess.STDOUT, cwd=PROVIDER_DIR)
     deadline = time.monotonic() + 30
-    while "ready" not in (tmp_path / "oidc-provider.log").read_text():
+    while "ready" not in (folder / "oidc-provider.log").read_text():
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
-            raise RuntimeError(f"oidc-provider did not start: {(tmp_path / 'oidc-provider.log').read_text()}")
+            raise RuntimeError(f"oidc-provider did not start: {(folder / 'oidc-provider.log').read_text()}")
         time.sleep(0.05)
-    yield Provider(f"http://127.0.0.1:{port}", accounts, process)
+    yield f"http://127.0.0.1:{port}", accounts, process
     process.terminate()
     process.wait(timeout=10)
     log.close()
+
+
+@pytest.fixture
+def provider(_provider_process):
+    issuer, accounts, process = _provider_process
+    if process.poll() is not None:
+        raise RuntimeError(f"oidc-provider exited ({process.returncode}) during an earlier test")
+    accounts.write_text("{}")  # it knows nobody until the test says so
+    return Provider(issuer, accounts, process)
 
 
 @pytest.fixture

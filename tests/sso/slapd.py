@@ -14,6 +14,8 @@ ROOT_PASSWORD = "root-secret-2026"
 PEOPLE = f"ou=people,{SUFFIX}"
 GROUPS = f"ou=groups,{SUFFIX}"
 SCHEMA_DIR = Path("/etc/ldap/schema")
+_FOLDERS = (f"dn: {PEOPLE}\nobjectClass: organizationalUnit\nou: people\n\n"
+            f"dn: {GROUPS}\nobjectClass: organizationalUnit\nou: groups\n")
 
 
 def free_port() -> int:
@@ -88,6 +90,15 @@ class Directory:
         if result.returncode != 0:
             raise RuntimeError(f"ldapdelete failed: {result.stderr}")
 
+    def empty(self) -> None:
+        """Back to the empty people and groups folders `start` made (the next test's directory)."""
+        for base in (PEOPLE, GROUPS):
+            result = subprocess.run(["ldapdelete", "-x", "-r", "-H", self.uri, "-D", ROOT_DN, "-w", ROOT_PASSWORD,
+                                     base], capture_output=True, text=True, timeout=20)
+            if result.returncode not in (0, 32):  # 32: no such object (already empty)
+                raise RuntimeError(f"ldapdelete -r {base} failed: {result.stderr}")
+        self.add(_FOLDERS)
+
     def stop(self) -> None:
         self.process.terminate()
         try:
@@ -123,6 +134,5 @@ def start(workdir: Path) -> Directory:
             raise RuntimeError(f"slapd did not answer on {uri}: {probe.stderr.decode()}")
         time.sleep(0.1)
     directory.add(f"dn: {SUFFIX}\nobjectClass: dcObject\nobjectClass: organization\ndc: example\no: Example\n\n"
-                  f"dn: {PEOPLE}\nobjectClass: organizationalUnit\nou: people\n\n"
-                  f"dn: {GROUPS}\nobjectClass: organizationalUnit\nou: groups\n")
+                  + _FOLDERS)
     return directory

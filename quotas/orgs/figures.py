@@ -1,5 +1,7 @@
 """The tree of one pool's quotas as people read it: per node (unit or team) and GPU model, the guarantee,
-the GPUs used under it, and what the node's subtree borrowed from and lent to outside it.
+the GPUs used under it, and what the node's subtree borrowed from and lent to outside it; per unit its
+fair-share weight, its share of its siblings' weights and its decayed usage (rolled up), as the engine's
+Fair Tree reads them (scheduler/engine/fair_tree.py, asked here rather than recomputed).
 
 Used GPUs come from the open run intervals (as the lease selectors count them); loans from the open
 leases. A unit's figures roll up its subtree; a loan between two teams of one unit is inside it, so it
@@ -8,12 +10,15 @@ is neither the unit's borrowing nor its lending.
 from dataclasses import dataclass, field
 
 from django.db.models import Sum
+from django.utils import timezone
 
 from audit.models import UsageRecord
+from audit.usage.selectors import fair_share_usage, half_life_hours
 from quotas.leases.models import Lease
 from quotas.models import Pool, Quota, Tenant
 from quotas.orgs.models import OrgUnit, UnitQuota
-from quotas.orgs.selectors import chain_ids
+from quotas.orgs.selectors import chain_ids, engine_tree
+from scheduler.engine.fair_tree import level_shares
 
 
 @dataclass
@@ -38,10 +43,18 @@ class TreeNode:
     level: str
     weight: str
     models: dict[str, Figures] = field(default_factory=dict)
+    share: float | None = None  # of the siblings' weights (units only)
+    usage: float = 0.0  # decayed GPU-hours on the pool, rolled up over the subtree
+    level_fair_share: float | None = None  # usage share ÷ weight share among siblings (units only)
     children: list["TreeNode"] = field(default_factory=list)
+
+    @property
+    def share_percent(self) -> float:
+        return 100 * (self.share or 0.0)
 
     def as_dict(self) -> dict:
         return {"kind": self.kind, "slug": self.slug, "name": self.name, "level": self.level, "weight": self.weight,
+                "share": self.share, "usage": round(self.usage, 3), "level_fair_share": self.level_fair_share,
                 "quotas": {m: f.as_dict() for m, f in sorted(self.models.items())},
                 "children": [c.as_dict() for c in self.children]}
 
@@ -84,6 +97,17 @@ def pool_tree(*, pool: Pool, units=None, tenants=None) -> list[TreeNode]:
             for u in chains[lender]:
                 if u not in inside_borrower:
                     lane(unit_nodes[u], model).lent += gpus
+
+    usage = fair_share_usage(pool=pool, now=timezone.now(), half_life=half_life_hours())
+    tree = engine_tree(pool)
+    shares = level_shares(tree, usage, [t.slug for t in all_tenants]) if tree is not None else {}
+    for u in all_units:
+        standing = shares.get(u.slug)
+        if standing is not None:
+            node = unit_nodes[u.pk]
+            node.share, node.usage, node.level_fair_share = standing.share, standing.usage, standing.level_fair_share
+    for t in all_tenants:
+        tenant_nodes[t.pk].usage = usage.get(t.slug, 0.0)
 
     shown_units = set(parents) if units is None else set(units)
     shown_tenants = {t.pk for t in all_tenants} if tenants is None else set(tenants)

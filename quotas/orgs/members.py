@@ -5,6 +5,9 @@ Nobody grants more than they hold: a tenant admin names members and tenant admin
 admin any role in its subtree; only a platform admin names someone whose role the actor lacks. The last
 admin of a subject is not removed or demoted (a subject always has someone who can manage it).
 """
+from dataclasses import dataclass
+from typing import Callable
+
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
@@ -24,83 +27,84 @@ def _unit_admin(actor, unit: OrgUnit) -> bool:
     return is_platform_admin(actor) or unit.pk in selectors.administered_unit_ids(actor)
 
 
-def tenant_member_set(*, actor, tenant: Tenant, user, role: str) -> Membership:
-    """Add `user` to the tenant with `role`, or change their role."""
-    if role not in Membership.Role.values:
+@dataclass(frozen=True)
+class _Roster:
+    """What differs between a tenant's members and a unit's; the rules themselves are written once below."""
+
+    model: type  # the membership model
+    subject_field: str  # its foreign key to the subject
+    admin_role: str
+    roles: tuple[str, ...]
+    may_manage: Callable
+    event: str  # the audit event prefix
+
+    def audit(self, subject, **kw) -> dict:
+        if self.subject_field == "tenant":  # a tenant's events are the tenant's evidence
+            return {"tenant": subject, "payload": kw}
+        return {"payload": {"unit": subject.slug, **kw}}
+
+
+TENANT = _Roster(Membership, "tenant", Membership.Role.TENANT_ADMIN, tuple(Membership.Role.values), _tenant_admin,
+                 "membership")
+UNIT = _Roster(OrgMembership, "unit", OrgMembership.Role.UNIT_ADMIN, tuple(OrgMembership.Role.values), _unit_admin,
+               "org_membership")
+
+
+def _member_set(roster: _Roster, *, actor, subject, user, role: str):
+    """Add `user` to the subject with `role`, or change their role."""
+    if role not in roster.roles:
         raise ValidationError({"role": [errors.UNKNOWN_ROLE.format(role=role)]})
-    if not _tenant_admin(actor, tenant):
-        raise PermissionDenied(errors.MEMBERS_NEED_ADMIN.format(subject=tenant.slug))
+    if not roster.may_manage(actor, subject):
+        raise PermissionDenied(errors.MEMBERS_NEED_ADMIN.format(subject=subject.slug))
+    rows = roster.model.objects.filter(**{roster.subject_field: subject})
     with transaction.atomic():
-        Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
-        membership = Membership.objects.filter(tenant=tenant, user=user).first()
+        type(subject).objects.select_for_update().filter(pk=subject.pk).first()  # one change of a roster at a time
+        membership = rows.filter(user=user).first()
         old = membership.role if membership else None
         if old == role:
             return membership
-        if old == Membership.Role.TENANT_ADMIN:
-            _keep_an_admin(Membership.objects.filter(tenant=tenant, role=old).exclude(user=user), user, tenant.slug)
+        if old == roster.admin_role:
+            _keep_an_admin(rows.filter(role=old).exclude(user=user), user, subject.slug)
         if membership is None:
-            membership = Membership.objects.create(tenant=tenant, user=user, role=role)
+            membership = roster.model.objects.create(**{roster.subject_field: subject}, user=user, role=role)
         else:
             membership.role = role
             membership.save(update_fields=["role"])
-        audit_record(event_type="membership.set", target=membership, actor=actor, tenant=tenant,
-                     payload={"user": user.username, "old": old, "new": role})
+        audit_record(event_type=f"{roster.event}.set", target=membership, actor=actor,
+                     **roster.audit(subject, user=user.username, old=old, new=role))
     return membership
+
+
+def _member_remove(roster: _Roster, *, actor, subject, user) -> None:
+    if not roster.may_manage(actor, subject):
+        raise PermissionDenied(errors.MEMBERS_NEED_ADMIN.format(subject=subject.slug))
+    rows = roster.model.objects.filter(**{roster.subject_field: subject})
+    with transaction.atomic():
+        type(subject).objects.select_for_update().filter(pk=subject.pk).first()
+        membership = rows.filter(user=user).first()
+        if membership is None:
+            raise ValidationError({"user": [errors.NOT_A_MEMBER.format(user=user.username, subject=subject.slug)]})
+        if membership.role == roster.admin_role:
+            _keep_an_admin(rows.filter(role=membership.role).exclude(user=user), user, subject.slug)
+        audit_record(event_type=f"{roster.event}.removed", target=membership, actor=actor,
+                     **roster.audit(subject, user=user.username, old=membership.role))
+        membership.delete()
+
+
+def tenant_member_set(*, actor, tenant: Tenant, user, role: str) -> Membership:
+    return _member_set(TENANT, actor=actor, subject=tenant, user=user, role=role)
 
 
 def tenant_member_remove(*, actor, tenant: Tenant, user) -> None:
-    if not _tenant_admin(actor, tenant):
-        raise PermissionDenied(errors.MEMBERS_NEED_ADMIN.format(subject=tenant.slug))
-    with transaction.atomic():
-        Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
-        membership = Membership.objects.filter(tenant=tenant, user=user).first()
-        if membership is None:
-            raise ValidationError({"user": [errors.NOT_A_MEMBER.format(user=user.username, subject=tenant.slug)]})
-        if membership.role == Membership.Role.TENANT_ADMIN:
-            _keep_an_admin(Membership.objects.filter(tenant=tenant, role=membership.role).exclude(user=user), user,
-                           tenant.slug)
-        audit_record(event_type="membership.removed", target=membership, actor=actor, tenant=tenant,
-                     payload={"user": user.username, "old": membership.role})
-        membership.delete()
+    _member_remove(TENANT, actor=actor, subject=tenant, user=user)
 
 
 def unit_member_set(*, actor, unit: OrgUnit, user, role: str) -> OrgMembership:
-    if role not in OrgMembership.Role.values:
-        raise ValidationError({"role": [errors.UNKNOWN_ROLE.format(role=role)]})
-    if not _unit_admin(actor, unit):
-        raise PermissionDenied(errors.MEMBERS_NEED_ADMIN.format(subject=unit.slug))
-    with transaction.atomic():
-        OrgUnit.objects.select_for_update().filter(pk=unit.pk).first()
-        membership = OrgMembership.objects.filter(unit=unit, user=user).first()
-        old = membership.role if membership else None
-        if old == role:
-            return membership
-        if old == OrgMembership.Role.UNIT_ADMIN:
-            _keep_an_admin(OrgMembership.objects.filter(unit=unit, role=old).exclude(user=user), user, unit.slug)
-        if membership is None:
-            membership = OrgMembership.objects.create(unit=unit, user=user, role=role)
-        else:
-            membership.role = role
-            membership.save(update_fields=["role"])
-        audit_record(event_type="org_membership.set", target=membership, actor=actor,
-                     payload={"unit": unit.slug, "user": user.username, "old": old, "new": role})
-    return membership
+    return _member_set(UNIT, actor=actor, subject=unit, user=user, role=role)
 
 
 def unit_member_remove(*, actor, unit: OrgUnit, user) -> None:
-    if not _unit_admin(actor, unit):
-        raise PermissionDenied(errors.MEMBERS_NEED_ADMIN.format(subject=unit.slug))
-    with transaction.atomic():
-        OrgUnit.objects.select_for_update().filter(pk=unit.pk).first()
-        membership = OrgMembership.objects.filter(unit=unit, user=user).first()
-        if membership is None:
-            raise ValidationError({"user": [errors.NOT_A_MEMBER.format(user=user.username, subject=unit.slug)]})
-        if membership.role == OrgMembership.Role.UNIT_ADMIN:
-            _keep_an_admin(OrgMembership.objects.filter(unit=unit, role=membership.role).exclude(user=user), user,
-                           unit.slug)
-        audit_record(event_type="org_membership.removed", target=membership, actor=actor,
-                     payload={"unit": unit.slug, "user": user.username, "old": membership.role})
-        membership.delete()
+    _member_remove(UNIT, actor=actor, subject=unit, user=user)
 
 
 def _keep_an_admin(others, user, subject: str) -> None:

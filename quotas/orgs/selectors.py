@@ -59,15 +59,16 @@ def units_for_user(user) -> QuerySet[OrgUnit]:
 
 def engine_tree(pool: Pool) -> OrgTree | None:
     """The tree as the engine reads it for one pool, or None when no unit exists (the flat model)."""
-    units = list(OrgUnit.objects.values_list("id", "slug", "parent_id", "level"))
+    units = list(OrgUnit.objects.values_list("id", "slug", "parent_id", "level", "weight"))
     if not units:
         return None
-    slug = {pk: s for pk, s, _, _ in units}
+    slug = {pk: s for pk, s, *_ in units}
     quotas = tuple(
         EngineUnitQuota(slug[q.unit_id], pool.name, q.gpu_model.name, q.gpus, q.borrowing_limit_gpus,
                         q.lending_limit_gpus)
         for q in UnitQuota.objects.filter(pool=pool).select_related("gpu_model").order_by("unit_id", "gpu_model_id"))
     tenant_units = {t: slug[u] for t, u in Tenant.objects.filter(org_unit__isnull=False)
                     .values_list("slug", "org_unit_id")}
-    return OrgTree(parents={s: slug.get(p) for _, s, p, _ in units}, tenant_units=tenant_units, quotas=quotas,
-                   levels={s: level for _, s, _, level in units})
+    return OrgTree(parents={s: slug.get(p) for _, s, p, *_ in units}, tenant_units=tenant_units, quotas=quotas,
+                   levels={s: level for _, s, _, level, _ in units},
+                   weights={s: float(w) for _, s, _, _, w in units if w != 1})

@@ -38,6 +38,26 @@ def org_unit_create(*, actor, slug: str, name: str, level: str = OrgUnit.Level.D
     return unit
 
 
+def org_unit_weight_set(*, actor, unit: OrgUnit, weight, reason: str) -> OrgUnit:
+    """A unit's fair-share weight among its siblings (scheduler/engine/fair_tree.py): its share of the queue's
+    turn, never of any quota. Platform admins, as the tree's shape."""
+    if not is_platform_admin(actor):
+        raise PermissionDenied(errors.PLATFORM_ADMIN_ONLY)
+    reason = _reason(reason)
+    with transaction.atomic():
+        unit = OrgUnit.objects.select_for_update().get(pk=unit.pk)
+        old = unit.weight
+        unit.weight = weight
+        unit.full_clean()
+        if unit.weight == old:
+            return unit
+        unit._change_reason = reason
+        unit.save(update_fields=["weight"])
+        audit_record(event_type="org_unit.weight_set", target=unit, actor=actor,
+                     payload={"unit": unit.slug, "old": str(old), "new": str(unit.weight), "reason": reason})
+    return unit
+
+
 def org_unit_move(*, actor, unit: OrgUnit, parent: OrgUnit | None, reason: str) -> OrgUnit:
     """Place a unit under another (or at the top); a unit never sits inside its own subtree."""
     if not is_platform_admin(actor):

@@ -26,6 +26,7 @@ from .eta import UNKNOWN, EtaDesk
 from .fit import ModelIndex
 from .lease_fit import lease_fit_blocker
 from .leases import LeaseDesk
+from .fair_tree import queue_keys
 from .ordering import order_pending
 from .room import extra_shape_blocker, room_blocker, within_extra_quota
 from .reclaim import reclaim
@@ -104,7 +105,8 @@ def _decide(snapshot: Snapshot, describe: bool, standing: Standing | None) -> De
     if snapshot.switches.scheduling_mode != BEST_EFFORT:  # reservations for blocked jobs (backfill.py)
         cycle.backfill = Backfill(snapshot, snapshot.switches.scheduling_mode, snapshot.switches.backfill_depth)
     queue = order_pending(  # 2. order the queue
-        snapshot.pending, snapshot.priority_classes, snapshot.usage, cycle.book.tenant_gpus
+        snapshot.pending, snapshot.priority_classes, snapshot.usage, cycle.book.tenant_gpus,
+        queue_keys(snapshot) if cycle.tree is not None else None,  # weighted fair share over the tree
     )
     _nominate(cycle, queue)  # 3. nominate and fit under base quota
     _settle_quota(cycle)  # 3b. and judge again the waiting jobs a smaller job behind them left over quota

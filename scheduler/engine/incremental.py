@@ -25,6 +25,7 @@ from dataclasses import replace
 from typing import Hashable, Iterable
 
 from .admission import decide
+from .fair_tree import queue_keys
 from .ordering import order_pending
 from .quotas import QuotaBook
 from .standing import Standing
@@ -143,7 +144,8 @@ def merge(snapshot: Snapshot, parts: Iterable[Decisions]) -> Decisions:
     if len(parts) == 1:
         return parts[0]
     book = QuotaBook(snapshot.quotas)
-    queue = order_pending(snapshot.pending, snapshot.priority_classes, snapshot.usage, book.tenant_gpus)
+    queue = order_pending(snapshot.pending, snapshot.priority_classes, snapshot.usage, book.tenant_gpus,
+                          queue_keys(snapshot))
     rank = {job.id: k for k, job in enumerate(queue)}
 
     def gather(field, key):

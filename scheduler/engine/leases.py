@@ -180,7 +180,9 @@ class LeaseDesk:
         lenders = self._lanes.get((job.pool, job.gpu_model))
         if lenders is None:
             lenders = self._lenders(job.pool, job.gpu_model, capacity)
-        if self.tree is not None:
+        # Nodes that do not fit make the lender moot (the fit blocker speaks): without unit limits the tree
+        # answers as the flat model does below, so a one-level tree describes waits exactly as the flat one.
+        if self.tree is not None and (nodes_fit or self._lending_limited or self.tree.limited):
             return self._find_in_tree(job, need, lenders)
         if lenders.unassigned >= need:
             return UNASSIGNED

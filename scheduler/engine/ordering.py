@@ -3,6 +3,8 @@
 Order: priority (higher first), then fair share (the tenant's decayed usage divided by its base
 quota on the job's pool and model, lower first; a tenant without quota there goes last), then
 submit time, then job id so equal keys never depend on input order.
+With an organisation tree, the tenant's tree key (fair_tree.py: its units' weighted level fair shares from
+the top) comes between priority and the tenant's own fair share; without one the key is not there at all.
 Fair share is computed once per cycle from the snapshot, not updated as jobs are admitted.
 """
 
@@ -28,11 +30,13 @@ def order_pending(
     priority_classes: Mapping[str, PriorityClass],
     usage: Mapping[str, float],
     tenant_quota_gpus: Mapping[tuple[str, str, str], int],
+    tree_keys: Mapping[str, tuple[float, ...]] | None = None,
 ) -> list[PendingJob]:
     """Pending jobs in queue order.
 
     `tenant_quota_gpus` maps (tenant, pool, gpu_model) to the tenant-level base quota GPUs there.
-    An unknown priority class sorts as priority 0.
+    An unknown priority class sorts as priority 0. `tree_keys`: tenant -> its tree key (fair_tree.py), for
+    every pending job's tenant; None: the flat order.
 
     Jobs are bucketed by their (priority, fair share) value and only each bucket is sorted by
     (submit time, id): the same order as one sort on the full key, with a fraction of the
@@ -48,12 +52,15 @@ def order_pending(
             groups[group] = [job]
         else:
             members.append(job)
-    buckets: dict[tuple[int, float], list[PendingJob]] = {}
-    merged: set[tuple[int, float]] = set()
+    buckets: dict[tuple, list[PendingJob]] = {}
+    merged: set[tuple] = set()
     for group, members in groups.items():
         pc = priority_classes.get(group[0])
-        value = (-(pc.priority if pc else 0),
-                 fair_share(usage.get(group[1], 0.0), tenant_quota_gpus.get(group[1:], 0)))
+        share = fair_share(usage.get(group[1], 0.0), tenant_quota_gpus.get(group[1:], 0))
+        if tree_keys is None:
+            value = (-(pc.priority if pc else 0), share)
+        else:
+            value = (-(pc.priority if pc else 0), tree_keys[group[1]], share)
         bucket = buckets.get(value)
         if bucket is None:
             buckets[value] = members

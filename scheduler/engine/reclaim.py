@@ -42,6 +42,21 @@ def _reclaim(
     victims: Victims, desk: LeaseDesk, job: PendingJob, index: ModelIndex,
     reclaims: list[Reclaim],
 ) -> tuple[str, Blocker] | None:
+    """The reclaim order, the same with or without an organisation tree (docs/design.md section 6):
+
+    1. Scope: only jobs on leases the waiting job's tenant lent, and on unassigned-pool leases when that
+       pool has lent more than it has (`in_scope`). Nobody else's loan is touched.
+    2. Eligible: not already stopping or claimed, not refused by an approver, not of a protected class, and
+       past the lease's protected window unless the waiting job is protected (`may_reclaim`).
+    3. Furthest in the tree first: a borrower under fewer of the lender's units goes before one nearer to
+       it — another business line's, then another department's, then a sibling team's — counted as the
+       lender's units that do not also hold the borrower (`TreeDesk.rank`). The loans inside the nearest
+       common ancestor were granted first (tree.py) and stay on the subtree's own guarantee; the ones that
+       crossed more borders go back first. Without a tree (or a tree of one unit) every rank is equal.
+    4. Within a rank, victim order (preemption.py): on-loan first, lowest priority, least work lost since
+       the last checkpoint, most recently started, id.
+    5. The smallest sufficient set in that order (`smallest_sufficient`), counting jobs already stopping.
+    """
     borrowed = victims.on_lease.get((job.pool, job.gpu_model))
     if not borrowed:
         return None
@@ -68,7 +83,13 @@ def _reclaim(
     if not scope:
         return None
     stopping = victims.stopping(scope)
-    candidates = sorted((run for run in scope if may_reclaim(run)), key=victims.key)
+    tree = desk.tree
+    if tree is None:
+        key = victims.key
+    else:
+        def key(run: RunningJob, lender=job.tenant, rank=tree.rank, victim_key=victims.key) -> tuple:
+            return (-rank(lender, run.tenant), victim_key(run))
+    candidates = sorted((run for run in scope if may_reclaim(run)), key=key)
     chosen = smallest_sufficient(stopping, candidates, Room(index, job.gpus, job.replicas))
     if chosen is None:
         return None

@@ -44,12 +44,14 @@ class UnitQuota:
 class OrgTree:
     """`parents`: unit -> parent unit (None at the top); `tenant_units`: tenant -> the unit it sits under
     (a tenant not listed sits at the root); `levels`: unit -> its level ("business_line", "department",
-    ...), named in waits."""
+    ...), named in waits; `weights`: unit -> its fair-share weight among its siblings (1 when not listed;
+    fair_tree.py)."""
 
     parents: Mapping[str, str | None]
     tenant_units: Mapping[str, str]
     quotas: tuple[UnitQuota, ...] = ()
     levels: Mapping[str, str] = field(default_factory=dict)
+    weights: Mapping[str, float] = field(default_factory=dict)
 
     def chain(self, tenant: str | None) -> tuple[str, ...]:
         """The units above `tenant`, nearest first (empty for the unassigned pool or a root tenant)."""
@@ -75,7 +77,7 @@ class TreeDesk:
     """One cycle's view of the tree: base usage per unit and lane, and loans across unit borders."""
 
     __slots__ = ("tree", "_chains", "guarantee", "used", "borrowed_out", "lent_out", "_made", "_crossed",
-                 "lending_limited", "_marks")
+                 "lending_limited", "limited", "_marks")
 
     def __init__(self, tree: OrgTree, running: Iterable[RunningJob], leases: Iterable[Lease]):
         self.tree = tree
@@ -84,6 +86,7 @@ class TreeDesk:
         for q in tree.quotas:
             self.guarantee[(q.unit, q.pool, q.gpu_model)] = q
         self.lending_limited = any(q.lending_limit_gpus is not None for q in tree.quotas)
+        self.limited = self.lending_limited or any(q.borrowing_limit_gpus is not None for q in tree.quotas)
         self._crossed: dict[tuple[str | None, str | None], tuple[str, ...]] = {}
         self.used: dict[tuple[str, str, str], int] = {}
         for job in running:

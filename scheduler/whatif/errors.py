@@ -8,5 +8,8 @@ WINDOW_IN_FUTURE = _("The window must end by now: only history can be replayed."
 UNKNOWN_POOL = _("No pool is named {name}.")
 UNKNOWN_TENANT = _("No tenant is named {slug}.")
 UNKNOWN_GPU_MODEL = _("No GPU model is named {name}.")
+UNKNOWN_UNIT = _("No organisation unit is named {slug}.")
+UNIT_LANE_MISSING = _("{unit} has no quota on {pool}/{gpu_model}: set the unit's quota there first (a limit "
+                      "belongs to a guarantee).")
 UNKNOWN_CLASS = _("Unknown class {name}.")
 NOT_DONE = _("What-if #{id} is {status}: only a finished run can be attached as evidence.")

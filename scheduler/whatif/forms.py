@@ -7,6 +7,7 @@ from django.utils.translation import gettext_lazy as _
 
 from quotas.labels import PRIORITY_CLASS_LABELS
 from quotas.models import GpuModel, Pool, Tenant, WorkloadClass
+from quotas.orgs.models import OrgUnit
 from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES
 from scheduler.whatif.serializers import ChangeSerializer, WhatIfCreateSerializer
 
@@ -17,6 +18,9 @@ KIND_LABELS = [
     ("reclaim_mode", _("A pool's reclaim mode")),
     ("grace", _("Grace before a stop")), ("priority_class", _("Priority class of a workload class")),
     ("nodes_add", _("Add nodes")), ("nodes_remove", _("Remove nodes")),
+    ("unit_quota", _("Set an organisation unit's quota")), ("unit_weight", _("An organisation unit's weight")),
+    ("unit_borrowing_limit", _("An organisation unit's borrowing limit")),
+    ("unit_lending_limit", _("An organisation unit's lending limit")),
 ]
 
 
@@ -46,6 +50,8 @@ class WhatIfForm(forms.Form):
                                        choices=[("", "—"), *((c, PRIORITY_CLASS_LABELS.get(c, c))
                                                                  for c in DEFAULT_PRIORITY_CLASSES)])
     count = forms.IntegerField(label=_("Nodes"), required=False, min_value=1)
+    unit = forms.ChoiceField(label=_("Organisation unit"), required=False)
+    weight = forms.FloatField(label=_("Weight"), required=False, min_value=0.01)
     label = forms.CharField(label=_("Label"), required=False, max_length=200)
 
     def __init__(self, *args, **kwargs):
@@ -53,6 +59,7 @@ class WhatIfForm(forms.Form):
         self.fields["pool"].choices = [(p, p) for p in Pool.objects.values_list("name", flat=True)]
         self.fields["tenant"].choices = _choices(Tenant.objects.values_list("slug", flat=True))
         self.fields["gpu_model"].choices = _choices(GpuModel.objects.values_list("name", flat=True))
+        self.fields["unit"].choices = _choices(OrgUnit.objects.values_list("slug", flat=True))
         if not self.is_bound:
             now = timezone.now().replace(second=0, microsecond=0)
             self.initial.setdefault("window_end", now)

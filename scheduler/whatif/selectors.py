@@ -11,6 +11,7 @@ from quotas.leases.expiry import reclaim_grace_minutes
 from quotas.leases.models import LendingPolicy, PolicySwitch
 from quotas.leases.selectors import _engine_policy, scheduling_switches
 from quotas.models import Node, Pool, Quota, Tenant
+from quotas.orgs.selectors import engine_tree
 from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, PolicySwitches, Quota as EngineQuota
 from scheduler.models import Job
 from audit.usage.selectors import USAGE_HORIZON_HALF_LIVES, decayed_gpu_hours, half_life_hours
@@ -131,7 +132,8 @@ def trace_build(*, pool: Pool, start: datetime, end: datetime) -> Trace:
         reclaim_grace_minutes=reclaim_grace_minutes(), preemption_cap_24h=preemption_cap_24h(),
         usage_at_start=MappingProxyType(_usage_at_start(pool, start, half_life, running_at_start)),
         observed_gpu_seconds=used, observed_preemptions=stops,
-        time_scale=simulated_time_scale() if pool.backend == "simulated" else 1.0)
+        time_scale=simulated_time_scale() if pool.backend == "simulated" else 1.0,
+        org=engine_tree(pool))  # the tree as it stands: units keep no history of their place yet
 
 
 def _live_record(pool: Pool, start: datetime, end: datetime) -> tuple[float, int]:

@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from quotas.common import limits, times
 from quotas.models import GpuModel, Pool, Tenant, WorkloadClass
+from quotas.orgs.models import OrgUnit, UnitQuota
 from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, PREEMPTION_AUTO, PREEMPTION_MANUAL, PREEMPTION_PAUSED
 from scheduler.whatif import errors
 from scheduler.whatif.models import WhatIfRun
@@ -21,8 +22,11 @@ REQUIRED = {
     "lending_limit": ("tenant",), "lease_length": ("minutes",), "preemption_mode": ("mode",), "reclaim_mode": ("mode",), "grace": ("minutes",),
     "priority_class": ("workload_class", "priority_class"), "nodes_add": ("gpu_model", "gpus", "count"),
     "nodes_remove": ("gpu_model", "count"), "scheduling_mode": ("scheduling",),
+    "unit_quota": ("unit", "gpu_model", "gpus"), "unit_weight": ("unit", "weight"),
+    "unit_borrowing_limit": ("unit", "gpu_model"), "unit_lending_limit": ("unit", "gpu_model"),
 }
-OPTIONAL = {"borrowing_limit": ("gpus",), "lending_limit": ("gpus",), "lease_length": ("tenant",)}
+OPTIONAL = {"borrowing_limit": ("gpus",), "lending_limit": ("gpus",), "lease_length": ("tenant",),
+            "unit_borrowing_limit": ("gpus",), "unit_lending_limit": ("gpus",)}
 FIELD_REQUIRED = _("This change needs this field.")
 RECLAIM_NOT_PAUSED = _("Reclaim is automatic or manual; pausing is a preemption mode.")
 
@@ -39,6 +43,8 @@ class ChangeSerializer(serializers.Serializer):
     workload_class = serializers.ChoiceField(required=False, choices=WorkloadClass.values)
     priority_class = serializers.ChoiceField(required=False, choices=list(DEFAULT_PRIORITY_CLASSES))
     count = serializers.IntegerField(required=False, min_value=1, max_value=10_000)
+    unit = serializers.SlugField(required=False)
+    weight = serializers.FloatField(required=False, min_value=0.01, max_value=9999.99)  # as OrgUnit.weight
 
     @staticmethod
     def REQUIRED_AND_OPTIONAL(kind: str) -> tuple[str, ...]:  # noqa: N802 - reads like the tables above
@@ -55,6 +61,10 @@ class ChangeSerializer(serializers.Serializer):
             raise serializers.ValidationError({"mode": [RECLAIM_NOT_PAUSED]})
         if "tenant" in attrs and not Tenant.objects.filter(slug=attrs["tenant"]).exists():
             raise serializers.ValidationError({"tenant": [errors.UNKNOWN_TENANT.format(slug=attrs["tenant"])]})
+        if "unit" in attrs and not OrgUnit.objects.filter(slug=attrs["unit"]).exists():
+            raise serializers.ValidationError({"unit": [errors.UNKNOWN_UNIT.format(slug=attrs["unit"])]})
+        if kind == "unit_quota" and attrs.get("gpus") is None:
+            raise serializers.ValidationError({"gpus": [FIELD_REQUIRED]})
         if "gpu_model" in attrs and not GpuModel.objects.filter(name=attrs["gpu_model"]).exists():
             raise serializers.ValidationError({"gpu_model": [errors.UNKNOWN_GPU_MODEL.format(name=attrs["gpu_model"])]})
         keep = {"kind", *REQUIRED[kind], *OPTIONAL.get(kind, ())}
@@ -82,7 +92,21 @@ class WhatIfCreateSerializer(serializers.Serializer):
             raise serializers.ValidationError({"window_end": [errors.WINDOW_TOO_LONG.format(days=MAX_WINDOW_DAYS)]})
         if end > timezone.now() + timedelta(minutes=1):
             raise serializers.ValidationError({"window_end": [errors.WINDOW_IN_FUTURE]})
+        self._unit_limits_have_a_guarantee(attrs["pool"], attrs["changes"])
         return attrs
+
+    @staticmethod
+    def _unit_limits_have_a_guarantee(pool, changes) -> None:
+        """A unit's limit lives on its guarantee's lane (UnitQuota): one set now or earlier in the proposal."""
+        guaranteed = set(UnitQuota.objects.filter(pool=pool).values_list("unit__slug", "gpu_model__name"))
+        for k, change in enumerate(changes):
+            lane = (change.get("unit"), change.get("gpu_model"))
+            if change["kind"] == "unit_quota":
+                guaranteed.add(lane)
+            elif change["kind"] in ("unit_borrowing_limit", "unit_lending_limit") and lane not in guaranteed:
+                # keyed by the change's index, as DRF keys the changes' own field errors
+                raise serializers.ValidationError({"changes": {k: {"gpu_model": [errors.UNIT_LANE_MISSING.format(
+                    unit=lane[0], gpu_model=lane[1], pool=pool.name)]}}})
 
 
 class WhatIfRunSerializer(serializers.ModelSerializer):

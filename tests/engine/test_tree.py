@@ -117,3 +117,26 @@ def test_an_empty_tree_decides_as_the_flat_model():
     flat = {k: v for k, v in snap.items() if k != "org"}
     empty = OrgTree(parents={}, tenant_units={})
     assert decide(snapshot(**flat, org=empty)) == decide(snapshot(**flat))
+
+
+def _reclaim_snapshot(org):
+    """cv-a (quota 16) lent 4 to cv-b, its sibling in cv, and 4 to nlp-a in another department, both on
+    node 2; cv-a runs 8 on node 1 and wants 4 more. The sibling's borrower started last, so victim order
+    alone (least work lost first) would stop it."""
+    return snapshot(
+        nodes=nodes(8, 8), quotas=[quota("cv-a", 16), quota("cv-b", 0), quota("nlp-a", 0)],
+        leases=[lease(1, "cv-b", "cv-a", 4), lease(2, "nlp-a", "cv-a", 4)],
+        running=[running("cv-a", [1], 8, id=50),
+                 running("cv-b", [2], 4, id=51, lease_id=1, started_ago=5),
+                 running("nlp-a", [2], 4, id=52, lease_id=2, started_ago=50)],
+        pending=[pending(1, "cv-a", 4)], org=org)
+
+
+@pytest.mark.parametrize("org, victim", [
+    (None, 51),  # flat: victim order, the most recently started
+    (OrgTree(parents={"all": None}, tenant_units={"cv-a": "all", "cv-b": "all", "nlp-a": "all"}), 51),  # one unit
+    (tree(), 52),  # the tree: the borrower in another department goes back first
+])
+def test_reclaim_takes_back_the_loan_furthest_in_the_tree_first(org, victim):
+    (reclaim,) = decide(_reclaim_snapshot(org)).reclaims
+    assert reclaim.victim_job_ids == (victim,)

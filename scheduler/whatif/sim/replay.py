@@ -496,7 +496,8 @@ class _Sim:
     def cycle(self) -> None:
         self.cycles += 1
         self.dirty = False
-        if self.fast and len(self.pending) == 1 and self._fast_admit():
+        # The fast path knows tenants' quotas only: a unit's guarantee may refuse what it would admit.
+        if self.fast and self.trace.org is None and len(self.pending) == 1 and self._fast_admit():
             return
         if self.running_tuple is None:
             engines = self.engines
@@ -509,7 +510,7 @@ class _Sim:
             leases=tuple(self.leases[i].engine for i in sorted(self.leases)),  # keyed by lease id
             switches=trace.switches, half_life_hours=trace.half_life_hours, policies=trace.policies,
             preemption_cap_24h=trace.preemption_cap_24h, grace_minutes=trace.grace_minutes,
-            lender_back=self._lender_back())
+            lender_back=self._lender_back(), org=trace.org)
         # The replay reads no waits, and keeps what the running jobs hold (standing.py) across cycles.
         if self.fast:
             decisions = self.decider.decide(snapshot, standing=self.standing)

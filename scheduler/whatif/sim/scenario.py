@@ -6,13 +6,15 @@ from __future__ import annotations
 from dataclasses import replace
 from types import MappingProxyType
 
+from scheduler.engine.tree import OrgTree, UnitQuota
 from scheduler.engine.types import Quota, TenantPolicy
 
 from .trace import Trace, TraceNode
 
 KINDS = ("quota", "borrowing", "borrowing_limit", "lending_limit", "lease_length", "preemption_mode", "reclaim_mode",
          "grace",
-         "priority_class", "nodes_add", "nodes_remove", "scheduling_mode")
+         "priority_class", "nodes_add", "nodes_remove", "scheduling_mode",
+         "unit_quota", "unit_weight", "unit_borrowing_limit", "unit_lending_limit")
 
 
 def _policy(trace: Trace, tenant: str) -> TenantPolicy:
@@ -42,8 +44,39 @@ def _set_quota(trace: Trace, tenant: str, gpu_model: str, gpus: int) -> Trace:
     return replace(trace, quotas=tuple(quotas), policies=policies)
 
 
+def _set_unit_lane(trace: Trace, unit: str, gpu_model: str, **changes) -> Trace:
+    """A unit's guarantee or limits on the pool × model: the lane's row changed, or one added (a new row
+    without a guarantee in the change guarantees nothing beyond what its subtree's quotas hold)."""
+    tree = trace.org
+    quotas, found = [], False
+    for q in tree.quotas:
+        if q.unit == unit and q.gpu_model == gpu_model:
+            q, found = replace(q, **changes), True
+        quotas.append(q)
+    if not found:
+        fresh = UnitQuota(unit, trace.pool, gpu_model, changes.pop("gpus", None) or 0)
+        quotas.append(replace(fresh, **changes))
+    return replace(trace, org=replace(tree, quotas=tuple(quotas)))
+
+
+def _unit_change(trace: Trace, change: dict) -> Trace:
+    kind, unit = change["kind"], change["unit"]
+    if trace.org is None or unit not in trace.org.parents:
+        raise ValueError(f"unknown org unit {unit!r}")
+    if kind == "unit_weight":
+        tree: OrgTree = trace.org
+        return replace(trace, org=replace(tree, weights=MappingProxyType({**tree.weights,
+                                                                           unit: float(change["weight"])})))
+    if kind == "unit_quota":
+        return _set_unit_lane(trace, unit, change["gpu_model"], gpus=int(change["gpus"]))
+    field = "borrowing_limit_gpus" if kind == "unit_borrowing_limit" else "lending_limit_gpus"
+    return _set_unit_lane(trace, unit, change["gpu_model"], **{field: change.get("gpus")})
+
+
 def apply_change(trace: Trace, change: dict) -> Trace:
     kind = change["kind"]
+    if kind.startswith("unit_"):
+        return _unit_change(trace, change)
     if kind == "quota":
         return _set_quota(trace, change["tenant"], change["gpu_model"], int(change["gpus"]))
     if kind == "borrowing":

@@ -82,3 +82,5 @@ class Trace:
     # Pool seconds per trace second: a demo pool runs its jobs this much faster than the wall clock the
     # evidence is stamped with, so a tolerance stated in the pool's time is this much shorter in the trace.
     time_scale: float = 1.0
+    # The organisation tree (engine.tree.OrgTree: units, their guarantees, limits and weights); None: flat.
+    org: object = None

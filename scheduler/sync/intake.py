@@ -184,15 +184,9 @@ def _outside(backend, jobs: dict[str, dict], held: dict[str, dict], imported: di
             and not str(j.get("name", "")).startswith(prefix) and j.get("job_state") in ("PENDING", "RUNNING")}
 
 
-def _adoptable(pool: Pool, backend, outside: dict[str, dict], held: dict[str, dict],
-               refused: dict[str, str]) -> dict[str, list[Node]]:
-    """Adoption's first step: hold the pending outside jobs (they join `held`, imported as any held job) and
-    return the running ones by Slurm id with the pool's nodes they run on. A running job on a node the pool
-    does not know is refused (its comment says why) and stays counted as outside."""
-    pending = [sid for sid, j in outside.items() if j.get("job_state") == "PENDING"]
-    if pending:
-        backend.hold_many(pending)
-        held.update({sid: outside[sid] for sid in pending})
+def _running_on_pool_nodes(pool: Pool, outside: dict[str, dict], refused: dict[str, str]) -> dict[str, list[Node]]:
+    """The running outside jobs by Slurm id with the pool's nodes they run on. A running job on a node the
+    pool does not know is refused (its comment says why) and stays counted as outside."""
     names = {sid: parse.expand_hostlist(str(j.get("nodes") or "")) for sid, j in outside.items()
              if j.get("job_state") == "RUNNING"}
     nodes = {n.name: n for n in Node.objects.filter(pool=pool, name__in={n for ns in names.values() for n in ns})}
@@ -219,13 +213,25 @@ def _intake_pass(pool: Pool, now: datetime, result: IntakeResult) -> None:
     imported = {j.native_id: j for j in Job.objects.filter(pool=pool, origin=Job.Origin.CLUSTER).exclude(
         native_id="").only("id", "native_id", "status", "wait", "tenant_id", "pool_id")}
     refused: dict[str, str] = {}
-    running = _adoptable(pool, backend, _outside(backend, jobs, held, imported), held, refused) if adopt else {}
-    candidates = {**held, **{sid: jobs[sid] for sid in running}}
+    outside = _outside(backend, jobs, held, imported) if adopt else {}
+    running = _running_on_pool_nodes(pool, outside, refused) if adopt else {}
+    pending = {sid: j for sid, j in outside.items() if j.get("job_state") == "PENDING"}
+    candidates = {**held, **pending, **{sid: jobs[sid] for sid in running}}
     specs, problems = _specs(pool, backend, [j for sid, j in candidates.items() if sid not in imported])
     refused.update(problems)
+    # Adoption holds a pending outside job only once it maps to a portal job; it then is a held job like any
+    # other. One the importer still refuses is released again, so adoption never strands a job held.
+    to_hold = [sid for sid in pending if sid in specs]
+    if to_hold:
+        backend.hold_many(to_hold)
+        held.update({sid: pending[sid] for sid in to_hold})
     new_jobs, invalid = jobs_import_native(pool=pool, specs=specs, now=now,
                                            running={sid: running[sid] for sid in specs if sid in running})
     refused.update(invalid)
+    if stranded := [sid for sid in invalid if sid in pending]:
+        backend.release_many(stranded)
+        for sid in stranded:
+            held.pop(sid, None)
     for job in new_jobs:
         imported[job.native_id] = job
         result.imported.append(job.pk)

@@ -96,6 +96,8 @@ def test_under_adopt_hand_started_jobs_are_imported_and_governed_under_count_onl
     # Asks n-h100-1's GPUs too: Slurm keeps it pending for Resources behind the first.
     pending_id = _sbatch(slurm_world, "--job-name=by-hand-next", "--account=alpha", "--nodelist=n-h100-1",
                          "--gres=gpu:h100:2", "--time=30")
+    stray_id = _sbatch(slurm_world, "--job-name=by-hand-stray", "--account=nobody", "--nodelist=n-h100-1",
+                       "--gres=gpu:h100:1", "--time=30")
 
     # count (the default): found, counted as occupied, never imported.
     counted = native_intake(pool=slurm_world.pool)
@@ -122,6 +124,11 @@ def test_under_adopt_hand_started_jobs_are_imported_and_governed_under_count_onl
     assert queued.status == Job.Status.SUBMITTED and queued.gpus == 2
     assert squeue(slurm_world)["by-hand-next"]["job_state"] == "PENDING"
     assert squeue(slurm_world)["by-hand"]["comment"] == ADOPTED
+    # One that maps to no tenant is not adopted, and never left held: it stays Slurm's, with the reason.
+    assert stray_id in result.rejected and not Job.objects.filter(native_id=stray_id).exists()
+    stray = squeue(slurm_world)["by-hand-stray"]
+    assert stray["job_state"] == "PENDING" and "Held" not in str(stray["state_reason"])
+    assert stray["comment"].startswith("portal: rejected: Slurm account 'nobody'")
 
     # The next tick mirrors it into running, with usage from Slurm's start, and it is no longer outside.
     backend_tick()

@@ -45,6 +45,8 @@ def switch_value_label(value) -> str:
         return str(_("paused"))
     if value in PolicySwitch.SchedulingMode.values:
         return choice_label(PolicySwitch.SchedulingMode, value)
+    if value in PolicySwitch.OutsideJobsMode.values:
+        return choice_label(PolicySwitch.OutsideJobsMode, value)
     return choice_label(PolicySwitch.PreemptionMode, value)
 
 

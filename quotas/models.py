@@ -173,9 +173,10 @@ class Quota(models.Model):
     gpu_model = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="quotas")
     workload_classes = models.JSONField(default=list, help_text="Workload classes covered; empty covers all.")
     gpus = models.IntegerField()
-    gpu_memory_gb = models.IntegerField(default=0)
-    cpu_cores = models.IntegerField(default=0)
-    memory_gb = models.IntegerField(default=0)
+    # 0: not set (unlimited), never "zero" (docs/design.md §4a says why it is not NULL).
+    gpu_memory_gb = models.IntegerField(default=0, help_text=_("0: not set (unlimited)."))
+    cpu_cores = models.IntegerField(default=0, help_text=_("0: not set (unlimited)."))
+    memory_gb = models.IntegerField(default=0, help_text=_("0: not set (unlimited)."))
     storage_gb = models.IntegerField(default=0)
     effective_from = models.DateTimeField()
     effective_to = models.DateTimeField(null=True, blank=True)

@@ -77,3 +77,28 @@ def test_a_temporary_grant_shows_its_end_and_its_revert_keeps_the_rest(api, worl
     assert alpha_quota.gpus == 16 and _vector(alpha_quota) == VECTOR
     history = client.get("/tenants/alpha/quota/").content.decode().split("Quota history", 1)[1]
     assert f"Temporary grant #{qr.pk} ended" in history
+
+
+def test_a_request_sets_cpu_cores_and_memory_and_leaves_what_it_does_not_ask(api, world, member, tenant_admin,
+                                                                             quota_approver, alpha_quota, client):
+    qr = _through_the_workflow(api, member, tenant_admin, quota_approver, kind="increase", gpus=16,
+                               cpu_cores=512, memory_gb=4096)
+    assert qr.state == QuotaRequest.State.APPLIED and (qr.cpu_cores, qr.memory_gb) == (512, 4096)
+    assert _vector(alpha_quota) == {**VECTOR, "cpu_cores": 512, "memory_gb": 4096}
+    body = api(member).get(f"{URL}{qr.pk}/").json()
+    assert (body["cpu_cores"], body["memory_gb"]) == (512, 4096)
+    client.force_login(member)
+    assert "<td>512</td><td>4096</td>" in client.get("/tenants/alpha/quota/").content.decode().replace("\n", "")
+
+
+@pytest.mark.parametrize("body, field", [
+    ({"kind": "increase", "gpus": 20, "cpu_cores": -1}, "cpu_cores"),
+    ({"kind": "increase", "gpus": 20, "memory_gb": "lots"}, "memory_gb"),
+    ({"kind": "increase", "gpus": 20, "memory_gb": 10 ** 12}, "memory_gb"),
+    ({"kind": "temporary", "gpus": 24, "memory_gb": 4096, "ends_at": "2099-01-01T00:00:00Z"}, "memory_gb"),
+])
+def test_bad_cpu_or_memory_in_a_request_is_a_field_error(api, world, member, alpha_quota, body, field):
+    answer = api(member).post(URL, {"tenant": "alpha", "pool": "gpu-a", "gpu_model": "H100-80G",
+                                    "justification": "Q4 release sweep", **body}, format="json")
+    assert answer.status_code == 400 and field in answer.json(), answer.json()
+    assert not QuotaRequest.objects.exists()

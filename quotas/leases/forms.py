@@ -43,7 +43,7 @@ class PoolSwitchForm(forms.Form):
 
     KEY_OF_VALUE = {"on": PolicySwitch.Key.BORROWING_ENABLED, "off": PolicySwitch.Key.BORROWING_ENABLED,
                     "preemption": PolicySwitch.Key.PREEMPTION_MODE, "reclaim": PolicySwitch.Key.RECLAIM_MODE,
-                    "scheduling": PolicySwitch.Key.SCHEDULING_MODE}
+                    "scheduling": PolicySwitch.Key.SCHEDULING_MODE, "outside": PolicySwitch.Key.OUTSIDE_JOBS}
     VALUE_DOES_NOT_FIT = _("That value is not one of this switch's.")
 
     def clean(self):
@@ -64,6 +64,8 @@ class PoolSwitchForm(forms.Form):
             *((f"reclaim:{v}", _("Reclaim: %(mode)s") % {"mode": label}) for v, label in PolicySwitch.ReclaimMode.choices),
             *((f"scheduling:{v}", _("Scheduling: %(mode)s") % {"mode": label})
               for v, label in PolicySwitch.SchedulingMode.choices),
+            *((f"outside:{v}", _("Jobs outside the portal: %(mode)s") % {"mode": label})
+              for v, label in PolicySwitch.OutsideJobsMode.choices),
         ]
 
     @staticmethod

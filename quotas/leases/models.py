@@ -59,6 +59,7 @@ class PolicySwitch(models.Model):
         PREEMPTION_MODE = "preemption_mode", _("Preemption mode")
         RECLAIM_MODE = "reclaim_mode", _("Reclaim mode")
         SCHEDULING_MODE = "scheduling_mode", _("Scheduling mode")
+        OUTSIDE_JOBS = "outside_jobs", _("Jobs outside the portal")
     class PreemptionMode(models.TextChoices):
         AUTO = "auto", _("Automatic")
         MANUAL = "manual", _("Manual approval")
@@ -71,10 +72,16 @@ class PolicySwitch(models.Model):
         BEST_EFFORT = "best_effort", _("Best effort")
         BACKFILL = "backfill", _("Backfill with reservations")
         STRICT = "strict", _("Strict order")
+    class OutsideJobsMode(models.TextChoices):
+        # What the portal does with jobs on its nodes that it does not own (sbatch by hand): count what they
+        # hold as occupied and show them, or adopt them (scheduler/sync/intake.py imports and governs them).
+        COUNT = "count", _("Count as occupied")
+        ADOPT = "adopt", _("Adopt and govern")
     # Best effort stays the built-in default so a pool keeps deciding as it did until someone switches
     # it; a pool created from now on gets its own `backfill` override (quotas/leases/pool_defaults.py).
     DEFAULTS = {Key.BORROWING_ENABLED: True, Key.PREEMPTION_MODE: PreemptionMode.AUTO.value,
-                Key.RECLAIM_MODE: ReclaimMode.AUTO.value, Key.SCHEDULING_MODE: SchedulingMode.BEST_EFFORT.value}
+                Key.RECLAIM_MODE: ReclaimMode.AUTO.value, Key.SCHEDULING_MODE: SchedulingMode.BEST_EFFORT.value,
+                Key.OUTSIDE_JOBS: OutsideJobsMode.COUNT.value}
     NEW_POOL_SCHEDULING_MODE = SchedulingMode.BACKFILL.value
 
     key = models.CharField(max_length=40, choices=Key)

@@ -45,6 +45,11 @@ def borrowing_enabled(pool=None) -> bool:
     return bool(switch_value(PolicySwitch.Key.BORROWING_ENABLED, pool))
 
 
+def adopts_outside_jobs(pool=None) -> bool:
+    """Whether the pool adopts jobs on its nodes that the portal does not own (else it only counts them)."""
+    return switch_value(PolicySwitch.Key.OUTSIDE_JOBS, pool) == PolicySwitch.OutsideJobsMode.ADOPT
+
+
 def _switch_row(key: str, label: str, row: PolicySwitch | None, fallback, pool: str | None, source: str) -> dict:
     return {"key": key, "label": label, "pool": pool, "source": source,
             "value": row.value if row is not None else fallback,

@@ -100,7 +100,8 @@ def _clean_switch_value(key: str, value):
             raise ValidationError({"value": [errors.BAD_SWITCH_VALUE.format(key=key, allowed="true or false")]})
         return value
     modes = {PolicySwitch.Key.RECLAIM_MODE: PolicySwitch.ReclaimMode,
-             PolicySwitch.Key.SCHEDULING_MODE: PolicySwitch.SchedulingMode}.get(key, PolicySwitch.PreemptionMode)
+             PolicySwitch.Key.SCHEDULING_MODE: PolicySwitch.SchedulingMode,
+             PolicySwitch.Key.OUTSIDE_JOBS: PolicySwitch.OutsideJobsMode}.get(key, PolicySwitch.PreemptionMode)
     if value not in modes.values:
         raise ValidationError({"value": [errors.BAD_SWITCH_VALUE.format(key=key, allowed=", ".join(modes.values))]})
     return str(value)

@@ -46,7 +46,10 @@ def request_flags(qr: QuotaRequest) -> Flags:
     current = existing.gpus if existing else 0
     twins = QuotaRequest.objects.filter(
         tenant_id=qr.tenant_id, pool_id=qr.pool_id, gpu_model_id=qr.gpu_model_id, gpus=qr.gpus,
+        cpu_cores=qr.cpu_cores, memory_gb=qr.memory_gb,
         workload_classes=sorted(set(qr.workload_classes)), state__in=UNDECIDED).exclude(pk=qr.pk)
     return Flags(current_gpus=current, stale=current != qr.gpus_at_request,
-                 no_op=existing is not None and current == qr.gpus,
+                 no_op=existing is not None and current == qr.gpus and all(
+                     asked is None or asked == getattr(existing, field)
+                     for field, asked in (("cpu_cores", qr.cpu_cores), ("memory_gb", qr.memory_gb))),
                  duplicate_of=tuple(twins.order_by("id").values_list("id", flat=True)))

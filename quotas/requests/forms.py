@@ -26,6 +26,10 @@ class QuotaRequestForm(forms.Form):
         widget=forms.CheckboxSelectMultiple, help_text=_("Leave all unticked for a quota that covers every class."))
     gpus = forms.IntegerField(label=_("New base quota (GPUs)"), min_value=0,
                               help_text=_("The value you want, not the difference."))
+    cpu_cores = forms.IntegerField(label=_("CPU cores"), min_value=0, max_value=limits.QUOTA_CPU_CORES, required=False,
+                                   help_text=_("Empty: keep the quota's CPU cores. 0: not set (unlimited)."))
+    memory_gb = forms.IntegerField(label=_("Memory (GB)"), min_value=0, max_value=limits.QUOTA_MEMORY_GB, required=False,
+                                   help_text=_("Empty: keep the quota's memory. 0: not set (unlimited)."))
     effective_at = forms.DateTimeField(label=_("Effective at"), required=False, widget=DateTimeLocalInput(),
                                        help_text=_("Empty: as soon as it is approved."))
     ends_at = forms.DateTimeField(label=_("Ends at"), required=False, widget=DateTimeLocalInput(),

@@ -37,6 +37,11 @@ class QuotaRequest(models.Model):
     kind = models.CharField(max_length=10, choices=Kind)
     gpus = models.IntegerField(help_text="The base quota asked for (the new value, not a delta).")
     gpus_at_request = models.IntegerField(default=0, help_text="The base quota when the request was made.")
+    # CPU cores and memory the quota should carry; empty: the request leaves them as they are.
+    cpu_cores = models.PositiveIntegerField(null=True, blank=True,
+                                            help_text="CPU cores asked for; empty keeps the quota's (0: not set).")
+    memory_gb = models.PositiveIntegerField(null=True, blank=True,
+                                            help_text="Memory GB asked for; empty keeps the quota's (0: not set).")
     justification = models.TextField()
     effective_at = models.DateTimeField(null=True, blank=True, help_text="Empty: as soon as it is approved.")
     ends_at = models.DateTimeField(null=True, blank=True, help_text="End of a temporary grant.")

@@ -23,6 +23,12 @@ class QuotaRequestCreateSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=QuotaRequest.Kind.choices)
     gpus = serializers.IntegerField(min_value=0, max_value=limits.QUOTA_GPUS,
                                     help_text="The base quota asked for (the new value).")
+    cpu_cores = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0,
+                                         max_value=limits.QUOTA_CPU_CORES,
+                                         help_text="CPU cores the quota should carry; empty keeps the quota's (0: not set).")
+    memory_gb = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0,
+                                         max_value=limits.QUOTA_MEMORY_GB,
+                                         help_text="Memory GB the quota should carry; empty keeps the quota's (0: not set).")
     justification = serializers.CharField(max_length=limits.JUSTIFICATION_LENGTH)
     effective_at = serializers.DateTimeField(required=False, allow_null=True, default=None,
                                              help_text="Empty: as soon as approved.")
@@ -90,6 +96,6 @@ class QuotaRequestSerializer(serializers.ModelSerializer):
     class Meta:
         model = QuotaRequest
         fields = ["id", "tenant", "pool", "gpu_model", "workload_classes", "kind", "gpus", "gpus_at_request",
-                  "justification", "effective_at", "ends_at", "acknowledge_oversubscription", "state", "awaiting",
+                  "cpu_cores", "memory_gb", "justification", "effective_at", "ends_at", "acknowledge_oversubscription", "state", "awaiting",
                   "needs_endorsement", "requested_by", "created_at", "state_changed_at", "quota", "applied_at",
                   "reverted_at", "last_error", "decisions", "flags"]

@@ -48,6 +48,7 @@ DECREASE_NEEDS_QUOTA = _("There is no base quota on {pool}/{gpu_model} for these
 INCREASE_NEEDS_QUOTA = _("There is no base quota on {pool}/{gpu_model} for these classes yet: ask for a new scope.")
 SCOPE_EXISTS = _("A base quota of {current} GPUs already covers this scope: ask for an increase or a decrease.")
 TEMPORARY_NEEDS_MORE = _("A temporary grant must ask for more than the current {current} GPUs.")
+EXTRA_NOT_TEMPORARY = _("A temporary grant changes GPUs only; ask for CPU cores or memory in an increase or a decrease.")
 OVERSUBSCRIPTION_NOT_ACKNOWLEDGED = _(
     "Base quotas on {pool}/{gpu_model} would total {total} GPUs against {capacity} schedulable: "
     "tick the oversubscription acknowledgement to continue."
@@ -86,6 +87,7 @@ def _notify(request_id: int, event: str) -> None:
 def _payload(qr: QuotaRequest, **extra) -> dict:
     return {"kind": qr.kind, "pool": qr.pool.name, "gpu_model": qr.gpu_model.name,
             "workload_classes": qr.workload_classes, "gpus": qr.gpus, "gpus_at_request": qr.gpus_at_request,
+            **{f: getattr(qr, f) for f in EXTRA_ASKED if getattr(qr, f) is not None},
             "effective_at": qr.effective_at.isoformat() if qr.effective_at else None,
             "ends_at": qr.ends_at.isoformat() if qr.ends_at else None, **extra}
 
@@ -136,9 +138,21 @@ def _check_capacity(qr: QuotaRequest, *, acknowledged: bool, field: str = "ackno
             pool=qr.pool.name, gpu_model=qr.gpu_model.name, total=impact.quota_sum_after, capacity=impact.capacity)]})
 
 
+# The dimensions beyond GPUs a request may set (None: left as the quota has them), with their bounds.
+EXTRA_ASKED = {"cpu_cores": limits.QUOTA_CPU_CORES, "memory_gb": limits.QUOTA_MEMORY_GB}
+
+
 def _validate(*, tenant, pool, gpu_model, kind, gpus, justification, workload_classes, effective_at, ends_at,
-              now) -> tuple[list[str], int]:
+              now, extra: dict[str, int | None] | None = None) -> tuple[list[str], int]:
     problems: dict[str, list[str]] = {}
+    extra = {k: v for k, v in (extra or {}).items() if v is not None}
+    for name, value in extra.items():
+        if int(value) < 0:
+            problems.setdefault(name, []).append(quota_errors.NEGATIVE)
+        elif int(value) > EXTRA_ASKED[name]:
+            problems.setdefault(name, []).append(quota_errors.AT_MOST.format(limit=EXTRA_ASKED[name]))
+        elif kind == Kind.TEMPORARY:  # a grant's end gives GPUs back; CPU and memory change for good only
+            problems.setdefault(name, []).append(EXTRA_NOT_TEMPORARY)
     classes = sorted(set(workload_classes or ()))
     for value in classes:
         if value not in WorkloadClass.values:
@@ -168,10 +182,14 @@ def _validate(*, tenant, pool, gpu_model, kind, gpus, justification, workload_cl
     current = existing.gpus if existing else 0
     names = {"pool": pool.name, "gpu_model": gpu_model.name, "current": current}
     message = None
+    # Same GPUs with CPU cores or memory asked is a change of those alone.
+    same_gpus_ok = bool(extra) and gpus == current
     if kind == Kind.INCREASE:
-        message = INCREASE_NEEDS_QUOTA if existing is None else INCREASE_NEEDS_MORE if gpus <= current else None
+        message = INCREASE_NEEDS_QUOTA if existing is None else \
+            INCREASE_NEEDS_MORE if gpus <= current and not same_gpus_ok else None
     elif kind == Kind.DECREASE:
-        message = DECREASE_NEEDS_QUOTA if existing is None else DECREASE_NEEDS_LESS if gpus >= current else None
+        message = DECREASE_NEEDS_QUOTA if existing is None else \
+            DECREASE_NEEDS_LESS if gpus >= current and not same_gpus_ok else None
     elif kind == Kind.NEW_SCOPE:
         message = SCOPE_EXISTS if existing is not None else None
     elif kind == Kind.TEMPORARY and gpus <= current:
@@ -184,7 +202,8 @@ def _validate(*, tenant, pool, gpu_model, kind, gpus, justification, workload_cl
 def quota_request_create(*, actor, tenant: Tenant, pool: Pool, gpu_model: GpuModel, kind: str, gpus: int,
                          justification: str, workload_classes: Iterable[str] = (), effective_at: datetime | None = None,
                          ends_at: datetime | None = None, acknowledge_oversubscription: bool = False,
-                         submit: bool = True) -> QuotaRequest:
+                         submit: bool = True, cpu_cores: int | None = None,
+                         memory_gb: int | None = None) -> QuotaRequest:
     """A member or tenant admin asks for a change; saved as a draft or submitted straight away."""
     role = _role_in(actor, tenant)
     if role is None:
@@ -192,10 +211,12 @@ def quota_request_create(*, actor, tenant: Tenant, pool: Pool, gpu_model: GpuMod
     now = timezone.now()
     classes, current = _validate(tenant=tenant, pool=pool, gpu_model=gpu_model, kind=kind, gpus=gpus,
                                  justification=justification, workload_classes=workload_classes,
-                                 effective_at=effective_at, ends_at=ends_at, now=now)
+                                 effective_at=effective_at, ends_at=ends_at, now=now,
+                                 extra={"cpu_cores": cpu_cores, "memory_gb": memory_gb})
     with transaction.atomic():
         qr = QuotaRequest(tenant=tenant, pool=pool, gpu_model=gpu_model, workload_classes=classes, kind=kind,
                           gpus=int(gpus), gpus_at_request=current, justification=justification.strip(),
+                          cpu_cores=cpu_cores, memory_gb=memory_gb,
                           effective_at=effective_at, ends_at=ends_at,
                           acknowledge_oversubscription=acknowledge_oversubscription, requested_by=actor,
                           needs_endorsement=role != Membership.Role.TENANT_ADMIN, state=State.DRAFT,
@@ -326,6 +347,11 @@ def _unchanged_by_request(quota) -> dict:
     return {field: getattr(quota, field) for field in KEPT_ON_APPLY} if quota is not None else {}
 
 
+def _asked_beyond_gpus(qr: QuotaRequest) -> dict:
+    """The CPU cores and memory the request sets (those it leaves empty stay as the quota has them)."""
+    return {field: getattr(qr, field) for field in EXTRA_ASKED if getattr(qr, field) is not None}
+
+
 def _apply_one(request_id: int, *, now: datetime | None = None) -> bool:
     """Apply one approved request; the compare-and-swap makes a second worker skip it."""
     now = now or timezone.now()
@@ -342,7 +368,7 @@ def _apply_one(request_id: int, *, now: datetime | None = None) -> bool:
             quota = quota_set(actor=None, tenant=qr.tenant, pool=qr.pool, gpu_model=qr.gpu_model, gpus=qr.gpus,
                               workload_classes=qr.workload_classes, reason=_reason(qr, "applied"),
                               acknowledge_oversubscription=True, source={"quota_request": qr.pk},
-                              **_unchanged_by_request(existing))
+                              **{**_unchanged_by_request(existing), **_asked_beyond_gpus(qr)})
             QuotaRequest.objects.filter(pk=qr.pk).update(quota=quota)
             _notify(qr.pk, "applied")
     except ValidationError as exc:

@@ -506,6 +506,9 @@ class _Answers:
         self.models_of_pool = _models_by_pool(cycle.indexes)
         self.alternatives: dict[tuple[str, str, int, int, bool], NextAction | None] = {}
         self.merged: dict[tuple[int, ...], tuple[NextAction, ...]] = {}
+        # Room at the cycle's end per lane and shape (None: it fits): the lanes no longer change here, and
+        # deep queues repeat a few shapes, so the vector path's binding dimension is found once per shape.
+        self.rooms: dict[tuple, Blocker | None] = {}
 
     def __call__(self, entry: Candidate) -> tuple[tuple[Blocker, ...], bool, tuple[NextAction, ...]]:
         job, tenant_q, reasons = entry.job, entry.tenant_q, self.reasons
@@ -517,7 +520,7 @@ class _Answers:
                 blockers = self.tree.at_cycle_end(blockers, job, tenant_q.gpus, self.used.get(tenant_q.id, 0))
         node_blocked = entry.node_blocked
         if entry.shape_ok:
-            blockers = _rooms_at_cycle_end(reasons, blockers, job, entry.lane.index)
+            blockers = _rooms_at_cycle_end(reasons, blockers, job, entry.lane.index, self.rooms)
             node_blocked = node_blocked or blockers[-1].code in _ROOM
         code = blockers[0].code
         alternative = None
@@ -562,19 +565,25 @@ def _quota_at_cycle_end(reasons: R.Reasons, blockers: tuple[Blocker, ...], job: 
     return tuple(out)
 
 
-def _rooms_at_cycle_end(reasons: R.Reasons, blockers: tuple[Blocker, ...], job: PendingJob, index: ModelIndex) -> tuple[Blocker, ...]:
+def _rooms_at_cycle_end(reasons: R.Reasons, blockers: tuple[Blocker, ...], job: PendingJob, index: ModelIndex,
+                        rooms: dict[tuple, Blocker | None]) -> tuple[Blocker, ...]:
     """A waiting job's room on nodes as the pool stands after this cycle's admissions: the state its
     owner sees and the next cycle starts from. Judged at the job's turn instead, the figures would
     move on the next cycle (a smaller job admitted behind it took GPUs it was told were free) and
     every such wait would be rewritten although nothing happened. Free GPUs only shrink within a
     cycle, so a job that fits now fitted at its turn and has no room blocker to change. A job that
     waits on a planned stop alone (reclaim, preemption) waits on that, not on room."""
-    g, replicas = job.gpus, job.replicas
-    if index.fits(g, replicas, job.cpus, job.memory_gb) or (
-            len(blockers) == 1 and blockers[0].code in _STOP_PLANNED):
+    if len(blockers) == 1 and blockers[0].code in _STOP_PLANNED:
+        return blockers
+    key = (id(index), job.gpus, job.replicas, job.cpus, job.memory_gb)
+    room = rooms.get(key, _UNSEEN)
+    if room is _UNSEEN:
+        room = rooms[key] = None if index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb) else \
+            room_blocker(reasons, job, index)
+    if room is None:
         return blockers
     head = blockers[:-1] if blockers[-1].code in _ROOM else blockers
-    return (*head, room_blocker(reasons, job, index))
+    return (*head, room)
 
 
 def _with_borrow_blocker(blockers: tuple[Blocker, ...], blocker: Blocker) -> tuple[Blocker, ...]:

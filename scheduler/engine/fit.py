@@ -217,10 +217,12 @@ class ModelIndex(VectorFit):
         other._best, other.free_cpus, other.free_memory = {}, self.free_cpus, self.free_memory
         return other
 
-    def _move(self, node_id: int, before: int, after: int) -> None:
+    def _move(self, node_id: int, before: int, after: int, count: bool = True) -> None:
+        """A node's free GPUs go from `before` to `after`; `count`: keep the vector shapes in step too (False
+        when the caller already did, with the CPU cores and memory of the same change)."""
         if self._best:
             self._best.clear()
-        if self._vec_slots:
+        if count and self._vec_slots:
             self._vec_changed(node_id, before, after, self.cpu_free[node_id], self.mem_free[node_id], 0, 0)
         self.buckets[after][node_id] = None
         self.free[node_id] = after

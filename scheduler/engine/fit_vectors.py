@@ -109,10 +109,13 @@ class VectorFit:
             break
         bucket = buckets[f]
         del bucket[node_id]
-        self._move(node_id, f, f - gpus)
+        # One pass over the counted shapes for the GPUs and the CPU cores and memory the replica takes.
+        if self._vec_slots:
+            self._vec_changed(node_id, f, f - gpus, cpu_free[node_id], mem_free[node_id], -cpus, -memory_gb)
+        self._move(node_id, f, f - gpus, False)
         if f == self.max_free and not bucket:
             self.max_free = self._scan_max(f)
-        self._extra_changed(node_id, -cpus, -memory_gb)
+        self._extra_changed(node_id, -cpus, -memory_gb, False)
         return node_id
 
     def _vec_changed(self, node_id: int, before: int, after: int, cpus: int, memory: int, d_cpus: int,
@@ -144,9 +147,9 @@ class VectorFit:
         if self.vec and node_id in self.cpu_free:
             self._extra_changed(node_id, cpus, memory_gb)
 
-    def _extra_changed(self, node_id: int, d_cpus: int, d_memory: int) -> None:
+    def _extra_changed(self, node_id: int, d_cpus: int, d_memory: int, count: bool = True) -> None:
         cpu_free, mem_free = self.cpu_free, self.mem_free
-        if self._vec_slots:
+        if count and self._vec_slots:
             f = self.free[node_id]
             self._vec_changed(node_id, f, f, cpu_free[node_id], mem_free[node_id], d_cpus, d_memory)
         if self._best:

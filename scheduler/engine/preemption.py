@@ -89,15 +89,69 @@ class Room:
             after = released[node_id] = before + sign * job.gpus
             self.slots += (f + after) // g - (f + before) // g
         if self.charges is not None:
-            tenant, project = self.charges.get(job.id, (False, False))
-            if tenant:
-                self.freed_tenant += sign * job.total_gpus
-            if project:
-                self.freed_project += sign * job.total_gpus
+            self._charge(job, sign)
+
+    def _charge(self, job: RunningJob, sign: int) -> None:
+        tenant, project = self.charges.get(job.id, (False, False))
+        if tenant:
+            self.freed_tenant += sign * job.total_gpus
+        if project:
+            self.freed_project += sign * job.total_gpus
 
     def ok(self) -> bool:
         return (self.slots >= self.replicas and self.freed_tenant >= self.missing_tenant
                 and self.freed_project >= self.missing_project)
+
+
+class VectorRoom(Room):
+    """`Room` for a gang whose replicas also ask CPU cores or memory (resources.py): a node holds
+    min(GPUs // g, CPU cores // c, memory // m) replicas with what its victims give back in every
+    dimension, so stopping a job that frees GPUs but not the memory the gang lacks is never a plan."""
+
+    __slots__ = ("c", "m", "cpu_free", "mem_free", "released_cpus", "released_memory")
+
+    def __init__(self, index: ModelIndex, job: PendingJob, missing_tenant: int = 0, missing_project: int = 0,
+                 charges: Mapping[int, tuple[bool, bool]] | None = None):
+        super().__init__(index, job.gpus, job.replicas, missing_tenant, missing_project, charges)
+        self.c, self.m = job.cpus, job.memory_gb
+        self.slots = index.vec_slots(job.gpus, job.cpus, job.memory_gb)
+        self.cpu_free, self.mem_free = index.cpu_free, index.mem_free
+        self.released_cpus: dict[int, int] = {}
+        self.released_memory: dict[int, int] = {}
+
+    def _holds(self, node_id: int, gpus: int, cpus: int, memory: int) -> int:
+        """Replicas a node holds with `gpus` free GPUs and `cpus`, `memory` given back beside its free ones."""
+        k = gpus // self.g
+        if self.c:
+            x = (self.cpu_free[node_id] + cpus) // self.c
+            k = x if x < k else k
+        if self.m:
+            x = (self.mem_free[node_id] + memory) // self.m
+            k = x if x < k else k
+        return k if k > 0 else 0
+
+    def add(self, job: RunningJob, sign: int = 1) -> None:
+        free, released, cpus, memory = self.free, self.released, self.released_cpus, self.released_memory
+        for node_id in job.placements:
+            f = free.get(node_id)
+            if f is None:  # not a schedulable node of this lane: frees nothing usable
+                continue
+            g, c, m = released.get(node_id, 0), cpus.get(node_id, 0), memory.get(node_id, 0)
+            before = self._holds(node_id, f + g, c, m)
+            g, c, m = g + sign * job.gpus, c + sign * job.cpus, m + sign * job.memory_gb
+            released[node_id], cpus[node_id], memory[node_id] = g, c, m
+            self.slots += self._holds(node_id, f + g, c, m) - before
+        if self.charges is not None:
+            self._charge(job, sign)
+
+
+def room_for(index: ModelIndex, job: PendingJob, missing_tenant: int = 0, missing_project: int = 0,
+             charges: Mapping[int, tuple[bool, bool]] | None = None) -> Room:
+    """The room a waiting job's stops must make: in every dimension it asks where its lane tracks them,
+    else in GPUs alone (the path every GPU-only cycle takes, unchanged)."""
+    if index.vec and (job.cpus or job.memory_gb):
+        return VectorRoom(index, job, missing_tenant, missing_project, charges)
+    return Room(index, job.gpus, job.replicas, missing_tenant, missing_project, charges)
 
 
 def smallest_sufficient(
@@ -336,7 +390,7 @@ class Victims:
         if unearmarked_only:
             # Asked at the job's turn in the nominate phase, where quota use only grows and free GPUs
             # only shrink: no plan at some use means none at any higher use either.
-            shape = (tenant_q.id, project_id, priority, job.gpus, job.replicas)
+            shape = (tenant_q.id, project_id, priority, job.gpus, job.replicas, job.cpus, job.memory_gb)
             known = self._hopeless.get(shape)
             if known is not None and tenant_used >= known[0] and project_used >= known[1]:
                 return None
@@ -347,7 +401,8 @@ class Victims:
             else:  # the jobs after it count on other stops, as the preempt phase will give these to it
                 self.earmark((*chosen[0], *chosen[1]))
             return chosen
-        question = (tenant_q.id, project_id, priority, job.gpus, job.replicas, tenant_used, project_used)
+        question = (tenant_q.id, project_id, priority, job.gpus, job.replicas, job.cpus, job.memory_gb, tenant_used,
+                    project_used)
         if self.known_no_plan(question):
             return None
         chosen = self._within_tenant_stops(job, need, index, used_gpus, tenant_q, project_q, False)
@@ -377,7 +432,7 @@ class Victims:
             candidates = [j for j in candidates if j.id not in earmarked]
         project_id = project_q.id if project_q else None
         charges = {j.id: (True, project_id is not None and p == project_id) for j, p in pool}
-        room = Room(index, job.gpus, job.replicas, missing_tenant, missing_project, charges)
+        room = room_for(index, job, missing_tenant, missing_project, charges)
         candidates.sort(key=self.key)
         return smallest_sufficient(stopping, candidates, room)
 
@@ -389,7 +444,7 @@ class Victims:
             return None
         stopping = self.stopping(borrowed)
         candidates = sorted((j for j in borrowed if self.may_stop(j)), key=self.key)
-        chosen = smallest_sufficient(stopping, candidates, Room(index, job.gpus, job.replicas))
+        chosen = smallest_sufficient(stopping, candidates, room_for(index, job))
         if chosen is None:
             return None
         used, victims = chosen

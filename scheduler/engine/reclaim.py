@@ -15,7 +15,7 @@ from __future__ import annotations
 from . import reasons as R
 from .fit import ModelIndex
 from .leases import UNASSIGNED, LeaseDesk
-from .preemption import Room, Victims, smallest_sufficient
+from .preemption import Victims, room_for, smallest_sufficient
 from .types import Blocker, PendingJob, Reclaim, RunningJob
 
 
@@ -28,7 +28,7 @@ def reclaim(
     The outcome depends on the job's tenant, lane and shape and on what is claimed so far alone,
     so a question that found no plan is not asked again until the next claim (most jobs of a
     deep queue that may reclaim find nothing to reclaim)."""
-    question = ("reclaim", job.tenant, job.pool, job.gpu_model, job.gpus, job.replicas,
+    question = ("reclaim", job.tenant, job.pool, job.gpu_model, job.gpus, job.replicas, job.cpus, job.memory_gb,
                 job.priority_class in victims.protected)
     if victims.known_no_plan(question):
         return None
@@ -90,7 +90,7 @@ def _reclaim(
         def key(run: RunningJob, lender=job.tenant, rank=tree.rank, victim_key=victims.key) -> tuple:
             return (-rank(lender, run.tenant), victim_key(run))
     candidates = sorted((run for run in scope if may_reclaim(run)), key=key)
-    chosen = smallest_sufficient(stopping, candidates, Room(index, job.gpus, job.replicas))
+    chosen = smallest_sufficient(stopping, candidates, room_for(index, job))
     if chosen is None:
         return None
     used, chosen_victims = chosen

@@ -5,7 +5,14 @@ Slurm job's comment so `squeue -o %k` shows it, and on admission sets its node l
 (SlurmBackend.start). A held job it cannot take is left held with the reason in its comment.
 
 Reconciliation rides on the same pass: a waiting imported job that is gone from Slurm (scancel'd by its
-user) is cancelled in the portal, and jobs in the partition that neither side owns are reported."""
+user) is cancelled in the portal, and jobs in the partition that neither side owns are reported.
+
+A pool whose `outside_jobs` switch is `adopt` also takes the jobs people still start by hand (plain `sbatch`)
+through this same importer: a pending one is held first and then imported as any held job; a running one is
+imported as admitted onto the nodes it runs on, with a run carrying its Slurm id, so the next tick mirrors it
+into running (usage from Slurm's start time) and from then on it counts against its tenant's quota and may be
+preempted like any portal job. Under `count` (the default) they stay outside: counted as occupied by the
+inventory sync and named by the OUTSIDE_JOBS blocker."""
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -14,7 +21,8 @@ from django.db import transaction
 from django.utils import timezone, translation
 
 from audit.chain.services import audit_record_bulk
-from quotas.models import Pool, Project, Tenant
+from quotas.leases.selectors import adopts_outside_jobs
+from quotas.models import Node, Pool, Project, Tenant
 from scheduler.backends.base import BackendError
 from scheduler.sync.pool_lock import INTAKE, pool_lock
 from scheduler.backends.registry import backend_for_pool
@@ -36,6 +44,8 @@ INVALID = "portal: rejected: {problems}"
 WAITING = "portal: waiting: {code}: {message}"
 QUEUED = "portal: queued, not evaluated yet"
 GONE = "cancelled on the cluster before admission"
+ADOPTED = "portal: adopted: governed by the portal from now on"
+NOT_ON_POOL_NODES = "portal: rejected: runs on nodes that are not the pool's ({nodes})"
 # Slurm states that mean a waiting native job is no longer the portal's to admit: it ended, or someone
 # released it behind the portal. Passing states (COMPLETING and REQUEUE_HOLD while the portal's own
 # requeuehold winds it down, CONFIGURING, SUSPENDED) are left alone; the next pass looks again.
@@ -49,6 +59,7 @@ class IntakeResult:
     rejected: dict[str, str] = field(default_factory=dict)
     annotated: int = 0
     cancelled: list[int] = field(default_factory=list)
+    adopted: list[int] = field(default_factory=list)  # portal ids of running outside jobs taken over
     unowned: list[str] = field(default_factory=list)
     error: str = ""
     skipped: bool = False  # another worker's pass of this pool was under way
@@ -89,12 +100,18 @@ def _specs(pool: Pool, backend, slurm_jobs: list[dict]) -> tuple[dict[str, dict]
     return specs, problems
 
 
-def jobs_import_native(*, pool: Pool, specs: dict[str, dict], now: datetime) -> tuple[list[Job], dict[str, str]]:
+def jobs_import_native(*, pool: Pool, specs: dict[str, dict], now: datetime,
+                       running: dict[str, list[Node]] | None = None) -> tuple[list[Job], dict[str, str]]:
     """Held Slurm jobs become portal jobs (origin `cluster`) in one transaction; idempotent on the Slurm
     id (one pass per pool at a time, and ids already imported are skipped under that lock). Returns the
-    new jobs and the refusals (Slurm id -> comment) of specs that do not validate."""
+    new jobs and the refusals (Slurm id -> comment) of specs that do not validate.
+
+    `running` (adoption, Slurm id -> the pool's nodes it runs on): those jobs already run, so they are
+    imported as admitted onto those nodes with a pending run holding their Slurm id; the tick's next poll
+    sees them running and starts their usage as for any portal job."""
     if not specs:
         return [], {}
+    running = running or {}
     ctx = SubmitContext.load(actor=None, specs=list(specs.values()))
     built, problems = [], {}
     for slurm_id, spec in specs.items():
@@ -105,16 +122,25 @@ def jobs_import_native(*, pool: Pool, specs: dict[str, dict], now: datetime) -> 
             problems[slurm_id] = INVALID.format(problems=text)[:250]
             continue
         job.origin, job.native_id = Job.Origin.CLUSTER, slurm_id
+        if slurm_id in running:
+            job.status, job.admitted_at = Job.Status.ADMITTED, now
+            job.placements = [node.pk for node in running[slurm_id]]
         built.append((job, extra))
     with transaction.atomic():
         known = set(Job.objects.filter(pool=pool, native_id__in=[j.native_id for j, _ in built])
                     .values_list("native_id", flat=True))
         built = [(job, extra) for job, extra in built if job.native_id not in known]
         insert_rows(Job, [job for job, _ in built])
+        adopted = [job for job, _ in built if job.native_id in running]
+        insert_rows(JobRun, [JobRun(job=job, attempt=1, backend=pool.backend, external_id=job.native_id,
+                                    nodes=[n.name for n in running[job.native_id]], state=JobRun.State.PENDING,
+                                    backend_state="RUNNING", created_at=now, submitted_at=now) for job in adopted])
         audit_record_bulk([
-            {"occurred_at": now, "event_type": "job.imported", "tenant_id": job.tenant_id,
-             "object_type": "scheduler.job", "object_id": job.pk,
-             "payload": {**audit_payload(job, extra), "slurm_job_id": job.native_id}} for job, extra in built])
+            {"occurred_at": now, "event_type": "job.adopted" if job.native_id in running else "job.imported",
+             "tenant_id": job.tenant_id, "object_type": "scheduler.job", "object_id": job.pk,
+             "payload": {**audit_payload(job, extra), "slurm_job_id": job.native_id,
+                         **({"nodes": [n.name for n in running[job.native_id]]} if job.native_id in running else {})}}
+            for job, extra in built])
         if built:
             request_pool_evaluation(pool.pk)
     return [job for job, _ in built], problems
@@ -151,25 +177,73 @@ def native_intake(*, pool: Pool, now: datetime | None = None) -> IntakeResult:
     return result
 
 
+def _outside(backend, jobs: dict[str, dict], held: dict[str, dict], imported: dict) -> dict[str, dict]:
+    """Live jobs of the partition that neither the portal submitted (by name) nor imported, nor held."""
+    prefix = f"{backend.config.job_prefix}-"
+    return {sid: j for sid, j in jobs.items() if sid not in imported and sid not in held
+            and not str(j.get("name", "")).startswith(prefix) and j.get("job_state") in ("PENDING", "RUNNING")}
+
+
+def _running_on_pool_nodes(pool: Pool, outside: dict[str, dict], refused: dict[str, str]) -> dict[str, list[Node]]:
+    """The running outside jobs by Slurm id with the pool's nodes they run on. A running job on a node the
+    pool does not know is refused (its comment says why) and stays counted as outside."""
+    names = {sid: parse.expand_hostlist(str(j.get("nodes") or "")) for sid, j in outside.items()
+             if j.get("job_state") == "RUNNING"}
+    nodes = {n.name: n for n in Node.objects.filter(pool=pool, name__in={n for ns in names.values() for n in ns})}
+    running = {}
+    for sid, node_names in names.items():
+        unknown = [n for n in node_names if n not in nodes]
+        if unknown or not node_names:
+            refused[sid] = NOT_ON_POOL_NODES.format(nodes=",".join(unknown) or "-")
+        else:
+            running[sid] = [nodes[n] for n in node_names]
+    return running
+
+
 def _intake_pass(pool: Pool, now: datetime, result: IntakeResult) -> None:
     backend = backend_for_pool(pool)
-    if not getattr(getattr(backend, "config", None), "native_intake", False):
+    config = getattr(backend, "config", None)
+    if config is None:  # a backend without a cluster of its own (simulated): nothing outside the portal
+        return
+    adopt = adopts_outside_jobs(pool)
+    if not (getattr(config, "native_intake", False) or adopt):
         return
     jobs = {str(j["job_id"]): j for j in backend.jobs()}
     held = {str(j["job_id"]): j for j in backend.held_native_jobs()}
     imported = {j.native_id: j for j in Job.objects.filter(pool=pool, origin=Job.Origin.CLUSTER).exclude(
         native_id="").only("id", "native_id", "status", "wait", "tenant_id", "pool_id")}
-    specs, refused = _specs(pool, backend, [j for sid, j in held.items() if sid not in imported])
-    new_jobs, invalid = jobs_import_native(pool=pool, specs=specs, now=now)
+    refused: dict[str, str] = {}
+    outside = _outside(backend, jobs, held, imported) if adopt else {}
+    running = _running_on_pool_nodes(pool, outside, refused) if adopt else {}
+    pending = {sid: j for sid, j in outside.items() if j.get("job_state") == "PENDING"}
+    candidates = {**held, **pending, **{sid: jobs[sid] for sid in running}}
+    specs, problems = _specs(pool, backend, [j for sid, j in candidates.items() if sid not in imported])
+    refused.update(problems)
+    # Adoption holds a pending outside job only once it maps to a portal job; it then is a held job like any
+    # other. One the importer still refuses is released again, so adoption never strands a job held.
+    to_hold = [sid for sid in pending if sid in specs]
+    if to_hold:
+        backend.hold_many(to_hold)
+        held.update({sid: pending[sid] for sid in to_hold})
+    new_jobs, invalid = jobs_import_native(pool=pool, specs=specs, now=now,
+                                           running={sid: running[sid] for sid in specs if sid in running})
     refused.update(invalid)
+    if stranded := [sid for sid in invalid if sid in pending]:
+        backend.release_many(stranded)
+        for sid in stranded:
+            held.pop(sid, None)
     for job in new_jobs:
         imported[job.native_id] = job
         result.imported.append(job.pk)
     comments: dict[str, list[str]] = {}  # comment -> Slurm ids whose comment must change to it
     for slurm_id, comment in refused.items():
         result.rejected[slurm_id] = comment
-        if held[slurm_id].get("comment") != comment:
+        if jobs[slurm_id].get("comment") != comment:
             comments.setdefault(comment, []).append(slurm_id)
+    for job in new_jobs:
+        if job.native_id in running:
+            result.adopted.append(job.pk)
+            comments.setdefault(ADOPTED, []).append(job.native_id)
     waiting = [j for j in imported.values() if j.status in PENDING_STATUSES]
     stopping = set(JobRun.objects.filter(job__in=waiting, state__in=JobRun.ACTIVE_STATES)
                    .values_list("job_id", flat=True))
@@ -188,10 +262,7 @@ def _intake_pass(pool: Pool, now: datetime, result: IntakeResult) -> None:
     for comment, ids in comments.items():
         backend.annotate_many(ids, comment)
         result.annotated += len(ids) if not comment.startswith("portal: rejected") else 0
-    prefix = f"{backend.config.job_prefix}-"
-    result.unowned = sorted(sid for sid, j in jobs.items() if sid not in imported and sid not in held
-                            and not str(j.get("name", "")).startswith(prefix)
-                            and j.get("job_state") in ("PENDING", "RUNNING"))
+    result.unowned = sorted(_outside(backend, jobs, held, imported))
 
 
 def native_intake_all(*, now: datetime | None = None) -> dict[str, int]:

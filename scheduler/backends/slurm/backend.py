@@ -303,6 +303,19 @@ class SlurmBackend(B.Backend):
         prefix = f"{self.config.job_prefix}-"
         return [j for j in self.jobs() if is_held(j) and not str(j.get("name", "")).startswith(prefix)]
 
+    def hold_many(self, slurm_ids: Sequence[str]) -> None:
+        """Hold pending jobs (adoption: the portal then imports them as held jobs and releases each onto the
+        nodes it admits it to); `scontrol hold` takes a list, in chunks."""
+        ids = list(slurm_ids)
+        for start in range(0, len(ids), ANNOTATE_CHUNK):
+            self.cli.run("scontrol", "hold", ",".join(ids[start:start + ANNOTATE_CHUNK]))
+
+    def release_many(self, slurm_ids: Sequence[str]) -> None:
+        """Release jobs the portal held for adoption but could not import (they run as Slurm decides)."""
+        ids = list(slurm_ids)
+        for start in range(0, len(ids), ANNOTATE_CHUNK):
+            self.cli.run("scontrol", "release", ",".join(ids[start:start + ANNOTATE_CHUNK]))
+
     def annotate(self, slurm_id: str, comment: str) -> None:
         """Write the portal's word on a job into its comment (`squeue -o %k` shows it)."""
         self.cli.run("scontrol", "update", f"JobId={slurm_id}", f"Comment={comment[:250]}")

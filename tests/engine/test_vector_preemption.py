@@ -1,0 +1,46 @@
+"""Preemption and reclaim room over resource vectors: a victim is worth stopping only if what it gives back
+makes the waiting gang fit in every dimension it asks (GPUs, CPU cores, memory), not in GPUs alone."""
+
+from dataclasses import replace
+
+import pytest
+
+from scheduler.engine import decide
+from scheduler.engine.resources import Resources
+from tests.engine.builders import node, pending, quota, running, snapshot
+
+
+def big(id, **kw):
+    return replace(node(id, 8), cpus=96, memory_gb=1024, gpu_memory_gb=80, **kw)
+
+
+def _victims(*, memory_gb: int, cpus: int = 0, outside=Resources(memory_gb=900, cpus=90)):
+    """llm (quota 16) runs an experiment on node 1 and a batch job on node 2 (8 GPUs each) and wants 8 more
+    GPUs for inference; jobs the portal does not own hold most of node 1's memory and CPU cores."""
+    nodes = [big(1, outside=outside, outside_jobs=1), big(2)]
+    runs = [replace(running("llm", [1], 8, id=51, priority="experiment"), memory_gb=8, cpus=2),
+            replace(running("llm", [2], 8, id=52, priority="batch"), memory_gb=8, cpus=2)]
+    job = replace(pending(1, "llm", 8, workload="online_inference"), memory_gb=memory_gb, cpus=cpus)
+    return decide(snapshot(nodes=nodes, quotas=[quota("llm", 16)], running=runs, pending=[job]))
+
+
+@pytest.mark.parametrize("memory_gb, cpus, expected", [
+    # GPUs alone: the lowest class goes first, as ever (the experiment on node 1).
+    (0, 0, [(51,)]),
+    # Asks 512 GB: node 1 would have 8 GPUs but 124 GB memory once the experiment left, so the batch job on
+    # node 2 is stopped instead.
+    (512, 0, [(52,)]),
+    # Asks 16 CPU cores: node 1 keeps 6 beside the outside job's 90, so again node 2.
+    (0, 16, [(52,)]),
+    # Fits node 1's leftovers: the lowest class goes first again.
+    (100, 4, [(51,)]),
+])
+def test_the_victim_frees_the_dimension_the_gang_lacks(memory_gb, cpus, expected):
+    d = _victims(memory_gb=memory_gb, cpus=cpus)
+    assert [p.victim_job_ids for p in d.preemptions] == expected
+
+
+def test_no_victim_is_planned_when_no_stop_makes_room_in_memory():
+    # 2,000 GB on one node: even an empty node has 1,024 GB; stopping frees GPUs but never that memory.
+    d = _victims(memory_gb=2000)
+    assert d.preemptions == ()

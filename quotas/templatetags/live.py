@@ -14,7 +14,7 @@ from django.utils.html import strip_spaces_between_tags
 
 register = template.Library()
 
-_FIRST_TAG = re.compile(r"^\s*<([a-zA-Z][\w-]*)")
+_OPENING_TAG_END = re.compile(r"^(\s*<[a-zA-Z][^>]*?)(/?>)")
 _ID = re.compile(r'\bid="([^"]+)"')
 
 
@@ -35,7 +35,7 @@ class LivePieceNode(template.Node):
         # Spaces between tags collapsed here, so a {% spaceless %} around the list leaves the piece as hashed.
         html = strip_spaces_between_tags(self.nodelist.render(context).strip())
         version = blake2b(html.encode(), digest_size=4).hexdigest()
-        stamped = _FIRST_TAG.sub(lambda m: f'{m.group(0)} data-v="{version}"', html, count=1)
+        stamped = _OPENING_TAG_END.sub(lambda m: f'{m.group(1)} data-v="{version}"{m.group(2)}', html, count=1)
         pieces = context.get("live_pieces")
         if pieces is not None:
             found = _ID.search(html)

@@ -45,7 +45,7 @@ def test_every_reader_downloads_what_the_page_shows(request, role, page_query):
     client = page(request.getfixturevalue(role))
     html = client.get(reverse("reports") + page_query).content.decode()
     links = download_links(html)
-    assert set(links) == {"XLSX (every table)", "JSON", "Summary", "Chargeback", "Monthly trend", "GPU models",
+    assert set(links) == {"XLSX (every table)", "PDF", "JSON", "Summary", "Chargeback", "Monthly trend", "GPU models",
                           "Base quota", "Wait times", "Wait reasons"}  # one CSV per table, named by its title
     subject = "usage-platform" if role == "platform_admin" and not page_query else "usage-alpha"
     for text, href in links.items():

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from audit import evidence
 from audit.chain import selectors
-from audit.reports import emails, exports
+from audit.reports import emails, exports, pdf
 from audit.reports.access import (
     audit_tenants_for_user,
     can_read_all_audit,
@@ -30,7 +30,7 @@ from quotas.access import PLATFORM_ADMIN, can_read_all_tenants, has_platform_rol
 from quotas.models import Project
 
 AUDIT_PAGE_SIZE = 100
-DOWNLOAD_FORMATS = ("csv", "xlsx", "json")
+DOWNLOAD_FORMATS = ("csv", "xlsx", "json", "pdf")
 SHOWING_INSTEAD = gettext_lazy("Showing {month} instead.")
 RESENT = gettext_lazy("The {month} report mail of {tenant} is in the outbox again: {count} new notices.")
 
@@ -62,6 +62,13 @@ def _scope_query(scope, month) -> str:
     return urlencode({k: v for k, v in params.items() if v})
 
 
+def _report_context(scope, month) -> dict:
+    """What the report's body shows, on the page and in its PDF alike."""
+    report = usage_report(month=month, tenant=scope.tenant, project=scope.project)
+    return {"report": report, "charts": report_charts(report), "scope": scope, "month": f"{month:%Y-%m}",
+            "query": _scope_query(scope, month), "csv_tables": exports.TABLE_CHOICES}
+
+
 @login_required
 def report_page(request):
     tenants = list(tenants_for_user(request.user))
@@ -73,13 +80,10 @@ def report_page(request):
     month, error = _month_param(request)
     if error:  # said, not swallowed: the page answers 400 and names the month it shows instead
         error = f"{error} {SHOWING_INSTEAD.format(month=f'{month:%Y-%m}')}"
-    report = usage_report(month=month, tenant=scope.tenant, project=scope.project)
-    query = _scope_query(scope, month)
     context = {
-        "report": report, "charts": report_charts(report), "tenants": tenants, "platform": platform,
-        "scope": scope, "months": _recent_months(), "month": f"{month:%Y-%m}", "error": error,
+        **_report_context(scope, month), "tenants": tenants, "platform": platform,
+        "months": _recent_months(), "error": error,
         "projects": Project.objects.filter(tenant=scope.tenant) if scope.tenant else [],
-        "query": query, "csv_tables": exports.TABLE_CHOICES,
         "mail_preview": bool(scope.tenant and can_read_all_audit(request.user)),
     }
     template = "audit/reports.html#report-body" if request.htmx else "audit/reports.html"
@@ -110,7 +114,7 @@ def audit_page(request):
 
 @login_required
 def report_download(request, fmt: str):
-    """The report page's CSV (one table, ?table=), XLSX and JSON, in the reader's language."""
+    """The report page's CSV (one table, ?table=), XLSX, JSON and PDF, in the reader's language."""
     if fmt not in DOWNLOAD_FORMATS:
         raise Http404
     scope = report_scope_for_user(request.user, request.GET.get("tenant") or None, request.GET.get("project") or None)
@@ -120,6 +124,11 @@ def report_download(request, fmt: str):
         error = str(exports.UNKNOWN_TABLE).format(tables=", ".join(exports.TABLE_NAMES))
     if error:
         return HttpResponseBadRequest(error, content_type="text/plain; charset=utf-8")
+    if fmt == "pdf":
+        context = _report_context(scope, month)
+        response = HttpResponse(pdf.report_pdf(request, context), content_type="application/pdf")
+        response["Content-Disposition"] = f'attachment; filename="{exports.filename(context["report"], "pdf")}"'
+        return response
     report = usage_report(month=month, tenant=scope.tenant, project=scope.project)
     if fmt == "json":
         response = JsonResponse(report, json_dumps_params={"ensure_ascii": False, "indent": 1})

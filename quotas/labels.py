@@ -2,24 +2,20 @@
 A page stores and compares codes (`tenant_admin`, `training`); a person reads these labels, in the
 request's language. An unknown code is shown as it is, so nothing a row says is hidden."""
 from django.db import models
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from quotas.access import AUDITOR, PLATFORM_ADMIN, QUOTA_APPROVER
+from quotas.classes.labels import (PRIORITY_CLASS_LABELS, job_class_label,  # noqa: F401 (the words' one home)
+                                   priority_class_label, workload_class_label)
 from quotas.leases.models import PolicySwitch
-from quotas.models import Membership, WorkloadClass
+from quotas.models import Membership
+from scheduler.engine.texts import CODE_TITLES
 
 PLATFORM_ROLE_LABELS = {
     PLATFORM_ADMIN: _("Platform admin"),
     QUOTA_APPROVER: _("Quota approver"),
     AUDITOR: _("Auditor"),
-}
-# The priority classes of scheduler.engine.types.DEFAULT_PRIORITY_CLASSES (the engine imports no Django).
-PRIORITY_CLASS_LABELS = {
-    "production": _("Production"),
-    "candidate": _("Production candidate"),
-    "training": _("Training"),
-    "batch": _("Batch"),
-    "experiment": _("Experiment"),
 }
 
 
@@ -29,12 +25,13 @@ def role_label(code: str) -> str:
     return str(Membership.Role(code).label) if code in Membership.Role.values else code
 
 
-def priority_class_label(code: str) -> str:
-    return str(PRIORITY_CLASS_LABELS.get(code, code))
+def wait_code_label(code: str) -> str:
+    """A wait reason's short name in the reader's language (the code itself if it has none)."""
+    return gettext(CODE_TITLES[code]) if code in CODE_TITLES else ("" if code is None else str(code))
 
 
-def workload_class_label(code: str) -> str:
-    return str(WorkloadClass(code).label) if code in WorkloadClass.values else code
+def switch_key_label(key: str) -> str:
+    return choice_label(PolicySwitch.Key, key)
 
 
 def switch_value_label(value) -> str:

@@ -80,8 +80,8 @@ def test_a_zh_hans_tenant_gets_its_report_mail_and_files_in_chinese(month, smtp_
     assert body.startswith("Alpha team 2026-03 用量报告。\n")
     assert "GPU 用时：123.0 GPU 小时 · 计费：363.0 单位" in body
     assert "基础配额：3936.0 GPU 小时，配额内已用 119.0 GPU 小时，闲置 3817.0 GPU 小时 （利用率 3.0%）" in body
-    assert "  train · H100-80G: 99.0 GPU 小时 × 3.00 = 297.0 单位" in body
-    assert "排队等待（分钟，p50 / p95）：\n  experiment: 60.0 / 60.0 (1 次运行)\n  training: 2.0 / 10.0 (5 次运行)" in body
+    assert "  Training · H100-80G: 99.0 GPU 小时 × 3.00 = 297.0 单位" in body  # the project's name, not its slug
+    assert "排队等待（分钟，p50 / p95）：\n  实验: 60.0 / 60.0 (1 次运行)\n  训练: 2.0 / 10.0 (5 次运行)" in body
     assert "GPU-hours" not in body and "Usage report" not in body
     [(csv_name, _, csv_bytes), (xlsx_name, _, xlsx_bytes)] = message["attachments"]
     assert csv_name == "usage-alpha-2026-03-chargeback.csv"

@@ -42,17 +42,17 @@ def test_tenant_report_matches_the_hand_computed_month(month):
          "chargeback_units": 357.0},
     ]
     assert r["groups"] == {"by": "project", "rows": [
-        {"project": "train", "gpu_hours": 103.0, "chargeback_units": 303.0},
-        {"project": "eval", "gpu_hours": 20.0, "chargeback_units": 60.0}]}
+        {"project": "train", "name": "Training", "gpu_hours": 103.0, "chargeback_units": 303.0},
+        {"project": "eval", "name": "Evaluation", "gpu_hours": 20.0, "chargeback_units": 60.0}]}
     # Chargeback per project × GPU model: train = R1 40 + R2 16 + R5 2 + R6 1 + R9 40 H100 (× 3) and R4's 4 A100
     # (× 1.5, borrowed from the unassigned pool); eval = R3 20 H100.
     assert r["chargeback"] == [
-        {"tenant": "alpha", "project": "eval", "gpu_model": "H100-80G", "gpu_hours": 20.0, "chargeback_weight": 3.0,
-         "chargeback_units": 60.0},
-        {"tenant": "alpha", "project": "train", "gpu_model": "A100-40G", "gpu_hours": 4.0, "chargeback_weight": 1.5,
-         "chargeback_units": 6.0},
-        {"tenant": "alpha", "project": "train", "gpu_model": "H100-80G", "gpu_hours": 99.0, "chargeback_weight": 3.0,
-         "chargeback_units": 297.0}]
+        {"tenant": "alpha", "tenant_name": "Alpha team", "project": "eval", "project_name": "Evaluation",
+         "gpu_model": "H100-80G", "gpu_hours": 20.0, "chargeback_weight": 3.0, "chargeback_units": 60.0},
+        {"tenant": "alpha", "tenant_name": "Alpha team", "project": "train", "project_name": "Training",
+         "gpu_model": "A100-40G", "gpu_hours": 4.0, "chargeback_weight": 1.5, "chargeback_units": 6.0},
+        {"tenant": "alpha", "tenant_name": "Alpha team", "project": "train", "project_name": "Training",
+         "gpu_model": "H100-80G", "gpu_hours": 99.0, "chargeback_weight": 3.0, "chargeback_units": 297.0}]
     # Twelve months up to March: R2's 4 h × 2 H100 before February's midnight, then March's totals.
     assert len(r["trend"]) == 12 and r["trend"][0]["month"] == "2025-04"
     assert r["trend"][-2:] == [{"month": "2026-02", "gpu_hours": 8.0, "chargeback_units": 24.0},
@@ -85,8 +85,9 @@ def test_platform_report_matches_the_hand_computed_month(month):
                            "lent_gpu_hours": 40.0}  # R4's lease came from unassigned GPUs: nobody lent it
     assert [(m["gpu_model"], m["gpu_hours"], m["chargeback_units"]) for m in r["gpu_models"]] == [
         ("A100-40G", 404.0, 606.0), ("H100-80G", 159.0, 477.0)]
-    assert r["groups"]["rows"] == [{"tenant": "beta", "gpu_hours": 440.0, "chargeback_units": 720.0},
-                                   {"tenant": "alpha", "gpu_hours": 123.0, "chargeback_units": 363.0}]
+    assert r["groups"]["rows"] == [
+        {"tenant": "beta", "name": "Beta team", "gpu_hours": 440.0, "chargeback_units": 720.0},
+        {"tenant": "alpha", "name": "Alpha team", "gpu_hours": 123.0, "chargeback_units": 363.0}]
     # Per-tenant chargeback: RB's 40 H100 hours on alpha's lease are beta's to pay.
     assert [(c["tenant"], c["project"], c["gpu_model"], c["gpu_hours"], c["chargeback_units"])
             for c in r["chargeback"]] == [

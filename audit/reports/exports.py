@@ -1,5 +1,6 @@
 """CSV and XLSX renderings of a usage report dict (audit.reports.selectors.usage_report), in the active
-language: headers, sheet titles and summary labels are translated; codes and names stay as stored.
+language: headers, sheet titles, summary labels and every code (priority classes, wait reasons) are words
+in that language, from the same catalogues as the pages (quotas.labels); tenants and projects by name.
 
 Both formats are built from one list of tables (TABLES), each a header row over one kind of row:
 - XLSX: one sheet per table, bold frozen header row, a number format per column (GPU-hours and units
@@ -12,6 +13,7 @@ Both formats are built from one list of tables (TABLES), each a header row over 
 import csv
 import io
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 
@@ -20,6 +22,8 @@ from django.utils.translation import gettext_lazy
 from openpyxl import Workbook
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
+
+from quotas.labels import priority_class_label, wait_code_label
 
 # Kinds of column: how a value is written and formatted.
 TEXT, MONTH, HOURS, UNITS, WEIGHT, SHARE, MINUTES, COUNT = "text", "month", "hours", "units", "weight", "share", \
@@ -38,6 +42,7 @@ class Column:
     key: str
     header: object  # a lazy translation
     kind: str = TEXT
+    label: Callable[[str], str] | None = None  # a stored code's words in the active language
 
 
 @dataclass(frozen=True)
@@ -55,8 +60,8 @@ def _month(text: str | None) -> date | None:
 C = Column
 TABLES = (
     Table("chargeback", gettext_lazy("Chargeback"), (
-        C("month", gettext_lazy("Month"), MONTH), C("tenant", gettext_lazy("Tenant")),
-        C("project", gettext_lazy("Project")), C("gpu_model", gettext_lazy("GPU model")),
+        C("month", gettext_lazy("Month"), MONTH), C("tenant_name", gettext_lazy("Tenant")),
+        C("project_name", gettext_lazy("Project")), C("gpu_model", gettext_lazy("GPU model")),
         C("gpu_hours", gettext_lazy("GPU-hours"), HOURS), C("chargeback_weight", gettext_lazy("Weight"), WEIGHT),
         C("chargeback_units", gettext_lazy("Chargeback units"), UNITS)), "chargeback"),
     Table("trend", gettext_lazy("Monthly trend"), (
@@ -74,11 +79,11 @@ TABLES = (
         C("idle_base_gpu_hours", gettext_lazy("Idle base GPU-hours"), HOURS),
         C("utilisation", gettext_lazy("Utilisation"), SHARE)), "quota.rows"),
     Table("waits", gettext_lazy("Wait times"), (
-        C("priority_class", gettext_lazy("Priority class")), C("runs", gettext_lazy("Runs"), COUNT),
+        C("priority_class", gettext_lazy("Priority class"), label=priority_class_label), C("runs", gettext_lazy("Runs"), COUNT),
         C("p50_minutes", gettext_lazy("Wait p50 (minutes)"), MINUTES),
         C("p95_minutes", gettext_lazy("Wait p95 (minutes)"), MINUTES)), "waits"),
     Table("wait_reasons", gettext_lazy("Wait reasons"), (
-        C("code", gettext_lazy("Wait reason")), C("jobs", gettext_lazy("Jobs"), COUNT)), "wait_reasons"),
+        C("code", gettext_lazy("Wait reason"), label=wait_code_label), C("jobs", gettext_lazy("Jobs"), COUNT)), "wait_reasons"),
 )
 SUMMARY_TABLE = "summary"
 TABLE_NAMES = (SUMMARY_TABLE, *(t.name for t in TABLES))
@@ -89,7 +94,8 @@ TABLE_CHOICES = ((SUMMARY_TABLE, gettext_lazy("Summary")), *((t.name, t.title) f
 def summary_rows(report: dict) -> list[tuple[str, object, str]]:
     """(label, value, kind) for the report's headline figures, in the active language."""
     s, t, q, f, o, p = (report[k] for k in ("scope", "totals", "quota", "fairness", "outcomes", "preemptions"))
-    subject = "/".join(x for x in (s["tenant"], s["project"]) if x) or _("Whole platform")
+    names = (s.get("tenant_name", s["tenant"]), s.get("project_name", s["project"]))  # older reports: slugs
+    subject = " / ".join(x for x in names if x) or _("Whole platform")
     return [
         (_("Scope"), subject, TEXT), (_("Month"), s["month"], MONTH),
         (_("GPU-hours"), t["gpu_hours"], HOURS), (_("Chargeback units"), t["chargeback_units"], UNITS),
@@ -141,8 +147,13 @@ def report_csv(report: dict, table: str = DEFAULT_CSV_TABLE) -> bytes:
             raise ValueError(str(UNKNOWN_TABLE).format(tables=", ".join(TABLE_NAMES)))
         writer.writerow([str(c.header) for c in spec.columns])
         for row in _rows(report, spec):
-            writer.writerow(["" if row.get(c.key) is None else row[c.key] for c in spec.columns])
+            writer.writerow(["" if row.get(c.key) is None else _value(row, c) for c in spec.columns])
     return out.getvalue().encode("utf-8-sig")
+
+
+def _value(row: dict, column: Column):
+    value = row.get(column.key)
+    return column.label(value) if column.label and value is not None else value
 
 
 def _cell_value(value, kind: str):
@@ -189,7 +200,7 @@ def report_xlsx(report: dict) -> bytes:
                for label, value, kind in summary_rows(report)]
     _sheet(book, _("Summary"), [_("Metric"), _("Value"), _("Unit")], summary, first=True)
     for spec in TABLES:
-        rows = [[(row.get(c.key), c.kind) for c in spec.columns] for row in _rows(report, spec)]
+        rows = [[(_value(row, c), c.kind) for c in spec.columns] for row in _rows(report, spec)]
         _sheet(book, str(spec.title), [str(c.header) for c in spec.columns], rows, first=False)
     out = io.BytesIO()
     book.save(out)

@@ -161,13 +161,17 @@ def _failure_causes(lo, hi, scope: Q) -> dict[str, int]:
 def _chargeback_rows(by_charge: dict, models: dict) -> list[dict]:
     """GPU-hours and chargeback units per tenant × project × GPU model, sorted by those names. Units are
     the model's weight × GPU-hours, rounded per row as the per-model totals are."""
-    tenants = dict(Tenant.objects.filter(id__in={k[0] for k in by_charge}).values_list("id", "slug"))
-    projects = dict(Project.objects.filter(id__in={k[1] for k in by_charge}).values_list("id", "slug"))
+    tenants = {i: (slug, name) for i, slug, name in
+               Tenant.objects.filter(id__in={k[0] for k in by_charge}).values_list("id", "slug", "name")}
+    projects = {i: (slug, name) for i, slug, name in
+                Project.objects.filter(id__in={k[1] for k in by_charge}).values_list("id", "slug", "name")}
     rows = []
     for (tenant_id, project_id, model_id), seconds in by_charge.items():
         model, hours = models[model_id], gpu_hours(seconds)
-        rows.append({"tenant": tenants.get(tenant_id, str(tenant_id)),
-                     "project": projects.get(project_id, str(project_id)),
+        tenant = tenants.get(tenant_id, (str(tenant_id),) * 2)
+        project = projects.get(project_id, (str(project_id),) * 2)
+        # Slugs for links and machines, names for the people who read the bill.
+        rows.append({"tenant": tenant[0], "tenant_name": tenant[1], "project": project[0], "project_name": project[1],
                      "gpu_model": model.name, "gpu_hours": hours, "chargeback_weight": float(model.chargeback_weight),
                      "chargeback_units": float(chargeback_units(hours, model))})
     return sorted(rows, key=lambda r: (r["tenant"], r["project"], r["gpu_model"]))
@@ -239,16 +243,18 @@ def usage_report(*, month: date, tenant: Tenant | None = None, project: Project 
 
     if tenant is not None:
         names = dict(Project.objects.filter(tenant=tenant).values_list("id", "slug"))
+        titles = dict(Project.objects.filter(tenant=tenant).values_list("id", "name"))
         group_label = "project"
     else:
         names = dict(Tenant.objects.values_list("id", "slug"))
+        titles = dict(Tenant.objects.values_list("id", "name"))
         group_label = "tenant"
 
     chargeback_rows = _chargeback_rows(by_charge, models)
     group_units: dict[str, Decimal] = defaultdict(Decimal)
     for row in chargeback_rows:
         group_units[row[group_label]] += Decimal(str(row["chargeback_units"]))
-    groups = [{group_label: names.get(k, str(k)), "gpu_hours": gpu_hours(v),
+    groups = [{group_label: names.get(k, str(k)), "name": titles.get(k, str(k)), "gpu_hours": gpu_hours(v),
                "chargeback_units": float(group_units[names.get(k, str(k))])}
               for k, v in sorted(by_group.items(), key=lambda kv: (-kv[1], names.get(kv[0], "")))]
 
@@ -272,7 +278,8 @@ def usage_report(*, month: date, tenant: Tenant | None = None, project: Project 
     ended = totals["runs_ended"]
     return {
         "scope": {"month": f"{month:%Y-%m}", "tenant": tenant.slug if tenant else None,
-                  "project": project.slug if project else None, "from": lo.isoformat(), "to": hi.isoformat(),
+                  "project": project.slug if project else None, "tenant_name": tenant.name if tenant else None,
+                  "project_name": project.name if project else None, "from": lo.isoformat(), "to": hi.isoformat(),
                   "hours_in_month": gpu_hours((hi - lo).total_seconds())},
         "totals": {"gpu_hours": gpu_hours(totals["gpu_seconds"]), "chargeback_units": float(chargeback),
                    "borrowed_gpu_hours": gpu_hours(borrowed),

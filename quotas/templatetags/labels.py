@@ -30,3 +30,24 @@ def priority_labels(codes) -> str:
 @register.filter
 def switch_value_label(value) -> str:
     return labels.switch_value_label(value)
+
+
+@register.filter
+def job_class(job) -> str:
+    """A job's workload class with its priority class, each word once."""
+    return labels.job_class_label(job.workload_class, job.priority_class)
+
+
+@register.filter
+def workload_label(code: str) -> str:
+    return labels.workload_class_label(code)
+
+
+@register.filter
+def wait_code_label(code: str) -> str:
+    return labels.wait_code_label(code)
+
+
+@register.filter
+def switch_key_label(key: str) -> str:
+    return labels.switch_key_label(key)

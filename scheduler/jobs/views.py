@@ -12,7 +12,7 @@ from quotas.access import is_platform_admin, tenant_for_user
 from quotas.errors import ConflictError
 from quotas.models import Pool
 from scheduler.cycle.job_resources import per_replica
-from scheduler.jobs import contents, queue, selectors, services
+from scheduler.jobs import contents, live_rows, queue, selectors, services
 from scheduler.jobs.forms import JobSubmitForm, QueueFilterForm
 from scheduler.jobs.page_version import queue_etag
 from scheduler.jobs.pool_page import pool_queue_page
@@ -54,27 +54,40 @@ def tenant_queue(request, slug: str):
     access = tenant_for_user(request.user, slug)
     if request.method == "GET":
         etag = queue_etag(request, access.tenant)
+        if request.htmx and live_rows.HAVE_HEADER in request.headers and _filters_valid(request, access):
+            # The live poll says what it shows: answered with the rows that changed, or 204.
+            return live_rows.respond(request, "scheduler/queue.html#queue-live", _queue_context(access, request),
+                                     version=etag or "")
         if etag is not None:
             return _queue_get(request, access, etag)
     return _queue_page(request, access)
 
 
+def _filters_valid(request, access) -> bool:
+    return QueueFilterForm(request.GET, tenant=access.tenant, prefix=FILTER_PREFIX).is_valid()
+
+
+def _render(request, template: str, context: dict, status: int = 200, version: str = ""):
+    return live_rows.render_page(request, template, context, version=version, status=status)
+
+
 def _queue_get(request, access, etag: str):
-    """GET with a version: an unchanged page is a 304 with no body (the live region polls every 3 s)."""
+    """GET with a version: an unchanged page is a 304 with no body (a reload, or a browser without the
+    live script's header)."""
     @condition(etag_func=lambda request: etag)
     def respond(request):
-        return _queue_page(request, access)
+        return _queue_page(request, access, version=etag)
     response = respond(request)
     response["Cache-Control"] = "private, no-cache"
     return response
 
 
-def _queue_page(request, access):
+def _queue_page(request, access, version: str = ""):
     filters = QueueFilterForm(request.GET, tenant=access.tenant, prefix=FILTER_PREFIX)
     if request.method == "GET" and not filters.is_valid():
-        return render(request, "scheduler/queue.html", _queue_context(access, request), status=400)
+        return _render(request, "scheduler/queue.html", _queue_context(access, request), status=400)
     if request.htmx and request.method == "GET":
-        return render(request, "scheduler/queue.html#queue-live", _queue_context(access, request))
+        return _render(request, "scheduler/queue.html#queue-live", _queue_context(access, request), version=version)
     form = None
     status = 200
     if access.is_member:
@@ -99,7 +112,7 @@ def _queue_page(request, access):
     context = _queue_context(access, request, form)
     # The submit panel sits folded above the queue; it opens on errors and on a prefilled resubmit.
     context["form_open"] = form is not None and (form.is_bound or bool(form.initial))
-    return render(request, "scheduler/queue.html", context, status=status)
+    return _render(request, "scheduler/queue.html", context, status=status, version=version)
 
 
 def _add_errors(form, exc: ValidationError) -> None:
@@ -195,7 +208,7 @@ def job_cancel(request, job_id: int):
     else:
         messages.success(request, _(CANCELLED).format(id=job.pk))
     if request.htmx:
-        return render(request, "scheduler/queue.html#queue-live", _queue_context(access, request))
+        return _render(request, "scheduler/queue.html#queue-live", _queue_context(access, request))
     return redirect("tenant-queue", access.tenant.slug)
 
 

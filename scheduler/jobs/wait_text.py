@@ -12,8 +12,9 @@ from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext, ngettext, pgettext
 
 from quotas.common import times
+from quotas.labels import wait_code_label
 from quotas.models import WorkloadClass
-from scheduler.engine.texts import CODE_TITLES, LABELS, MESSAGES, NOT_REPORTED, Counted
+from scheduler.engine.texts import LABELS, MESSAGES, NOT_REPORTED, Counted
 
 
 def _moment(value: str) -> str:
@@ -65,7 +66,7 @@ def _joined(messages: list[str], stored: dict) -> str:
 
 def code_title(code: str) -> str:
     """A wait code's short name in the reader's language (the code itself if it has none)."""
-    return gettext(CODE_TITLES[code]) if code in CODE_TITLES else code
+    return wait_code_label(code)
 
 
 def wait_message(stored: dict) -> str:

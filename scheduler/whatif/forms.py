@@ -5,7 +5,7 @@ from django import forms
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from quotas.labels import PRIORITY_CLASS_LABELS
+from quotas.labels import priority_class_label
 from quotas.models import GpuModel, Pool, Tenant, WorkloadClass
 from quotas.orgs.models import OrgUnit
 from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES
@@ -47,7 +47,7 @@ class WhatIfForm(forms.Form):
     workload_class = forms.ChoiceField(label=_("Workload class"), required=False,
                                        choices=[("", "—"), *WorkloadClass.choices])
     priority_class = forms.ChoiceField(label=_("Priority class"), required=False,
-                                       choices=[("", "—"), *((c, PRIORITY_CLASS_LABELS.get(c, c))
+                                       choices=[("", "—"), *((c, priority_class_label(c))
                                                                  for c in DEFAULT_PRIORITY_CLASSES)])
     count = forms.IntegerField(label=_("Nodes"), required=False, min_value=1)
     unit = forms.ChoiceField(label=_("Organisation unit"), required=False)

@@ -104,3 +104,51 @@ def test_without_javascript_a_rows_cancel_button_posts_the_queues_one_form(world
         context.close()
     assert Job.objects.get(pk=waiting.pk).status == Job.Status.CANCELLED
     assert Job.objects.get(pk=other.pk).status == Job.Status.QUEUED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_poll_sends_only_the_rows_that_changed_and_nothing_while_nothing_does(world, member, login, live_server):
+    borrowing_off(world)
+    submit(name="holds-all", gpus=8, replicas=2)
+    waiting = [submit(name=f"waits-{i}", gpus=8) for i in range(20)]
+    cycle(world)
+    backend_tick()
+    page = login(member)
+    page.set_viewport_size({"width": 1300, "height": 600})
+    polls = []
+    page.on("requestfinished", lambda r: polls.append(r) if r.method == "GET" and r.url.startswith(
+        f"{live_server.url}/tenants/alpha/queue/") and r.resource_type != "document" else None)
+    page.goto(f"{live_server.url}/tenants/alpha/queue/")
+    region_bytes = page.evaluate("() => new Blob([document.getElementById('queue-live').outerHTML]).size")
+    opened = page.locator(f"#job-{waiting[1].pk} details")
+    opened.locator("summary").click()
+    page.evaluate("() => { window.__noReload = 1; window.scrollTo(0, 400); }")
+    scrolled = page.evaluate("() => window.scrollY")
+    assert scrolled > 0
+
+    def after(count):  # the live region polls every 3 s
+        for _ in range(100):
+            if len(polls) >= count:
+                return polls[count - 1]
+            page.wait_for_timeout(100)
+        raise AssertionError(f"only {len(polls)} polls")
+
+    after(1)  # the first poll may bring the "Updated" line (the page and the poll have their own versions)
+    quiet = [after(2), after(3)]
+    assert [(p.response().status, p.sizes()["responseBodySize"]) for p in quiet] == [(204, 0), (204, 0)]
+
+    seen = len(polls)
+    job_cancel(actor=member, job=waiting[-1])  # the last waiting job leaves for the finished list
+    moved = page.locator(f"#finished-rows #job-{waiting[-1].pk}")
+    expect(moved).to_have_attribute("data-status", "cancelled", timeout=10_000)
+    expect(page.locator(f"#waiting-rows #job-{waiting[-1].pk}")).to_have_count(0)
+    expect(page.locator("#waiting-count")).to_have_text("19")
+    delta = next(p for p in polls[seen:] if p.response().status == 200)
+    sent = delta.sizes()["responseBodySize"]
+    print(f"queue poll: whole region {region_bytes} B, one-row change {sent} B")
+    assert sent < 4_000 and sent * 10 < region_bytes, (sent, region_bytes)
+    assert delta.response().headers["hx-reswap"] == "none"
+    expect(opened).to_have_attribute("open", "")  # what the reader opened stays open
+    assert page.evaluate("() => window.scrollY") == scrolled
+    assert page.evaluate("() => window.__noReload") == 1
+    assert page.locator("#queue-live tr[id^=job-]").count() == 21  # 1 running, 19 waiting, 1 finished

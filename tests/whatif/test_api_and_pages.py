@@ -1,6 +1,7 @@
 """The what-if API and pages as their users meet them: who may run replays, field errors on a bad
 proposal, status and progress of a run, the schema, evidence in the audit chain, and the shortcuts on
 a quota request and on the switches page."""
+import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -129,6 +130,9 @@ def test_a_quota_request_page_simulates_the_request_beside_the_approve_button(ap
     page = client.get(f"/quota-requests/{qr.pk}/").content.decode()
     assert "What if it had applied last month" in page and "Attach as evidence" in page
     assert page.index("Simulate this request") > page.index('formaction="/quota-requests/')
+    # One unit per figure: waits in minutes as on the run's charts, utilisation as a percentage, not 0.0003.
+    assert re.search(r"Pool utilisation (\d+\.\d%|–) → (\d+\.\d%|–) · fairness spread (\d+\.\d%|–) → \d+\.\d%", page)
+    assert re.search(r"<dd>\d+\.\d → <strong>\d+\.\d</strong> min</dd>", page)
     # A tenant admin sees the request but not the replay panel (a platform tool).
     other = api()
     other.force_login(tenant_admin)
@@ -151,3 +155,5 @@ def test_the_switches_page_simulates_a_switch_change_and_the_run_page_polls_then
     assert "every 2s" not in done
     assert "Wait p95 per tenant (minutes)" in done and "Pool utilisation over time" in done
     assert "Per tenant: now → proposed" in done
+    assert " s</td>" not in done  # waits in minutes, as on the chart
+    assert "jobs arrived in this window (fewer than 20)" in done  # the window holds little history: said first

@@ -24,3 +24,15 @@ def whatif_switch_panel(context):
     user = context["request"].user
     return {"can_simulate": may_run_whatif(user), "pools": list(Pool.objects.values_list("name", flat=True)),
             "borrowing_now": borrowing_enabled(), "csrf_token": context.get("csrf_token")}
+
+
+@register.filter
+def minutes(seconds) -> float:
+    """A wait stored in seconds, shown in minutes as on the charts: one unit per figure."""
+    return 0.0 if seconds in (None, "") else float(seconds) / 60
+
+
+@register.filter
+def percent(fraction) -> str:
+    """A stored fraction (0.0312) as a percentage (3.1%), never the raw number."""
+    return "–" if fraction in (None, "") else f"{float(fraction) * 100:.1f}%"

@@ -31,6 +31,8 @@ from datetime import datetime, timedelta
 from scheduler.engine import decide
 from scheduler.engine.incremental import IncrementalDecider
 from scheduler.engine.lease_fit import DemandClock
+from scheduler.engine.backfill import BEST_EFFORT
+from scheduler.engine.quiet import open_jobs
 from scheduler.engine.standing import Standing
 from scheduler.engine.types import (
     PREEMPTION_MANUAL, Lease, Node, PendingJob, RunningJob, Snapshot,
@@ -112,8 +114,9 @@ class _Sim:
     approval_minutes: int = APPROVAL_MINUTES
     progress: object = None  # called with the share of the window replayed, about every 2 %
     # The shortcuts, all giving what the plain replay gives (tests/whatif/test_replay_shortcuts.py): the
-    # lone-job admission without decide (fastpath.py), the running jobs' state kept across cycles for
-    # decide (engine/standing.py) and no wait texts. Off: every cycle is a plain `decide(snapshot)`.
+    # lone-job admission without decide (fastpath.py), no decide when it provably decides nothing
+    # (engine/quiet.py), the running jobs' state kept across cycles for decide (engine/standing.py) and
+    # no wait texts. Off: every cycle is a plain `decide(snapshot)`.
     fast: bool = True
     # At most one cycle per this many simulated seconds (0: at every moment something changed). The live
     # pool evaluates within a second of a change; a month-long replay may trade resolution for speed.
@@ -156,6 +159,7 @@ class _Sim:
         self.quota_use = BaseQuotaUse(t.quotas)
         self.free_nodes: dict[str, FreeNodes] = {}
         self.fast_admissions = 0
+        self.quiet_cycles = 0  # cycles shown to decide nothing without a decide (engine/quiet.py)
         self.cycle_gap = timedelta(seconds=self.cycle_seconds)
         self.last_cycle: datetime | None = None
         self.deferred_to: datetime | None = None
@@ -480,8 +484,9 @@ class _Sim:
 
     # --- the cycle ----------------------------------------------------------------------------------
 
-    def _fast_admit(self) -> bool:
-        (job,) = self.pending.values()
+    def _fast_admit(self, job: PendingJob) -> bool:
+        """Admit `job` under base quota on the placement a cycle gives it, when it is the only job a cycle
+        could decide anything for (fastpath.py); False when it does not fit its quotas or the nodes."""
         free = self.free_nodes.get(job.gpu_model)
         if free is None or not job.env_ready or not self.quota_use.fits(job):
             return False
@@ -496,8 +501,23 @@ class _Sim:
     def cycle(self) -> None:
         self.cycles += 1
         self.dirty = False
-        if self.fast and len(self.pending) == 1 and self._fast_admit():
+        if self.fast and len(self.pending) == 1 and self._fast_admit(next(iter(self.pending.values()))):
             return
+        if self.fast:
+            # No stop under way and at most one waiting job a cycle could start or stop anything for
+            # (engine/quiet.py): with none the cycle decides nothing; with one, in best-effort mode, it
+            # admits that job alone when the job fits its quotas and the nodes (nothing ahead of it
+            # takes any GPU). Either costs O(waiting jobs) instead of a decide.
+            found = open_jobs(self.pending.values(), self.standing,
+                              (lease.engine for lease in self.leases.values()), at_most=1)
+            if found == []:
+                self.quiet_cycles += 1
+                self._tick_while_waiting()
+                return
+            if (found is not None and len(found) == 1 and self.trace.switches.scheduling_mode == BEST_EFFORT
+                    and self._fast_admit(found[0])):
+                self._tick_while_waiting()
+                return
         if self.running_tuple is None:
             engines = self.engines
             self.running_tuple = tuple(map(engines.__getitem__, sorted(engines)))
@@ -558,6 +578,9 @@ class _Sim:
                     self.touch(lease.engine.gpu_model)
                 self._mark_stopping(victim, stop.grace_until or grace, stopping_for)
         self._withdraw_unused(decisions.withdrawals)
+        self._tick_while_waiting()
+
+    def _tick_while_waiting(self) -> None:
         if self.pending and self.period_seconds and not self.tick_queued:
             self.tick_queued = True
             self.push(self.now + timedelta(seconds=self.period_seconds), _TICK, None)

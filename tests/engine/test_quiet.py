@@ -2,7 +2,8 @@
 a full `decide` of the same snapshot returns no admission, lease, stop, withdrawal or reassignment. The
 random pools are the incremental test's event sequences (submits, ends, cancels, quota and node changes,
 leases and their reclaims, stops and their graces, fair share and time moving), so the pools reach the
-settled, full states where the claim is made; the test also checks it is made often enough to matter."""
+settled, full states where the claim is made. And when one job alone is not inert and fits its quotas and
+the nodes, the full decide admits it alone, where the free GPUs place it (the replay's lone-job rule)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,22 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler.engine import decide
-from scheduler.engine.quiet import nothing_to_decide
+from scheduler.engine.quiet import nothing_to_decide, open_jobs
 from scheduler.engine.standing import Standing
-from scheduler.engine.types import Snapshot
+from scheduler.engine.types import Admission, Snapshot
 from tests.engine.builders import NOW, lease, node, pending, quota, running
 from tests.engine.test_incremental import EVENTS, World
 
 _NO_DECISIONS = ((), (), (), (), (), ())
+
+
+def _startable(job, standing):
+    book, need = standing.book, job.gpus * job.replicas
+    tenant_q, project_q = book.cover(job.tenant, job.project, job.pool, job.gpu_model, job.workload_class)
+    index = standing.indexes.get((job.pool, job.gpu_model))
+    return (job.env_ready and index is not None and index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb)
+            and tenant_q is not None and book.used.get(tenant_q.id, 0) + need <= tenant_q.gpus
+            and (project_q is None or book.used.get(project_q.id, 0) + need <= project_q.gpus))
 
 
 def _decided(decisions):
@@ -31,13 +41,19 @@ def _decided(decisions):
 def test_a_pool_said_quiet_gets_no_decisions_from_a_full_decide(data):
     draw = data.draw
     world = World(draw)
-    said_quiet = 0
     for _ in range(draw(st.integers(5, 40))):
         snap = world.snapshot()
         full = decide(snap, describe=False)
-        if nothing_to_decide(snap.pending, Standing.of(snap), snap.leases):
-            said_quiet += 1
+        standing = Standing.of(snap)
+        if nothing_to_decide(snap.pending, standing, snap.leases):
             assert _decided(full) == _NO_DECISIONS
+        found = open_jobs(snap.pending, standing, snap.leases, at_most=1)
+        if found is not None and len(found) == 1 and _startable(found[0], standing):
+            # The one job a cycle could decide for, within its quotas and fitting the nodes: admitted
+            # alone, where the free GPUs place it, and nothing else decided.
+            job = found[0]
+            placements = standing.indexes[(job.pool, job.gpu_model)].copy().place(job.gpus, job.replicas)
+            assert _decided(full) == ((Admission(job.id, placements),), (), (), (), (), ())
         kind = draw(st.sampled_from(EVENTS))
         if kind == "cycle":
             world.apply(full)

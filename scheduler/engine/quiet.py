@@ -115,24 +115,35 @@ class _Doors:
         return known
 
 
-def open_jobs(pending: Iterable[PendingJob], standing: Standing, leases: Iterable[Lease],
-              *, at_most: int) -> list[PendingJob] | None:
-    """The waiting jobs a cycle starting from `standing` might start or stop something for (not inert),
-    in the order given, up to `at_most + 1` of them (the caller asks whether there are more than it can
-    use); None while a stop is under way (withdrawals and reassignments are then possible)."""
+def sort_out(pending: Iterable[PendingJob], standing: Standing, leases: Iterable[Lease]
+             ) -> tuple[list[PendingJob], list[PendingJob]] | None:
+    """(open, seen): the waiting jobs a cycle starting from `standing` might start or stop something for
+    (not inert), and the waiting jobs a decide without waits must see to decide as it would with all of
+    them, both in the order given; None while a stop is under way (withdrawals and reassignments are
+    then possible). An inert job over its base quota, or with none, at the cycle's start is over it at
+    its turn: it counts in no lender's demand, holds and plans nothing, and only its wait would say it
+    was there, so `decide(..., describe=False)` of the seen jobs equals that of all of them."""
     if standing.stopping:
         return None
     doors = _Doors(standing, leases)
-    found = []
+    book = standing.book
+    used, cover = book.used, book.cover
+    found, seen = [], []
     for job in pending:
         if not doors.inert(job):
             found.append(job)
-            if len(found) > at_most:
-                break
-    return found
+            seen.append(job)
+            continue
+        need = job.gpus * job.replicas
+        tenant_q, project_q = cover(job.tenant, job.project, job.pool, job.gpu_model, job.workload_class)
+        if tenant_q is not None and used.get(tenant_q.id, 0) + need <= tenant_q.gpus and (
+                project_q is None or used.get(project_q.id, 0) + need <= project_q.gpus):
+            seen.append(job)  # within base quota: blocked on nodes, it counts in its tenant's demand
+    return found, seen
 
 
 def nothing_to_decide(pending: Iterable[PendingJob], standing: Standing, leases: Iterable[Lease]) -> bool:
     """True when `decide` of a snapshot with these waiting jobs and leases, whose running jobs
     `standing` has seen, returns no admission, lease, stop, withdrawal or reassignment (waits aside)."""
-    return open_jobs(pending, standing, leases, at_most=0) == []
+    sorted_out = sort_out(pending, standing, leases)
+    return sorted_out is not None and not sorted_out[0]

@@ -3,7 +3,8 @@ a full `decide` of the same snapshot returns no admission, lease, stop, withdraw
 random pools are the incremental test's event sequences (submits, ends, cancels, quota and node changes,
 leases and their reclaims, stops and their graces, fair share and time moving), so the pools reach the
 settled, full states where the claim is made. And when one job alone is not inert and fits its quotas and
-the nodes, the full decide admits it alone, where the free GPUs place it (the replay's lone-job rule)."""
+the nodes, the full decide admits it alone, where the free GPUs place it (the replay's lone-job rule); and
+a decide without waits that sees only the jobs `sort_out` says it must decides the same."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler.engine import decide
-from scheduler.engine.quiet import nothing_to_decide, open_jobs
+from scheduler.engine.quiet import nothing_to_decide, sort_out
 from scheduler.engine.standing import Standing
 from scheduler.engine.types import Admission, Snapshot
 from tests.engine.builders import NOW, lease, node, pending, quota, running
@@ -47,7 +48,11 @@ def test_a_pool_said_quiet_gets_no_decisions_from_a_full_decide(data):
         standing = Standing.of(snap)
         if nothing_to_decide(snap.pending, standing, snap.leases):
             assert _decided(full) == _NO_DECISIONS
-        found = open_jobs(snap.pending, standing, snap.leases, at_most=1)
+        sorted_out = sort_out(snap.pending, standing, snap.leases)
+        if sorted_out is not None:
+            # A decide without waits that sees only the jobs it must decides as with all of them.
+            assert decide(replace(snap, pending=tuple(sorted_out[1])), describe=False) == full
+        found = sorted_out[0] if sorted_out is not None else None
         if found is not None and len(found) == 1 and _startable(found[0], standing):
             # The one job a cycle could decide for, within its quotas and fitting the nodes: admitted
             # alone, where the free GPUs place it, and nothing else decided.

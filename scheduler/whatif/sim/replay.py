@@ -32,7 +32,7 @@ from scheduler.engine import decide
 from scheduler.engine.incremental import IncrementalDecider
 from scheduler.engine.lease_fit import DemandClock
 from scheduler.engine.backfill import BEST_EFFORT
-from scheduler.engine.quiet import open_jobs
+from scheduler.engine.quiet import sort_out
 from scheduler.engine.standing import Standing
 from scheduler.engine.types import (
     PREEMPTION_MANUAL, Lease, Node, PendingJob, RunningJob, Snapshot,
@@ -503,28 +503,35 @@ class _Sim:
         self.dirty = False
         if self.fast and len(self.pending) == 1 and self._fast_admit(next(iter(self.pending.values()))):
             return
+        pending = None  # the waiting jobs the decide sees: all of them, or those it must see
         if self.fast:
             # No stop under way and at most one waiting job a cycle could start or stop anything for
             # (engine/quiet.py): with none the cycle decides nothing; with one, in best-effort mode, it
             # admits that job alone when the job fits its quotas and the nodes (nothing ahead of it
-            # takes any GPU). Either costs O(waiting jobs) instead of a decide.
-            found = open_jobs(self.pending.values(), self.standing,
-                              (lease.engine for lease in self.leases.values()), at_most=1)
-            if found == []:
-                self.quiet_cycles += 1
-                self._tick_while_waiting()
-                return
-            if (found is not None and len(found) == 1 and self.trace.switches.scheduling_mode == BEST_EFFORT
-                    and self._fast_admit(found[0])):
-                self._tick_while_waiting()
-                return
+            # takes any GPU). Either costs O(waiting jobs) instead of a decide. Otherwise the decide
+            # sees the jobs it must (quiet.sort_out), not those over quota that could do nothing.
+            sorted_out = sort_out(self.pending.values(), self.standing,
+                                  (lease.engine for lease in self.leases.values()))
+            if sorted_out is not None:
+                found, seen = sorted_out
+                if not found:
+                    self.quiet_cycles += 1
+                    self._tick_while_waiting()
+                    return
+                if (len(found) == 1 and self.trace.switches.scheduling_mode == BEST_EFFORT
+                        and self._fast_admit(found[0])):
+                    self._tick_while_waiting()
+                    return
+                if self.trace.switches.scheduling_mode == BEST_EFFORT:  # reservations see every job
+                    pending = tuple(sorted(seen, key=_by_id))
         if self.running_tuple is None:
             engines = self.engines
             self.running_tuple = tuple(map(engines.__getitem__, sorted(engines)))
         trace = self.trace
         snapshot = Snapshot(
             now=self.now, nodes=self.nodes, quotas=trace.quotas, running=self.running_tuple,
-            pending=tuple(self.pending[i] for i in sorted(self.pending)), usage=self._usage(),
+            pending=pending if pending is not None else tuple(self.pending[i] for i in sorted(self.pending)),
+            usage=self._usage(),
             priority_classes=trace.priority_classes,
             leases=tuple(self.leases[i].engine for i in sorted(self.leases)),  # keyed by lease id
             switches=trace.switches, half_life_hours=trace.half_life_hours, policies=trace.policies,
@@ -697,6 +704,10 @@ class _Sim:
             run.record.end = end  # still running when the window closes
         return ReplayOutcome(trace=trace, jobs=self.jobs, runs=self.runs, admission_order=self.order,
                              cycles=self.cycles, events=self.events)
+
+
+def _by_id(job: PendingJob) -> int:
+    return job.id
 
 
 def _replace(obj, **changes):

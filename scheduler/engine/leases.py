@@ -47,6 +47,12 @@ def holding_leases(leases: tuple[Lease, ...]) -> list[Lease]:
     return [lease for lease in leases if lease.state in LEASE_HOLDING_STATES]
 
 
+def unassigned_excess(lent: int, capacity: int, assigned: int) -> int:
+    """GPUs lent from a lane's unassigned pool beyond what it has: its capacity less the tenants'
+    quotas there (`assigned`), when capacity shrank or quotas grew."""
+    return max(lent - max(capacity - assigned, 0), 0)
+
+
 class _Lenders:
     """Lenders of one (pool, model): the unassigned pool and tenants, most lendable first."""
 
@@ -109,8 +115,8 @@ class LeaseDesk:
     def unassigned_overdrawn(self, pool: str, model: str, capacity: int) -> int:
         """GPUs lent from the unassigned pool beyond what it has (capacity shrank, or quotas
         grew): that much of the tenants' base quota is on loan to unassigned-pool borrowers."""
-        idle = max(capacity - self._quota_sum.get((pool, model), 0), 0)
-        return max(self.lent_in_lane.get((UNASSIGNED, pool, model), 0) - idle, 0)
+        return unassigned_excess(self.lent_in_lane.get((UNASSIGNED, pool, model), 0), capacity,
+                                 self._quota_sum.get((pool, model), 0))
 
     def lent_by(self, tenant: str, pool: str, model: str) -> int:
         return self.lent_in_lane.get((tenant, pool, model), 0)

@@ -26,13 +26,14 @@ class _Stoppable:
     """Per tenant quota: its preemptible or stopping jobs under base quota, and the figures the
     preempt phase starts from (see `Victims`)."""
 
-    __slots__ = ("jobs", "ceiling", "stopping", "priorities")
+    __slots__ = ("jobs", "ceiling", "stopping", "priorities", "gpus_at")
 
     def __init__(self) -> None:
         self.jobs: dict[int, tuple[RunningJob, int | None]] = {}
         self.ceiling = 0  # GPUs of its stopping and stoppable jobs
         self.stopping = 0  # how many are stopping
         self.priorities: dict[int, int] = {}  # priority -> stoppable jobs of it
+        self.gpus_at: dict[int, int] = {}  # priority -> GPUs of its stoppable jobs (quiet.py)
 
 
 class Standing:
@@ -52,6 +53,7 @@ class Standing:
         self.on_lease: dict[tuple[str, str], dict[int, RunningJob]] = {}
         self.in_base: dict[int, _Stoppable] = {}  # tenant quota id
         self._charged: dict[int, tuple[Quota | None, Quota | None]] = {}  # job id, under base quota
+        self.stopping = 0  # running jobs stopping (grace under way), on a lease or not (quiet.py)
 
     @classmethod
     def of(cls, snapshot: Snapshot) -> "Standing":
@@ -65,6 +67,8 @@ class Standing:
 
     def add(self, job: RunningJob) -> None:
         self._nodes(job, job.gpus)
+        if job.stopping_until is not None:
+            self.stopping += 1
         total = job.gpus * job.replicas
         book = self.book
         if job.lease_id is not None:
@@ -87,6 +91,8 @@ class Standing:
 
     def remove(self, job: RunningJob) -> None:
         self._nodes(job, -job.gpus)
+        if job.stopping_until is not None:
+            self.stopping -= 1
         total = job.gpus * job.replicas
         book = self.book
         if job.lease_id is not None:
@@ -132,8 +138,10 @@ class Standing:
             entry.ceiling += sign * job.gpus * job.replicas
             priority = self.priority_of.get(job.priority_class, 0)
             left = entry.priorities[priority] = entry.priorities.get(priority, 0) + sign
+            entry.gpus_at[priority] = entry.gpus_at.get(priority, 0) + sign * job.gpus * job.replicas
             if not left:
                 del entry.priorities[priority]
+                del entry.gpus_at[priority]
 
     # --- what a cycle starts from (copies: the cycle changes them, the standing stays) -----------
 

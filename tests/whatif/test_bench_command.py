@@ -14,5 +14,5 @@ def test_bench_whatif_prints_one_json_line_of_figures():
     assert figures["jobs"] == 300 and figures["nodes"] == 4
     assert figures["wall_s"] >= figures["replay_s"] > 0 and figures["peak_rss_mb"] > 0
     assert 0 < figures["cpu_s"] <= figures["wall_s"] + 0.5
-    assert figures["cycles"] == figures["fast_admissions"] + figures["decide_calls"]
+    assert figures["cycles"] == figures["fast_admissions"] + figures["quiet_cycles"] + figures["decide_calls"]
     assert 0 < figures["utilisation"] <= 1 and 0 < figures["started"] <= 300

@@ -31,6 +31,8 @@ from datetime import datetime, timedelta
 from scheduler.engine import decide
 from scheduler.engine.incremental import IncrementalDecider
 from scheduler.engine.lease_fit import DemandClock
+from scheduler.engine.backfill import BEST_EFFORT
+from scheduler.engine.quiet import sort_out
 from scheduler.engine.standing import Standing
 from scheduler.engine.types import (
     PREEMPTION_MANUAL, Lease, Node, PendingJob, RunningJob, Snapshot,
@@ -112,8 +114,9 @@ class _Sim:
     approval_minutes: int = APPROVAL_MINUTES
     progress: object = None  # called with the share of the window replayed, about every 2 %
     # The shortcuts, all giving what the plain replay gives (tests/whatif/test_replay_shortcuts.py): the
-    # lone-job admission without decide (fastpath.py), the running jobs' state kept across cycles for
-    # decide (engine/standing.py) and no wait texts. Off: every cycle is a plain `decide(snapshot)`.
+    # lone-job admission without decide (fastpath.py), no decide when it provably decides nothing
+    # (engine/quiet.py), the running jobs' state kept across cycles for decide (engine/standing.py) and
+    # no wait texts. Off: every cycle is a plain `decide(snapshot)`.
     fast: bool = True
     # At most one cycle per this many simulated seconds (0: at every moment something changed). The live
     # pool evaluates within a second of a change; a month-long replay may trade resolution for speed.
@@ -156,6 +159,7 @@ class _Sim:
         self.quota_use = BaseQuotaUse(t.quotas)
         self.free_nodes: dict[str, FreeNodes] = {}
         self.fast_admissions = 0
+        self.quiet_cycles = 0  # cycles shown to decide nothing without a decide (engine/quiet.py)
         self.cycle_gap = timedelta(seconds=self.cycle_seconds)
         self.last_cycle: datetime | None = None
         self.deferred_to: datetime | None = None
@@ -480,8 +484,9 @@ class _Sim:
 
     # --- the cycle ----------------------------------------------------------------------------------
 
-    def _fast_admit(self) -> bool:
-        (job,) = self.pending.values()
+    def _fast_admit(self, job: PendingJob) -> bool:
+        """Admit `job` under base quota on the placement a cycle gives it, when it is the only job a cycle
+        could decide anything for (fastpath.py); False when it does not fit its quotas or the nodes."""
         free = self.free_nodes.get(job.gpu_model)
         if free is None or not job.env_ready or not self.quota_use.fits(job):
             return False
@@ -496,16 +501,39 @@ class _Sim:
     def cycle(self) -> None:
         self.cycles += 1
         self.dirty = False
-        # The fast path knows tenants' quotas only: a unit's guarantee may refuse what it would admit.
-        if self.fast and self.trace.org is None and len(self.pending) == 1 and self._fast_admit():
+        # The shortcuts know tenants' quotas only: a unit's guarantee may refuse what they would admit.
+        fast = self.fast and self.trace.org is None
+        if fast and len(self.pending) == 1 and self._fast_admit(next(iter(self.pending.values()))):
             return
+        pending = None  # the waiting jobs the decide sees: all of them, or those it must see
+        if fast:
+            # No stop under way and at most one waiting job a cycle could start or stop anything for
+            # (engine/quiet.py): with none the cycle decides nothing; with one, in best-effort mode, it
+            # admits that job alone when the job fits its quotas and the nodes (nothing ahead of it
+            # takes any GPU). Either costs O(waiting jobs) instead of a decide. Otherwise the decide
+            # sees the jobs it must (quiet.sort_out), not those over quota that could do nothing.
+            sorted_out = sort_out(self.pending.values(), self.standing,
+                                  (lease.engine for lease in self.leases.values()))
+            if sorted_out is not None:
+                found, seen = sorted_out
+                if not found:
+                    self.quiet_cycles += 1
+                    self._tick_while_waiting()
+                    return
+                if (len(found) == 1 and self.trace.switches.scheduling_mode == BEST_EFFORT
+                        and self._fast_admit(found[0])):
+                    self._tick_while_waiting()
+                    return
+                if self.trace.switches.scheduling_mode == BEST_EFFORT:  # reservations see every job
+                    pending = tuple(sorted(seen, key=_by_id))
         if self.running_tuple is None:
             engines = self.engines
             self.running_tuple = tuple(map(engines.__getitem__, sorted(engines)))
         trace = self.trace
         snapshot = Snapshot(
             now=self.now, nodes=self.nodes, quotas=trace.quotas, running=self.running_tuple,
-            pending=tuple(self.pending[i] for i in sorted(self.pending)), usage=self._usage(),
+            pending=pending if pending is not None else tuple(self.pending[i] for i in sorted(self.pending)),
+            usage=self._usage(),
             priority_classes=trace.priority_classes,
             leases=tuple(self.leases[i].engine for i in sorted(self.leases)),  # keyed by lease id
             switches=trace.switches, half_life_hours=trace.half_life_hours, policies=trace.policies,
@@ -559,6 +587,9 @@ class _Sim:
                     self.touch(lease.engine.gpu_model)
                 self._mark_stopping(victim, stop.grace_until or grace, stopping_for)
         self._withdraw_unused(decisions.withdrawals)
+        self._tick_while_waiting()
+
+    def _tick_while_waiting(self) -> None:
         if self.pending and self.period_seconds and not self.tick_queued:
             self.tick_queued = True
             self.push(self.now + timedelta(seconds=self.period_seconds), _TICK, None)
@@ -675,6 +706,10 @@ class _Sim:
             run.record.end = end  # still running when the window closes
         return ReplayOutcome(trace=trace, jobs=self.jobs, runs=self.runs, admission_order=self.order,
                              cycles=self.cycles, events=self.events)
+
+
+def _by_id(job: PendingJob) -> int:
+    return job.id
 
 
 def _replace(obj, **changes):

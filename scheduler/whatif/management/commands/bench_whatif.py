@@ -49,7 +49,8 @@ class Command(BaseCommand):
             "frozen_objects": frozen,
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "cycles": outcome.cycles, "fast_admissions": sim.fast_admissions,
-            "decide_calls": outcome.cycles - sim.fast_admissions,
+            "quiet_cycles": sim.quiet_cycles,
+            "decide_calls": outcome.cycles - sim.fast_admissions - sim.quiet_cycles,
             "events": outcome.events,
             "utilisation": summary["utilisation"]["overall"], "started": summary["started"],
         }))

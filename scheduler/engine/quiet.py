@@ -1,0 +1,149 @@
+"""When a cycle provably decides nothing, told from what the running jobs hold (standing.py), the
+leases and the waiting jobs alone, in O(waiting jobs) and without building a cycle.
+
+A cycle decides something only through these doors (admission.py's phases):
+- an admission, under base quota (phase 3) or on a lease (phase 4): both need the job to fit on the
+  nodes at its turn, and free GPUs only shrink within a cycle (holds and admissions take, nothing
+  gives), so a job that does not fit the free GPUs at the cycle's start never starts in it;
+- a stop planned for a job (phase 5, and the holds of phase 3): of its own tenant's jobs only when
+  the GPUs of those ranking below it cover what its quotas miss and the nodes would hold it with
+  them stopped (preemption.py `_within_tenant_stops`; quota use only grows within a cycle); a reclaim (reclaim.py) only for a job within base quota whose tenant lent to a
+  job running in its lane, or when the lane's unassigned pool lent more than it has; production's
+  protection only for a protected class with a job on a lease in its lane;
+- a withdrawal or reassignment: only of stops under way.
+So with no stop under way and every waiting job "inert" (shut out of each door), `decide` returns no
+decisions, whatever the queue's order. A caller that applies decisions alone (the what-if replay) may
+then skip the cycle. With one job not inert, the others stay inert whatever it does (it only takes
+GPUs and quota), so a best-effort cycle decides that job alone: admitted under base quota on the
+placement the free GPUs give when it fits them and its quotas, the caller's lone-job rule. tests/engine/test_quiet.py checks the claim against `decide` on random pools.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from .leases import UNASSIGNED, holding_leases, unassigned_excess
+from .standing import Standing
+from .types import Lease, PendingJob
+
+
+class _Doors:
+    """One question's facts, found once per lane."""
+
+    def __init__(self, standing: Standing, leases: Iterable[Lease]):
+        self.standing = standing
+        self.leases = tuple(leases)
+        self._reclaimers: dict[tuple[str, str], frozenset] = {}
+        self._slots: dict[tuple[int, int, int], int] = {}
+
+    def reclaimers(self, lane: tuple[str, str]) -> frozenset:
+        """The tenants whose jobs within base quota may reclaim in the lane (UNASSIGNED: any tenant)."""
+        known = self._reclaimers.get(lane)
+        if known is None:
+            by_id = {lease.id: lease for lease in self.leases}
+            lenders = {by_id[run.lease_id].lender for run in self.standing.on_lease.get(lane, {}).values()
+                       if run.lease_id in by_id}
+            if UNASSIGNED in lenders:
+                lenders.discard(UNASSIGNED)
+                lent = sum(lease.gpus for lease in holding_leases(self.leases)
+                           if lease.lender is UNASSIGNED and (lease.pool, lease.gpu_model) == lane)
+                assigned = sum(gpus for (_, pool, model), gpus in self.standing.book.tenant_gpus.items()
+                               if (pool, model) == lane)
+                index = self.standing.indexes.get(lane)
+                if unassigned_excess(lent, index.capacity if index else 0, assigned) > 0:
+                    lenders.add(UNASSIGNED)
+            known = self._reclaimers[lane] = frozenset(lenders)
+        return known
+
+    def inert(self, job: PendingJob) -> bool:
+        """True when no cycle starting from the standing can start `job` or plan a stop for it (with
+        no stop under way). Conservative: False means a cycle may, not that it will."""
+        standing = self.standing
+        lane = (job.pool, job.gpu_model)
+        index = standing.indexes.get(lane)
+        if index is not None and index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb):
+            return False  # it may start, under base quota or on a lease
+        book = standing.book
+        used = book.used
+        need = job.gpus * job.replicas
+        tenant_q, project_q = book.cover(job.tenant, job.project, job.pool, job.gpu_model, job.workload_class)
+        if lane in standing.on_lease:
+            if job.priority_class in standing.protected:
+                return False  # production's protection may stop a borrower in its lane
+            within = (tenant_q is not None and used.get(tenant_q.id, 0) + need <= tenant_q.gpus
+                      and (project_q is None or used.get(project_q.id, 0) + need <= project_q.gpus))
+            if within:
+                reclaimers = self.reclaimers(lane)
+                if job.tenant in reclaimers or UNASSIGNED in reclaimers:
+                    return False
+        if tenant_q is None:
+            return True
+        entry = standing.in_base.get(tenant_q.id)
+        if entry is None or not entry.priorities:
+            return True  # none of its tenant's jobs under that quota could be stopped for it
+        priority = standing.priority_of.get(job.priority_class, 0)
+        # Victims.freeable at the cycle's start (no stop under way, nothing claimed yet): the GPUs of
+        # its tenant's jobs that rank below it and may be stopped. A plan needs them to cover what its
+        # quotas miss (`_within_tenant_stops`), and the nodes to hold it once they are stopped. Later
+        # in the cycle quota use is only higher and free GPUs only fewer.
+        lower = sum(gpus for p, gpus in entry.gpus_at.items() if p < priority)
+        if not lower:
+            return True
+        missing = used.get(tenant_q.id, 0) + need - tenant_q.gpus
+        if project_q is not None:
+            missing = max(missing, used.get(project_q.id, 0) + need - project_q.gpus)
+        if lower < max(missing, 1) or index is None:
+            return True
+        return self._slots_with_lower(index, tenant_q.id, entry, priority, job.gpus) < job.replicas
+
+    def _slots_with_lower(self, index, quota_id: int, entry, priority: int, gpus: int) -> int:
+        """Replicas of `gpus` the lane's nodes would hold were every job of the quota ranking below
+        `priority` stopped: the free slots, plus what those jobs' nodes gain. An upper bound on what
+        any plan of stops (preemption.py `Room`) can make room for."""
+        key = (quota_id, priority, gpus)
+        known = self._slots.get(key)
+        if known is None:
+            priority_of, free = self.standing.priority_of, index.free
+            gained: dict[int, int] = {}
+            for run, _project in entry.jobs.values():
+                if priority_of.get(run.priority_class, 0) < priority:
+                    for node_id in run.placements:
+                        if node_id in free:
+                            gained[node_id] = gained.get(node_id, 0) + run.gpus
+            known = index.slots(gpus) + sum((free[n] + more) // gpus - free[n] // gpus for n, more in gained.items())
+            self._slots[key] = known
+        return known
+
+
+def sort_out(pending: Iterable[PendingJob], standing: Standing, leases: Iterable[Lease]
+             ) -> tuple[list[PendingJob], list[PendingJob]] | None:
+    """(open, seen): the waiting jobs a cycle starting from `standing` might start or stop something for
+    (not inert), and the waiting jobs a decide without waits must see to decide as it would with all of
+    them, both in the order given; None while a stop is under way (withdrawals and reassignments are
+    then possible). An inert job over its base quota, or with none, at the cycle's start is over it at
+    its turn: it counts in no lender's demand, holds and plans nothing, and only its wait would say it
+    was there, so `decide(..., describe=False)` of the seen jobs equals that of all of them."""
+    if standing.stopping:
+        return None
+    doors = _Doors(standing, leases)
+    book = standing.book
+    used, cover = book.used, book.cover
+    found, seen = [], []
+    for job in pending:
+        if not doors.inert(job):
+            found.append(job)
+            seen.append(job)
+            continue
+        need = job.gpus * job.replicas
+        tenant_q, project_q = cover(job.tenant, job.project, job.pool, job.gpu_model, job.workload_class)
+        if tenant_q is not None and used.get(tenant_q.id, 0) + need <= tenant_q.gpus and (
+                project_q is None or used.get(project_q.id, 0) + need <= project_q.gpus):
+            seen.append(job)  # within base quota: blocked on nodes, it counts in its tenant's demand
+    return found, seen
+
+
+def nothing_to_decide(pending: Iterable[PendingJob], standing: Standing, leases: Iterable[Lease]) -> bool:
+    """True when `decide` of a snapshot with these waiting jobs and leases, whose running jobs
+    `standing` has seen, returns no admission, lease, stop, withdrawal or reassignment (waits aside)."""
+    sorted_out = sort_out(pending, standing, leases)
+    return sorted_out is not None and not sorted_out[0]

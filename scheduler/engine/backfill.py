@@ -13,7 +13,8 @@ GPUs an earlier one takes. That makes each lane's free GPUs over time non-decrea
 reservations ahead are set aside, so one sweep over the release times finds the start, and a job placed
 within the spare GPUs at every reservation start it runs past cannot move any reservation later.
 `strict` lets no job pass a blocked one ahead of it on the same lane at all (Kueue's StrictFIFO).
-Production never waits for a reservation (DESIGN §4a): it is neither held nor counted on.
+A protected class (production by default; the class rows say which, `PriorityClass.protected`) never
+waits for a reservation (DESIGN §4a): it is neither held nor counted on.
 
 Reservations are worked out on GPUs (CPU cores and memory come back with the GPUs of the same running
 jobs); a job placed now is placed with its CPU cores and memory (`ModelIndex.place_for`), as admission
@@ -34,7 +35,6 @@ BEST_EFFORT = "best_effort"
 BACKFILL = "backfill"
 STRICT = "strict"
 MODES = (BEST_EFFORT, BACKFILL, STRICT)
-PRODUCTION = "production"
 
 
 class Reservation:
@@ -78,6 +78,8 @@ class Backfill:
         self.strict = mode == STRICT
         self.depth = max(depth, 0)
         self.names = {n.id: (n.name or f"#{n.id}") for n in snapshot.nodes}
+        # Classes are data: which ones a reservation never holds back is the class rows' `protected` flag.
+        self.protected = frozenset(name for name, pc in snapshot.priority_classes.items() if pc.protected)
         self.books: dict[tuple[str, str], _LaneBook] = {}
         self.reserved: dict[int, tuple[Reservation, str]] = {}  # job id -> (reservation, GPU model)
         self._running_by_lane: dict[tuple[str, str], list] | None = None
@@ -195,7 +197,7 @@ class Backfill:
         """Place a job that fits now where it delays no reservation of the jobs ahead of it; else the
         blocker that says which reservation it would delay (or, strict, which job it would pass)."""
         index = lane.index
-        if job.priority_class == PRODUCTION or index is None:
+        if job.priority_class in self.protected or index is None:
             return index.place_for(job.gpus, job.replicas, job.cpus, job.memory_gb)
         key = (index.pool, index.gpu_model)
         book = self.books.get(key)

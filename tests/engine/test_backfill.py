@@ -8,6 +8,7 @@ backfill it may start only when it ends by +120 (its limit), or where the gang d
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -15,7 +16,7 @@ import pytest
 from scheduler.engine import decide
 from scheduler.engine import reasons as R
 from scheduler.engine.backfill import hostlist
-from scheduler.engine.types import Node, PolicySwitches
+from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, Node, PolicySwitches
 from tests.engine.builders import NOW, POOL, H100, admitted, nodes, pending, quota, running, snapshot, wait_of
 
 
@@ -121,6 +122,15 @@ def test_only_the_first_k_blocked_jobs_get_a_reservation():
 def test_production_never_waits_for_a_reservation():
     d = decide(_pool("strict", _small(limit=600, workload="online_inference")))
     assert 101 in admitted(d)
+
+
+def test_the_exemption_follows_the_class_rows_protected_flag_not_the_name():
+    """Classes are data: a class row marked protected (here training, behind the gang in queue order) is never
+    held back by a reservation; the same job of the same class unprotected is (strict)."""
+    training = DEFAULT_PRIORITY_CLASSES["training"]
+    guarded = {**DEFAULT_PRIORITY_CLASSES, "training": replace(training, protected=True, preemptible=False)}
+    assert 101 not in admitted(decide(_pool("strict", _small(limit=600))))
+    assert 101 in admitted(decide(replace(_pool("strict", _small(limit=600)), priority_classes=guarded)))
 
 
 def test_best_effort_decides_as_today_without_a_switch():

@@ -8,6 +8,10 @@ tenants' base quota). The borrowers chosen are the smallest sufficient set in vi
 `production`. Borrowers are reclaimable whatever their class's `preemptible` flag and
 preemption count: a lease is revocable by definition, and the lender's floor is guaranteed. Only
 an approver's explicit refusal (manual mode, `stop_refused`) keeps a borrower running.
+
+A borrower whose runtime limit ends by the time a stop's grace would run out is never stopped (issue 40): it
+gives its GPUs back by itself no later than a stop would, and a stop would only throw its work away. It is
+counted on like a stop under way, at its limit.
 """
 
 from __future__ import annotations
@@ -59,15 +63,22 @@ def _reclaim(
             return False
         return lease.lender == job.tenant or (lease.lender is UNASSIGNED and overdrawn > 0)
 
+    grace_until = victims.grace_until
+
+    def ends_in_grace(run: RunningJob) -> bool:
+        return run.stopping_until is None and run.id not in victims.claimed and run.expected_end <= grace_until
+
     def may_reclaim(run: RunningJob) -> bool:
-        return (run.stopping_until is None and run.id not in victims.claimed
+        return (run.stopping_until is None and run.expected_end > grace_until and run.id not in victims.claimed
                 and not run.stop_refused and run.priority_class not in victims.protected
                 and (production or leases[run.lease_id].protected_until <= now))
 
     scope = [run for run in borrowed if in_scope(run)]
     if not scope:
         return None
-    stopping = victims.stopping(scope)
+    # Stops under way first, then the borrowers that end by themselves within a grace, soonest first.
+    stopping = [*victims.stopping(scope),
+                *sorted((run for run in scope if ends_in_grace(run)), key=lambda r: (r.expected_end, r.id))]
     candidates = sorted((run for run in scope if may_reclaim(run)), key=victims.key)
     chosen = smallest_sufficient(stopping, candidates, Room(index, job.gpus, job.replicas))
     if chosen is None:

@@ -106,6 +106,8 @@ def _decide(snapshot: Snapshot, describe: bool, standing: Standing | None) -> De
     queue = order_pending(  # 2. order the queue
         snapshot.pending, snapshot.priority_classes, snapshot.usage, cycle.book.tenant_gpus
     )
+    if cycle.backfill is not None:  # the oldest jobs blocked on nodes hold their reservations first
+        cycle.backfill.reserve_oldest(queue, cycle.lane, cycle.book.cover, cycle.used)
     _nominate(cycle, queue)  # 3. nominate and fit under base quota
     _settle_quota(cycle)  # 3b. and judge again the waiting jobs a smaller job behind them left over quota
     _borrow(cycle)  # 4. borrow for jobs that lack only quota

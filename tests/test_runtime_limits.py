@@ -88,3 +88,20 @@ def test_the_class_rows_are_the_one_rule_for_defaults_and_maximums(world, api, m
         "default_runtime_minutes": 700, "reason": "too long"}, format="json")
     assert bad.status_code == 400 and "default_runtime_minutes" in bad.json()
     assert PriorityClass.objects.get(name="training").default_runtime_minutes == 90
+
+
+def test_a_pool_that_requires_runtime_limits_refuses_a_job_without_one(world, api, member):
+    from scheduler.jobs import errors
+    from tests.jobs import spec
+
+    world.pool.requires_runtime_limit = True
+    world.pool.save(update_fields=["requires_runtime_limit"])
+    body = spec(workload_class="experiment")
+    del body["max_runtime_minutes"]
+    refused = api(member).post("/api/v1/jobs/", body, format="json")
+    assert refused.status_code == 400
+    assert refused.json()["max_runtime_minutes"] == [str(errors.POOL_REQUIRES_RUNTIME_LIMIT).format(
+        pool=world.pool.name)]
+    assert not Job.objects.exists()
+    stated = api(member).post("/api/v1/jobs/", {**body, "max_runtime_minutes": 45}, format="json")
+    assert stated.status_code == 201 and stated.json()["max_runtime_minutes"] == 45

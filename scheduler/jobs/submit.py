@@ -168,7 +168,10 @@ def build_job(spec: Mapping[str, Any], ctx: SubmitContext, *, now, from_cluster:
             value = None
             bad(key, errors.MUST_BE_POSITIVE if minimum else errors.MUST_NOT_BE_NEGATIVE)
             continue
-        if value is None and key == "max_runtime_minutes":
+        if value is None and key == "max_runtime_minutes" and pool is not None and pool.requires_runtime_limit \
+                and not from_cluster:  # the pool plans with stated ends: no silent class default
+            bad(key, errors.POOL_REQUIRES_RUNTIME_LIMIT.format(pool=pool.name))
+        elif value is None and key == "max_runtime_minutes":
             value = limits_of(workload_class, ctx.runtime_limits)[0]
         elif value is None and key != "checkpoint_interval_minutes":
             bad(key, errors.MUST_BE_POSITIVE)

@@ -213,15 +213,17 @@ def _nominate(cycle: CycleState, queue) -> None:
             continue
         if placements is None:
             placements = index.place_for(g, replicas, c, m)
+        gap = None
         if backfill is not None:
             backfill.admitted(lane, job, placements)
+            gap = backfill.gap_of(lane, job, placements)
         book.charge(tenant_q, need)
         book.charge(project_q, need)
         if book.extra:
             book.charge_extra((tenant_q, project_q), book.extra_of(job), 1)
         if tree is not None:
             tree.charge(job.tenant, job.pool, job.gpu_model, need)
-        admissions.append(Admission(job.id, placements))
+        admissions.append(Admission(job.id, placements, None, gap))
         end = now + span(job.max_runtime_minutes, cycle.snapshot.time_scale)
         lane.releases.add(end, need)
         timeline(cycle.quota_releases, tenant_q.id).add(end, need)
@@ -367,10 +369,12 @@ def _borrow_for(cycle: CycleState, desk: LeaseDesk, entry: Candidate, full: dict
         entry.node_blocked = True
         entry.blockers = cycle.share(R.sort_blockers([*entry.blockers, placements]))
         return False
+    gap = None
     if cycle.backfill is not None:
         cycle.backfill.admitted(lane, job, placements)
+        gap = cycle.backfill.gap_of(lane, job, placements)
     plan = desk.grant(job, lender, need)
-    cycle.admissions.append(Admission(job.id, placements, plan))
+    cycle.admissions.append(Admission(job.id, placements, plan, gap))
     cycle.lease_plans.append(plan)
     lane.releases.add(cycle.now + span(job.max_runtime_minutes, cycle.snapshot.time_scale), need)
     entry.blockers = None

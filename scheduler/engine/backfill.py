@@ -276,6 +276,22 @@ class Backfill:
         # The reservation it would delay first: the earliest whose nodes it needs.
         return self._held(job, first, first)
 
+    def gap_of(self, lane: Lane, job: PendingJob, placements: tuple[int, ...]) -> tuple[int, datetime] | None:
+        """A job placed now on nodes a later reservation takes, ending by its limit before that reservation
+        starts, runs in a gap: the earliest such reservation's job and start (what its page says); None when it
+        touches no reserved node (or only GPUs a reservation leaves spare)."""
+        index = lane.index
+        book = self.books.get((index.pool, index.gpu_model)) if index is not None else None
+        if book is None or not book.reservations:
+            return None
+        end = _end(self.now, job.max_runtime_minutes, self.scale)
+        first = None
+        for node_id in set(placements):
+            for r in book.on_node.get(node_id, ()):
+                if r.start >= end and r.job_id != job.id and (first is None or (r.start, r.job_id) < (first.start, first.job_id)):
+                    first = r
+        return None if first is None else (first.job_id, first.start)
+
     def _held(self, job: PendingJob, reservation: Reservation, first: Reservation) -> Blocker:
         gap = int((first.start - self.now).total_seconds() * self.scale // 60)  # policy minutes
         return R.backfill_held(reservation.job_id, _iso(reservation.start), job.max_runtime_minutes, gap)

@@ -57,6 +57,17 @@ def test_a_small_job_behind_a_blocked_gang(mode, limit, started, code):
         assert wait_of(d, 101).code == code
 
 
+@pytest.mark.parametrize("mode, limit, gap", [("backfill", 60, True), ("backfill", 120, True),
+                                              ("best_effort", 60, False)])
+def test_a_backfilled_job_is_admitted_with_the_gap_it_runs_in(mode, limit, gap):
+    """On node 2, which the gang takes at +120: ending by then it runs in the gap before the gang's reservation
+    (its page says so); under best effort nothing is reserved, so there is no gap."""
+    d = decide(_pool(mode, _small(limit=limit)))
+    (admission,) = [a for a in d.admissions if a.job_id == 101]
+    assert admission.gap == ((100, NOW + timedelta(minutes=120)) if gap else None)
+    assert ("gap" in admission.to_dict()) is gap
+
+
 def test_the_gang_is_told_where_and_from_when_and_its_eta_is_the_reservation():
     d = decide(_pool("backfill", _small(limit=600)))
     gang = wait_of(d, 100)

@@ -64,7 +64,7 @@ class MembershipAdmin(AuditedAdminMixin, admin.ModelAdmin):
 
 @admin.register(Pool)
 class PoolAdmin(AuditedAdminMixin, admin.ModelAdmin):
-    list_display = ["name", "display_name", "backend"]
+    list_display = ["name", "display_name", "backend", "requires_runtime_limit"]
     search_fields = ["name", "display_name"]
 
     def save_model(self, request, obj, form, change):

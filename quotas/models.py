@@ -90,6 +90,10 @@ class Pool(models.Model):
     # DefMemPerGPU); 0: none, such a job asks only GPUs.
     default_cpus_per_gpu = models.PositiveIntegerField(default=0)
     default_memory_gb_per_gpu = models.PositiveIntegerField(default=0)
+    # Backfill plans with runtime limits (scheduler/engine/backfill.py): a pool that wants every job's end known
+    # refuses a job that names no limit, instead of giving it its class's default.
+    requires_runtime_limit = models.BooleanField(
+        default=False, help_text=_("Refuse a job that names no runtime limit (instead of its class's default)."))
 
     class Meta:
         ordering = ["name"]

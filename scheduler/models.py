@@ -49,6 +49,8 @@ class Job(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     expected_end = models.DateTimeField(null=True, blank=True)
+    # Backfill: admitted into a gap before a reservation (engine Admission.gap): {"job_id", "until"}; None else.
+    backfill_gap = models.JSONField(null=True, blank=True, help_text="The reservation it was backfilled in front of")
 
     placements = models.JSONField(default=list, blank=True, help_text="Node id per replica")
     # The wait as data (code, blockers, next actions; scheduler.queue.waits), rendered on read. Its

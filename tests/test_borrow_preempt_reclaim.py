@@ -244,3 +244,24 @@ def test_the_team_queue_page_pages_its_running_jobs_and_names_every_job_being_st
     assert 'q-sort=submitted&amp;q-running_page=1" rel="prev"' in rows
     response = client.get(f"/tenants/{world.alpha.slug}/queue/?q-running_page=0")
     assert response.status_code == 400 and "Page of running jobs" in response.content.decode()
+
+
+def test_a_borrower_that_ends_by_its_limit_within_the_grace_is_not_stopped(world, member, settings):
+    """Issue 40: beta wants its quota back at minute 31, a stop's grace would run to minute 41, and the job on
+    beta's lease ends by its limit at minute 38. Nothing is stopped and no work is thrown away: the lender waits
+    for that end and starts then."""
+    settings.SIMULATED_OVERRUN_RATE = 1.0  # every run lasts until its limit, so it ends by itself at minute 38
+    for i in range(4):
+        submit(member, gpus=8, name=f"alpha-{i}", max_runtime_minutes=38)
+    assert run(world, 0).leases == 2
+    borrower = Job.objects.get(pk=Lease.objects.get(lender=world.beta).job_ids[0])
+    lender_job = beta_wants_its_quota(world)
+    assert lender_job.wait_code == reasons.RECLAIMING
+    assert not Preemption.objects.exists()
+    run(world, 38)  # the tick ends the runs at their limit
+    run(world, 39)
+    borrower.refresh_from_db()
+    lender_job.refresh_from_db()
+    assert (borrower.status, borrower.error_type) == (Job.Status.FAILED, "timeout")
+    assert not Preemption.objects.exists()
+    assert lender_job.status in (Job.Status.ADMITTED, Job.Status.RUNNING)

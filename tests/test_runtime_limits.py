@@ -10,6 +10,7 @@ from django.utils import timezone
 from audit.models import UsageRecord
 from scheduler.models import Job
 from tests.jobs import submit_api
+from scheduler.jobs.runtime_limits import OVER_CLASS_MAXIMUM as OVER_CLASS_MAXIMUM_TEXT
 from tests.running import beat
 
 pytestmark = pytest.mark.django_db
@@ -60,3 +61,47 @@ def test_a_job_without_a_limit_gets_its_class_default_and_one_over_the_class_max
     assert response.status_code == 400
     assert response.json()["max_runtime_minutes"] == [
         str(OVER_CLASS_MAXIMUM).format(limit=7 * 24 * 60, workload_class="experiment")]
+
+
+def test_the_class_rows_are_the_one_rule_for_defaults_and_maximums(world, api, member, platform_admin):
+    """Data-migrated from today's table; a platform admin's change to the row is what submit applies next, and a
+    default over the row's maximum is a 400 on its field."""
+    from quotas.classes.models import PriorityClass
+    from tests.jobs import spec
+
+    rows = {r["name"]: r for r in api(member).get("/api/v1/priority-classes/").json()}
+    assert (rows["training"]["default_runtime_minutes"], rows["training"]["max_runtime_minutes"]) == (
+        24 * 60, 14 * 24 * 60)
+    assert PriorityClass.objects.get(name="experiment").max_runtime_minutes == 7 * 24 * 60  # validation's too
+    changed = api(platform_admin).patch("/api/v1/priority-classes/training/", {
+        "default_runtime_minutes": 90, "max_runtime_minutes": 600, "reason": "short trainings backfill"},
+        format="json")
+    assert changed.status_code == 200, changed.content
+    body = spec(workload_class="training")
+    del body["max_runtime_minutes"]
+    assert api(member).post("/api/v1/jobs/", body, format="json").json()["max_runtime_minutes"] == 90
+    over = api(member).post("/api/v1/jobs/", {**body, "max_runtime_minutes": 601}, format="json")
+    assert over.status_code == 400
+    assert over.json()["max_runtime_minutes"] == [
+        str(OVER_CLASS_MAXIMUM_TEXT).format(limit=600, workload_class="training")]
+    bad = api(platform_admin).patch("/api/v1/priority-classes/training/", {
+        "default_runtime_minutes": 700, "reason": "too long"}, format="json")
+    assert bad.status_code == 400 and "default_runtime_minutes" in bad.json()
+    assert PriorityClass.objects.get(name="training").default_runtime_minutes == 90
+
+
+def test_a_pool_that_requires_runtime_limits_refuses_a_job_without_one(world, api, member):
+    from scheduler.jobs import errors
+    from tests.jobs import spec
+
+    world.pool.requires_runtime_limit = True
+    world.pool.save(update_fields=["requires_runtime_limit"])
+    body = spec(workload_class="experiment")
+    del body["max_runtime_minutes"]
+    refused = api(member).post("/api/v1/jobs/", body, format="json")
+    assert refused.status_code == 400
+    assert refused.json()["max_runtime_minutes"] == [str(errors.POOL_REQUIRES_RUNTIME_LIMIT).format(
+        pool=world.pool.name)]
+    assert not Job.objects.exists()
+    stated = api(member).post("/api/v1/jobs/", {**body, "max_runtime_minutes": 45}, format="json")
+    assert stated.status_code == 201 and stated.json()["max_runtime_minutes"] == 45

@@ -6,7 +6,8 @@ The world: two schedulable 8-GPU H100 nodes (the other two cordoned), alpha 16 H
 a 1-GPU job (limit 60 min) every 4 minutes for three hours, which keeps part of the pool busy at all times;
 alpha's 2 x 8 gang arrives after 20 minutes. Under best effort every GPU that frees is taken by a beta job
 behind the gang, so it waits until the stream ends. Under backfill it gets a reservation in its first cycle,
-its page says when, and it starts by then."""
+its page says when, and it starts by then; a 10-minute probe beta sends after the gang runs in the gap before
+the reservation and its page says by when it must end; the pool queue page marks the reserved nodes."""
 from datetime import timedelta
 
 import pytest
@@ -49,6 +50,8 @@ def _run(world, api, platform_admin, member, mode, settings):
     beta_user = _beta_member(world)
     start = timezone.now().replace(microsecond=0) + timedelta(minutes=1)
     now, gang, first_eta, page_text, started_at, held_page = start, None, None, None, None, None
+    gap_page = pool_page = None
+    short_sent = False
     stream_end = start + STREAM_FOR
     next_small = start
     while now < start + timedelta(hours=6):
@@ -57,6 +60,10 @@ def _run(world, api, platform_admin, member, mode, settings):
                 _post(api(beta_user), "/api/v1/jobs/", spec(tenant="beta", project="exp", name="probe", gpus=1,
                                                            workload_class="experiment", max_runtime_minutes=60))
                 next_small += STREAM_EVERY
+            if gang is not None and not short_sent:  # a short probe: ends well before any reservation
+                _post(api(beta_user), "/api/v1/jobs/", spec(tenant="beta", project="exp", name="short", gpus=1,
+                                                           workload_class="experiment", max_runtime_minutes=10))
+                short_sent = True
             if gang is None and now >= start + GANG_AT:
                 gang = _post(api(member), "/api/v1/jobs/", spec(name="big-gang", gpus=8, replicas=2,
                                                                max_runtime_minutes=120))["id"]
@@ -70,6 +77,7 @@ def _run(world, api, platform_admin, member, mode, settings):
                 page = browser.get(f"/jobs/{gang}/")
                 assert page.status_code == 200
                 page_text = page.content.decode()
+                pool_page = browser.get("/pools/gpu-a/queue/").content.decode()
                 first_code = detail["wait"]["code"] if detail.get("wait") else None
             if gang is not None and held_page is None:
                 held = Job.objects.filter(tenant=world.beta, wait_code="BACKFILL_HELD").first()
@@ -77,13 +85,21 @@ def _run(world, api, platform_admin, member, mode, settings):
                     browser = Client()
                     browser.force_login(beta_user)
                     held_page = browser.get(f"/jobs/{held.pk}/").content.decode()
+            if gang is not None and gap_page is None and started_at is None:
+                backfilled = Job.objects.filter(tenant=world.beta, status__in=(Job.Status.ADMITTED, Job.Status.RUNNING),
+                                                backfill_gap__isnull=False).first()
+                if backfilled is not None:
+                    browser = Client()
+                    browser.force_login(beta_user)
+                    gap_page = browser.get(f"/jobs/{backfilled.pk}/").content.decode()
             if gang is not None and started_at is None:
                 job = Job.objects.get(pk=gang)
                 if job.status in (Job.Status.RUNNING, Job.Status.SUCCEEDED):
                     started_at = job.started_at
         now += STEP
     return {"started_at": started_at, "first_eta": first_eta, "first_code": first_code, "page": page_text,
-            "stream_end": stream_end, "gang_submitted": start + GANG_AT, "held_page": held_page}
+            "stream_end": stream_end, "gang_submitted": start + GANG_AT, "held_page": held_page,
+            "gap_page": gap_page, "gang": gang, "pool_page": pool_page}
 
 
 def _beta_member(world):
@@ -94,7 +110,8 @@ def _beta_member(world):
 
 def test_under_best_effort_the_gang_waits_until_the_stream_ends(pool_of_two, api, platform_admin, member, settings):
     outcome = _run(pool_of_two, api, platform_admin, member, "best_effort", settings)
-    assert outcome["first_code"] != "RESERVED" and outcome["held_page"] is None
+    assert outcome["first_code"] != "RESERVED" and outcome["held_page"] is None and outcome["gap_page"] is None
+    assert "Reserved nodes" not in outcome["pool_page"]
     assert outcome["started_at"] is not None and outcome["started_at"] >= outcome["stream_end"]
 
 
@@ -114,3 +131,10 @@ def test_under_backfill_the_gang_starts_by_the_reservation_its_page_showed_from_
     held = outcome["held_page"]
     assert held is not None and "Would delay job #" in held
     assert "max_runtime_minutes=" in held and "Resubmit with a runtime limit of at most" in held
+    # A probe that ends by its limit before the reservation starts runs in the gap, and its page says by when.
+    assert outcome["gap_page"] is not None
+    assert f"Runs in a gap: its nodes are reserved for job #{outcome['gang']} from" in outcome["gap_page"]
+    assert "so this job must end by" in outcome["gap_page"]
+    # The pool queue page marks the reserved nodes, from the gang's first cycle.
+    assert "Reserved nodes" in outcome["pool_page"]
+    assert "gpu-a-h100-80g-[0-1]" in outcome["pool_page"] and f"#{outcome['gang']}" in outcome["pool_page"]

@@ -7,6 +7,7 @@ from rest_framework.response import Response
 
 from quotas.access import is_platform_admin
 from quotas.classes import errors, selectors, services
+from quotas.common import limits
 from quotas.classes.models import PriorityClass
 from quotas.models import WorkloadClass
 from quotas.tenant_api import PLATFORM, SHARED, ScopedAPIView
@@ -15,8 +16,8 @@ from quotas.tenant_api import PLATFORM, SHARED, ScopedAPIView
 class PriorityClassSerializer(serializers.ModelSerializer):
     class Meta:
         model = PriorityClass
-        fields = ["name", "label", "priority", "preemptible", "may_borrow", "protected", "workload_classes",
-                  "updated_at"]
+        fields = ["name", "label", "priority", "preemptible", "may_borrow", "protected", "default_runtime_minutes",
+                  "max_runtime_minutes", "workload_classes", "updated_at"]
 
 
 class PriorityClassWriteSerializer(serializers.Serializer):
@@ -26,6 +27,12 @@ class PriorityClassWriteSerializer(serializers.Serializer):
     preemptible = serializers.BooleanField(default=True)
     may_borrow = serializers.BooleanField(default=True)
     protected = serializers.BooleanField(default=False)
+    default_runtime_minutes = serializers.IntegerField(
+        min_value=1, max_value=limits.JOB_MAX_RUNTIME_MINUTES, required=False,
+        help_text="The runtime limit a job of this class gets when it names none (minutes)")
+    max_runtime_minutes = serializers.IntegerField(
+        min_value=1, max_value=limits.JOB_MAX_RUNTIME_MINUTES, required=False,
+        help_text="The longest runtime limit a job of this class may ask (minutes)")
     workload_classes = serializers.ListField(child=serializers.ChoiceField(choices=WorkloadClass.choices),
                                              required=False, default=list)
     reason = serializers.CharField()
@@ -36,7 +43,8 @@ class PriorityClassListView(ScopedAPIView):
 
     @extend_schema(responses=PriorityClassSerializer(many=True),
                    summary="The priority classes, highest first: whether each is preemptible, may borrow, is "
-                           "protected, and the workload classes mapped to it")
+                           "protected, its jobs' default and maximum runtime limits, and the workload classes "
+                           "mapped to it")
     def get(self, request):
         return Response(PriorityClassSerializer(selectors.priority_classes(), many=True).data)
 

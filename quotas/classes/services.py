@@ -9,7 +9,8 @@ from quotas.classes import errors
 from quotas.classes.models import PriorityClass
 from quotas.models import WorkloadClass
 
-EDITABLE = ("label", "priority", "preemptible", "may_borrow", "protected", "workload_classes")
+EDITABLE = ("label", "priority", "preemptible", "may_borrow", "protected", "default_runtime_minutes",
+            "max_runtime_minutes", "workload_classes")
 
 
 def _payload(pc: PriorityClass) -> dict:
@@ -26,6 +27,8 @@ def _check(pc: PriorityClass) -> None:
             problems.setdefault("workload_classes", []).append(errors.UNKNOWN_WORKLOAD.format(value=workload))
     if pc.protected and (pc.preemptible or pc.may_borrow):
         problems["protected"] = [errors.PROTECTED_RULES]
+    if pc.default_runtime_minutes > pc.max_runtime_minutes:
+        problems["default_runtime_minutes"] = [errors.DEFAULT_OVER_MAXIMUM.format(maximum=pc.max_runtime_minutes)]
     if problems:
         raise ValidationError(problems)
 
@@ -41,7 +44,8 @@ def _claim_workloads(pc: PriorityClass) -> None:
 
 def priority_class_create(*, actor, name: str, priority: int, reason: str, label: str = "",
                           preemptible: bool = True, may_borrow: bool = True, protected: bool = False,
-                          workload_classes=()) -> PriorityClass:
+                          workload_classes=(), default_runtime_minutes: int | None = None,
+                          max_runtime_minutes: int | None = None) -> PriorityClass:
     if not is_platform_admin(actor):
         raise PermissionDenied(errors.PLATFORM_ADMIN_ONLY)
     if not (reason or "").strip():
@@ -50,6 +54,10 @@ def priority_class_create(*, actor, name: str, priority: int, reason: str, label
         raise ValidationError({"name": [errors.NAME_TAKEN.format(name=name)]})
     pc = PriorityClass(name=name, label=label, priority=priority, preemptible=preemptible, may_borrow=may_borrow,
                        protected=protected, workload_classes=list(workload_classes))
+    if default_runtime_minutes is not None:  # else the field's default
+        pc.default_runtime_minutes = default_runtime_minutes
+    if max_runtime_minutes is not None:
+        pc.max_runtime_minutes = max_runtime_minutes
     _check(pc)
     with transaction.atomic():
         pc._change_reason = reason

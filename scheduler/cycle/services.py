@@ -113,14 +113,16 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
             admitted_rows.append({
                 "pk": job.id, "status": Job.Status.ADMITTED, "admitted_at": now, "queued_at": queued_at or now,
                 "placements": list(admission.placements), "wait": None, "wait_code": "", "wait_digest": "",
-                "expected_end": expected_end, "lease_id": lease.pk if lease else None})
+                "expected_end": expected_end, "lease_id": lease.pk if lease else None,
+                "backfill_gap": {"job_id": admission.gap[0], "until": admission.gap[1].isoformat()}
+                if admission.gap else None})
             events.append(_audit("job.admitted", job.id, tenant_id, now, {
                 "name": name, "project": job.project, "pool": pool.name, "gpu_model": job.gpu_model,
                 "gpus": job.gpus, "replicas": job.replicas, "priority_class": job.priority_class,
                 "placements": list(admission.placements), "under": "lease" if lease else "base_quota",
                 "lease_id": lease.pk if lease else None}))
         update_rows(Job, admitted_rows, ["status", "admitted_at", "queued_at", "placements", "wait", "wait_code",
-                                         "wait_digest", "expected_end", "lease_id"],
+                                         "wait_digest", "expected_end", "lease_id", "backfill_gap"],
                     only_statuses=PENDING_STATUSES)
         # 5. planned stops; and the open ones whose job started now without them, or that no plan counts
         #    on, are withdrawn

@@ -108,6 +108,8 @@ def _decide(snapshot: Snapshot, describe: bool, standing: Standing | None) -> De
         snapshot.pending, snapshot.priority_classes, snapshot.usage, cycle.book.tenant_gpus,
         queue_keys(snapshot) if cycle.tree is not None else None,  # weighted fair share over the tree
     )
+    if cycle.backfill is not None:  # the oldest jobs blocked on nodes hold their reservations first
+        cycle.backfill.reserve_oldest(queue, cycle.lane, cycle.book.cover, cycle.used)
     _nominate(cycle, queue)  # 3. nominate and fit under base quota
     _settle_quota(cycle)  # 3b. and judge again the waiting jobs a smaller job behind them left over quota
     _borrow(cycle)  # 4. borrow for jobs that lack only quota
@@ -213,15 +215,17 @@ def _nominate(cycle: CycleState, queue) -> None:
             continue
         if placements is None:
             placements = index.place_for(g, replicas, c, m)
+        gap = None
         if backfill is not None:
             backfill.admitted(lane, job, placements)
+            gap = backfill.gap_of(lane, job, placements)
         book.charge(tenant_q, need)
         book.charge(project_q, need)
         if book.extra:
             book.charge_extra((tenant_q, project_q), book.extra_of(job), 1)
         if tree is not None:
             tree.charge(job.tenant, job.pool, job.gpu_model, need)
-        admissions.append(Admission(job.id, placements))
+        admissions.append(Admission(job.id, placements, None, gap))
         end = now + span(job.max_runtime_minutes, cycle.snapshot.time_scale)
         lane.releases.add(end, need)
         timeline(cycle.quota_releases, tenant_q.id).add(end, need)
@@ -367,10 +371,12 @@ def _borrow_for(cycle: CycleState, desk: LeaseDesk, entry: Candidate, full: dict
         entry.node_blocked = True
         entry.blockers = cycle.share(R.sort_blockers([*entry.blockers, placements]))
         return False
+    gap = None
     if cycle.backfill is not None:
         cycle.backfill.admitted(lane, job, placements)
+        gap = cycle.backfill.gap_of(lane, job, placements)
     plan = desk.grant(job, lender, need)
-    cycle.admissions.append(Admission(job.id, placements, plan))
+    cycle.admissions.append(Admission(job.id, placements, plan, gap))
     cycle.lease_plans.append(plan)
     lane.releases.add(cycle.now + span(job.max_runtime_minutes, cycle.snapshot.time_scale), need)
     entry.blockers = None

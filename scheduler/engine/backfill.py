@@ -8,12 +8,22 @@ take then (Slurm's backfill with `bf_max_job_test`). A later job starts now only
 reservation: on GPUs the reservation does not need, or ending by its runtime limit before the reservation
 starts. Reservations are worked out again every cycle, so nothing outlives the cycle.
 
+Which jobs get the reservations goes by age, not fair share (`reserve_oldest`): the first `depth` jobs per
+lane, by priority and then submit time, that cannot fit now. Fair share decides who starts among jobs that fit;
+but it moves with every GPU-minute run, so a reservation handed out in fair-share order went to another team's
+gang at nearly every cycle, each cycle's reservations started later than the last's, and a big gang never
+reached its start (the synthetic month of issue 40: big jobs waited 1.37x longer than under best effort). Age
+only grows, so the first reservation stays first until a job of higher priority arrives, and its start does not
+move later. Jobs that become blocked during the cycle (jobs ahead took what they counted on) get the
+reservations left, in queue order, as before.
+
 A reservation holds its nodes from its start on, without an end: a later reservation never counts on
 GPUs an earlier one takes. That makes each lane's free GPUs over time non-decreasing after the
 reservations ahead are set aside, so one sweep over the release times finds the start, and a job placed
 within the spare GPUs at every reservation start it runs past cannot move any reservation later.
 `strict` lets no job pass a blocked one ahead of it on the same lane at all (Kueue's StrictFIFO).
-Production never waits for a reservation (DESIGN §4a): it is neither held nor counted on.
+A protected class (production by default; the class rows say which, `PriorityClass.protected`) never
+waits for a reservation (DESIGN §4a): it is neither held nor counted on.
 
 Reservations are worked out on GPUs (CPU cores and memory come back with the GPUs of the same running
 jobs); a job placed now is placed with its CPU cores and memory (`ModelIndex.place_for`), as admission
@@ -34,7 +44,6 @@ BEST_EFFORT = "best_effort"
 BACKFILL = "backfill"
 STRICT = "strict"
 MODES = (BEST_EFFORT, BACKFILL, STRICT)
-PRODUCTION = "production"
 
 
 class Reservation:
@@ -52,11 +61,10 @@ class _LaneBook:
     """One lane's reservations and when GPUs come back on each of its nodes (running jobs at their
     release time, this cycle's admissions at the end of their runtime limit)."""
 
-    __slots__ = ("reservations", "blocked", "releases", "on_node", "first_blocked")
+    __slots__ = ("reservations", "releases", "on_node", "first_blocked")
 
     def __init__(self) -> None:
         self.reservations: list[Reservation] = []
-        self.blocked = 0  # jobs of the lane blocked on nodes so far in queue order
         self.first_blocked: int | None = None
         self.releases: dict[int, list[tuple[datetime, int]]] = {}
         self.on_node: dict[int, list[Reservation]] = {}  # node id -> the reservations that take GPUs there
@@ -78,6 +86,8 @@ class Backfill:
         self.strict = mode == STRICT
         self.depth = max(depth, 0)
         self.names = {n.id: (n.name or f"#{n.id}") for n in snapshot.nodes}
+        # Classes are data: which ones a reservation never holds back is the class rows' `protected` flag.
+        self.protected = frozenset(name for name, pc in snapshot.priority_classes.items() if pc.protected)
         self.books: dict[tuple[str, str], _LaneBook] = {}
         self.reserved: dict[int, tuple[Reservation, str]] = {}  # job id -> (reservation, GPU model)
         self._running_by_lane: dict[tuple[str, str], list] | None = None
@@ -132,19 +142,50 @@ class Backfill:
 
     # --- phase 3: a job blocked on nodes --------------------------------------------------------
 
+    def reserve_oldest(self, queue, lane_of, cover, used: dict[int, int]) -> None:
+        """Before phase 3: per lane, the oldest `depth` jobs (priority, then submit time) that are ready, within
+        their base quota and do not fit the free nodes at the cycle's start get their reservations, oldest
+        first. A protected class never waits for a reservation, so it gets none either."""
+        if not self.depth:
+            return
+        taken: dict[tuple[str, str], int] = {}
+        priority_of = {name: pc.priority for name, pc in self.snapshot.priority_classes.items()}
+        oldest = sorted((job for job in queue if job.priority_class not in self.protected and job.env_ready),
+                        key=lambda j: (-priority_of.get(j.priority_class, 0), j.submitted_at, j.id))
+        for job in oldest:
+            key = (job.pool, job.gpu_model)
+            if taken.get(key, 0) >= self.depth:
+                continue
+            lane = lane_of(job)
+            index = lane.index
+            if index is None or index.static_slots(job.gpus, True) < job.replicas or index.fits(
+                    job.gpus, job.replicas, job.cpus, job.memory_gb):
+                continue
+            tenant_q, project_q = cover(job.tenant, job.project, job.pool, job.gpu_model, job.workload_class)
+            need = job.gpus * job.replicas
+            if tenant_q is None or any(q is not None and used.get(q.id, 0) + need > q.gpus
+                                       for q in (tenant_q, project_q)):
+                continue
+            if self._reserve(job, lane, tenant_q, project_q):
+                taken[key] = taken.get(key, 0) + 1
+
     def blocked(self, job: PendingJob, lane: Lane, tenant_q: Quota | None, project_q: Quota | None) -> None:
-        """A job within quota blocked only on nodes: one of the lane's first `depth` gets a reservation."""
+        """A job within quota blocked only on nodes: one of the lane's first `depth` gets a reservation (the
+        oldest have theirs already, `reserve_oldest`)."""
         if lane.index is None:
             return
         book = self._book(lane)
-        book.blocked += 1
         if book.first_blocked is None:
             book.first_blocked = job.id
-        if book.blocked > self.depth:
+        if job.id in self.reserved or len(book.reservations) >= self.depth:
             return
+        self._reserve(job, lane, tenant_q, project_q)
+
+    def _reserve(self, job: PendingJob, lane: Lane, tenant_q: Quota | None, project_q: Quota | None) -> bool:
+        book = self._book(lane)
         found = self._earliest(book, lane.index, job)
         if found is None:
-            return
+            return False
         start, nodes = found
         quota_ids = tuple(q.id for q in (tenant_q, project_q) if q is not None)
         reservation = Reservation(job.id, start, _end(start, job.max_runtime_minutes, self.scale), nodes, quota_ids,
@@ -153,6 +194,7 @@ class Backfill:
         for node_id in nodes:
             book.on_node.setdefault(node_id, []).append(reservation)
         self.reserved[job.id] = (reservation, lane.index.gpu_model)
+        return True
 
     def _earliest(self, book: _LaneBook, index: ModelIndex, job: PendingJob):
         """The first moment (now, or a release time) from which the gang fits for its whole runtime limit
@@ -195,7 +237,7 @@ class Backfill:
         """Place a job that fits now where it delays no reservation of the jobs ahead of it; else the
         blocker that says which reservation it would delay (or, strict, which job it would pass)."""
         index = lane.index
-        if job.priority_class == PRODUCTION or index is None:
+        if job.priority_class in self.protected or index is None:
             return index.place_for(job.gpus, job.replicas, job.cpus, job.memory_gb)
         key = (index.pool, index.gpu_model)
         book = self.books.get(key)
@@ -204,7 +246,7 @@ class Backfill:
         if self.strict and book.first_blocked is not None:
             return R.strict_held(index.pool, index.gpu_model, book.first_blocked)
         end = _end(self.now, job.max_runtime_minutes, self.scale)
-        ahead = [r for r in book.reservations if r.start < end]
+        ahead = [r for r in book.reservations if r.start < end and r.job_id != job.id]
         if not ahead:
             return index.place_for(job.gpus, job.replicas, job.cpus, job.memory_gb)
         first = min(ahead, key=lambda r: r.start)
@@ -233,6 +275,22 @@ class Backfill:
             return placements
         # The reservation it would delay first: the earliest whose nodes it needs.
         return self._held(job, first, first)
+
+    def gap_of(self, lane: Lane, job: PendingJob, placements: tuple[int, ...]) -> tuple[int, datetime] | None:
+        """A job placed now on nodes a later reservation takes, ending by its limit before that reservation
+        starts, runs in a gap: the earliest such reservation's job and start (what its page says); None when it
+        touches no reserved node (or only GPUs a reservation leaves spare)."""
+        index = lane.index
+        book = self.books.get((index.pool, index.gpu_model)) if index is not None else None
+        if book is None or not book.reservations:
+            return None
+        end = _end(self.now, job.max_runtime_minutes, self.scale)
+        first = None
+        for node_id in set(placements):
+            for r in book.on_node.get(node_id, ()):
+                if r.start >= end and r.job_id != job.id and (first is None or (r.start, r.job_id) < (first.start, first.job_id)):
+                    first = r
+        return None if first is None else (first.job_id, first.start)
 
     def _held(self, job: PendingJob, reservation: Reservation, first: Reservation) -> Blocker:
         gap = int((first.start - self.now).total_seconds() * self.scale // 60)  # policy minutes

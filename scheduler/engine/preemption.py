@@ -311,7 +311,9 @@ class Victims:
         return out
 
     def until(self, used: list[RunningJob], victims: list[RunningJob]) -> datetime:
-        moments = [j.stopping_until for j in used]
+        # A job relied on gives its GPUs back at the end of its stop's grace, or sooner at its own limit.
+        moments = [j.stopping_until if j.stopping_until is not None and j.stopping_until < j.expected_end
+                   else j.expected_end for j in used]
         if victims:
             moments.append(self.grace_until)
         return max(moments)

@@ -8,6 +8,10 @@ tenants' base quota). The borrowers chosen are the smallest sufficient set in vi
 `production`. Borrowers are reclaimable whatever their class's `preemptible` flag and
 preemption count: a lease is revocable by definition, and the lender's floor is guaranteed. Only
 an approver's explicit refusal (manual mode, `stop_refused`) keeps a borrower running.
+
+A borrower whose runtime limit ends by the time a stop's grace would run out is never stopped (issue 40): it
+gives its GPUs back by itself no later than a stop would, and a stop would only throw its work away. It is
+counted on like a stop under way, at its limit.
 """
 
 from __future__ import annotations
@@ -46,8 +50,10 @@ def _reclaim(
 
     1. Scope: only jobs on leases the waiting job's tenant lent, and on unassigned-pool leases when that
        pool has lent more than it has (`in_scope`). Nobody else's loan is touched.
-    2. Eligible: not already stopping or claimed, not refused by an approver, not of a protected class, and
-       past the lease's protected window unless the waiting job is protected (`may_reclaim`).
+    2. Eligible: not already stopping or claimed, not refused by an approver, not of a protected class,
+       past the lease's protected window unless the waiting job is protected, and not ending by its own
+       runtime limit within the grace (`may_reclaim`): such a borrower is waited for, never stopped, and
+       counts beside the stops under way (`ends_in_grace`), soonest end first.
     3. Furthest in the tree first: a borrower under fewer of the lender's units goes before one nearer to
        it — another business line's, then another department's, then a sibling team's — counted as the
        lender's units that do not also hold the borrower (`TreeDesk.rank`). The loans inside the nearest
@@ -55,7 +61,8 @@ def _reclaim(
        crossed more borders go back first. Without a tree (or a tree of one unit) every rank is equal.
     4. Within a rank, victim order (preemption.py): on-loan first, lowest priority, least work lost since
        the last checkpoint, most recently started, id.
-    5. The smallest sufficient set in that order (`smallest_sufficient`), counting jobs already stopping.
+    5. The smallest sufficient set in that order (`smallest_sufficient`), counting jobs already stopping
+       and those ending within the grace first.
     """
     borrowed = victims.on_lease.get((job.pool, job.gpu_model))
     if not borrowed:
@@ -74,15 +81,22 @@ def _reclaim(
             return False
         return lease.lender == job.tenant or (lease.lender is UNASSIGNED and overdrawn > 0)
 
+    grace_until = victims.grace_until
+
+    def ends_in_grace(run: RunningJob) -> bool:
+        return run.stopping_until is None and run.id not in victims.claimed and run.expected_end <= grace_until
+
     def may_reclaim(run: RunningJob) -> bool:
-        return (run.stopping_until is None and run.id not in victims.claimed
+        return (run.stopping_until is None and run.expected_end > grace_until and run.id not in victims.claimed
                 and not run.stop_refused and run.priority_class not in victims.protected
                 and (production or leases[run.lease_id].protected_until <= now))
 
     scope = [run for run in borrowed if in_scope(run)]
     if not scope:
         return None
-    stopping = victims.stopping(scope)
+    # Stops under way first, then the borrowers that end by themselves within a grace, soonest first.
+    stopping = [*victims.stopping(scope),
+                *sorted((run for run in scope if ends_in_grace(run)), key=lambda r: (r.expected_end, r.id))]
     tree = desk.tree
     if tree is None:
         key = victims.key

@@ -280,13 +280,19 @@ class Admission(NamedTuple):
     job_id: int
     placements: tuple[int, ...]  # node id per replica
     lease: LeasePlan | None = None  # None: admitted under base quota
+    # Backfill: it starts on nodes reserved for a blocked job from later on (it ends by its limit before, or takes
+    # only GPUs the reservation leaves spare): (the reserved job's id, the reservation's start). None: no gap.
+    gap: tuple[int, datetime] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "job_id": self.job_id,
             "placements": list(self.placements),
             "lease": self.lease.to_dict() if self.lease else None,
         }
+        if self.gap is not None:  # only then: decisions without backfill keep their fingerprints
+            out["gap"] = {"job_id": self.gap[0], "until": self.gap[1].isoformat()}
+        return out
 
 
 class Blocker(NamedTuple):

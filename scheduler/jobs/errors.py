@@ -7,6 +7,8 @@ UNKNOWN_TENANT = _("Unknown tenant {value!r}.")
 UNKNOWN_PROJECT = _("Unknown project {value!r} in tenant {tenant}.")
 PROJECT_ARCHIVED = _("Project {value} is archived.")
 UNKNOWN_POOL = _("Unknown pool {value!r}.")
+POOL_REQUIRES_RUNTIME_LIMIT = _("Pool {pool} requires a runtime limit: say how many minutes the job may run (the "
+                                "cluster ends it then, and backfill plans with it).")
 UNKNOWN_GPU_MODEL = _("Unknown GPU model {value!r}.")
 UNKNOWN_WORKLOAD_CLASS = _("Unknown workload class {value!r}.")
 NO_NODE_OF_MODEL = _("Pool {pool} has no {gpu_model} node.")

@@ -8,17 +8,17 @@ from quotas.models import GpuModel, Node, Pool, Project, WorkloadClass
 from scheduler.engine.reasons import PRECEDENCE
 from scheduler.engine.texts import CODE_TITLES
 from scheduler.jobs.queue import SORT_POSITION, SORT_SUBMITTED, QueueFilter
-from scheduler.jobs.runtime_limits import limits_help
+from scheduler.jobs.runtime_limits import class_limits, limits_help, limits_of
 from scheduler.models import PENDING_STATUSES
 
 
-# What the submit form proposes per workload class (runtime limit, checkpoint interval in minutes; None: no
-# checkpoints): a serving or evaluation run is short, training is long and should checkpoint well inside the
-# preemption grace. Only defaults of the form: the person submitting may change both.
-CLASS_DEFAULTS = {
-    WorkloadClass.ONLINE_INFERENCE: (1440, None), WorkloadClass.EVALUATION: (120, 30),
-    WorkloadClass.TRAINING: (480, 15), WorkloadClass.BATCH_INFERENCE: (240, 30),
-    WorkloadClass.EXPERIMENT: (120, 15), WorkloadClass.VALIDATION: (30, None),
+# What the submit form proposes per workload class for the checkpoint interval (minutes; None: no checkpoints):
+# training is long and should checkpoint well inside the preemption grace. Only a proposal of the form: the person
+# submitting may change it. The runtime limit it proposes is the class row's default, the server's own rule
+# (runtime_limits.py).
+CHECKPOINT_DEFAULTS = {
+    WorkloadClass.ONLINE_INFERENCE: None, WorkloadClass.EVALUATION: 30, WorkloadClass.TRAINING: 15,
+    WorkloadClass.BATCH_INFERENCE: 30, WorkloadClass.EXPERIMENT: 15, WorkloadClass.VALIDATION: None,
 }
 
 
@@ -48,11 +48,10 @@ class JobSubmitForm(forms.Form):
     gpus = forms.IntegerField(label=_("GPUs per replica"), min_value=1, initial=1)
     replicas = forms.IntegerField(label=_("Replicas"), min_value=1, initial=1)
     max_runtime_minutes = forms.IntegerField(label=_("Maximum runtime (minutes)"), min_value=1, required=False,
-                                             max_value=limits.JOB_MAX_RUNTIME_MINUTES,
-                                             initial=CLASS_DEFAULTS[WorkloadClass.TRAINING][0])
+                                             max_value=limits.JOB_MAX_RUNTIME_MINUTES)
     checkpoint_interval_minutes = forms.IntegerField(
         label=_("Checkpoint interval (minutes)"), required=False, min_value=1, max_value=limits.JOB_CHECKPOINT_MINUTES,
-        initial=CLASS_DEFAULTS[WorkloadClass.TRAINING][1],
+        initial=CHECKPOINT_DEFAULTS[WorkloadClass.TRAINING],
         help_text=_("How often the job saves a checkpoint; preemption notices say when the next one is due. "
                     "Empty: it does not checkpoint."))
     env_image = forms.CharField(label=_("Container image"), required=False, max_length=300)
@@ -72,10 +71,13 @@ class JobSubmitForm(forms.Form):
             pools_of.setdefault(model, set()).add(pool)
         self.fields["gpu_model"].widget.option_data = {
             model: {"pools": " ".join(sorted(pools))} for model, pools in pools_of.items()}
+        table = class_limits()  # the class rows' limits: what the server gives a job that names none
         self.fields["workload_class"].widget.option_data = {
-            str(cls): {"runtime": str(runtime), "checkpoint": "" if checkpoint is None else str(checkpoint)}
-            for cls, (runtime, checkpoint) in CLASS_DEFAULTS.items()}
-        self.fields["max_runtime_minutes"].help_text = limits_help()  # in the request's language
+            str(cls): {"runtime": str(limits_of(cls, table)[0]), "max-runtime": str(limits_of(cls, table)[1]),
+                       "checkpoint": "" if checkpoint is None else str(checkpoint)}
+            for cls, checkpoint in CHECKPOINT_DEFAULTS.items()}
+        self.fields["max_runtime_minutes"].initial = limits_of(WorkloadClass.TRAINING, table)[0]
+        self.fields["max_runtime_minutes"].help_text = limits_help(table)  # in the request's language
 
     def job_spec(self, tenant) -> dict:
         data = dict(self.cleaned_data)

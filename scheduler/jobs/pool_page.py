@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from django.core.paginator import Paginator
 from django.db.models import F, Sum
+from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext
 
 from quotas.models import Pool
@@ -46,8 +47,25 @@ def pool_queue_page(*, pool: Pool, user, page: str | int | None) -> dict:
                             code_title=gettext(CODE_TITLES[job.wait_code]) if job.wait_code in CODE_TITLES
                             else job.wait_code))
     mine = set(pending.filter(tenant_id__in=readable).values_list("id", flat=True))
+    reserved = _reserved_nodes(pending, readable)
     first_mine = next((i for i, job_id in enumerate(ids) if job_id in mine), None)  # index in the listing
     return {"pool": pool, "rows": rows, "page": paged, "summary": job_summary(Job.objects.filter(pool=pool)),
             "gpus_waiting": pending.aggregate(n=Sum(F("gpus") * F("replicas")))["n"] or 0,
-            "mine_waiting": len(mine),
+            "mine_waiting": len(mine), "reserved": reserved,
             "first_mine": None if first_mine is None else {"job": ids[first_mine], "page": first_mine // PAGE_SIZE + 1}}
+
+
+def _reserved_nodes(pending, readable) -> list[dict]:
+    """The nodes backfill holds for blocked jobs (their RESERVED waits of the last cycle), soonest first: which
+    nodes, from when, how many GPUs; the job itself only for the reader's own teams."""
+    out = []
+    for job_id, tenant_id, wait in pending.filter(wait_code="RESERVED").values_list("id", "tenant_id", "wait"):
+        blockers = (wait or {}).get("blockers") or ()
+        details = next((b.get("details") or {} for b in blockers if b.get("code") == "RESERVED"), None)
+        if not details:
+            continue
+        out.append({"nodes": details.get("nodes", ""), "until": parse_datetime(details.get("until") or ""),
+                    "gpus": details.get("gpus"), "gpu_model": details.get("gpu_model", ""),
+                    "job": job_id if tenant_id in readable else None})
+    out.sort(key=lambda r: (r["until"] is None, r["until"] or 0, r["nodes"]))
+    return out

@@ -1,42 +1,55 @@
-"""Runtime limits per workload class: the default a job gets when it names none, and the most it may ask.
+"""Runtime limits: the default a job gets when it names none, and the most it may ask. One rule, kept on the
+priority class rows (quotas/classes/models.py: `default_runtime_minutes`, `max_runtime_minutes`) and read
+from there by the server's submit (submit.py), the submit form, the API's help and the CLI alike. A workload
+class takes the limits of the class row that claims it.
 
 The limit is what the cluster enforces (Slurm's --time, the simulated backend's end at the limit) and what
 backfill plans with: a job ends by it, so a later job may start in a gap that ends before a reservation.
 Short classes get short defaults, so a job whose owner did not think about it still backfills."""
+from typing import Mapping
+
 from django.utils.translation import gettext_lazy as _
 
-from quotas.common import limits
+from quotas.classes.models import PriorityClass
 from quotas.models import WorkloadClass
 
-DAY = 24 * 60
-# workload class -> (default minutes, maximum minutes)
-RUNTIME_LIMITS: dict[str, tuple[int, int]] = {
-    "online_inference": (7 * DAY, limits.JOB_MAX_RUNTIME_MINUTES),
-    "evaluation": (4 * 60, 3 * DAY),
-    "training": (DAY, 14 * DAY),
-    "batch_inference": (8 * 60, 7 * DAY),
-    "experiment": (60, 7 * DAY),  # sweeps and long ablations run for days; the default stays short
-    "validation": (60, DAY),
-}
-FALLBACK = (60, limits.JOB_MAX_RUNTIME_MINUTES)
+# A workload class no row claims (no class rows at all, before the data migration ran) gets the model's own
+# field defaults: the same numbers a new class row starts with.
+FALLBACK = (PriorityClass._meta.get_field("default_runtime_minutes").default,
+            PriorityClass._meta.get_field("max_runtime_minutes").default)
 
 OVER_CLASS_MAXIMUM = _("At most {limit} minutes for {workload_class} jobs.")
 LIMITS_HELP = _("Default and maximum per workload class, in minutes: {table}. The cluster ends a job at its limit.")
 
 
+def class_limits() -> dict[str, tuple[int, int]]:
+    """Workload class -> (default minutes, maximum minutes), from the class rows; one query."""
+    table = {}
+    for workloads, default, maximum in PriorityClass.objects.values_list(
+            "workload_classes", "default_runtime_minutes", "max_runtime_minutes"):
+        for workload in workloads or ():
+            table[workload] = (default, maximum)
+    return table
+
+
+def limits_of(workload_class: str, table: Mapping[str, tuple[int, int]] | None = None) -> tuple[int, int]:
+    return (class_limits() if table is None else table).get(workload_class, FALLBACK)
+
+
 def runtime_default(workload_class: str) -> int:
-    return RUNTIME_LIMITS.get(workload_class, FALLBACK)[0]
+    return limits_of(workload_class)[0]
 
 
 def runtime_maximum(workload_class: str) -> int:
-    return RUNTIME_LIMITS.get(workload_class, FALLBACK)[1]
+    return limits_of(workload_class)[1]
 
 
-def limits_table() -> str:
-    """Each class by its label in the reader's language (the help text is read, not parsed)."""
-    return "; ".join(f"{WorkloadClass(name).label} {default}/{maximum}"
-                     for name, (default, maximum) in RUNTIME_LIMITS.items())
+def limits_table(table: Mapping[str, tuple[int, int]] | None = None) -> str:
+    """Each workload class by its label in the reader's language (the help text is read, not parsed)."""
+    table = class_limits() if table is None else table
+    return "; ".join(f"{label} {default}/{maximum}" for name, label in WorkloadClass.choices
+                     for default, maximum in (table.get(name, FALLBACK),))
 
 
-def limits_help() -> str:
-    return str(LIMITS_HELP).format(table=limits_table())
+def limits_help(table: Mapping[str, tuple[int, int]] | None = None) -> str:
+    return str(LIMITS_HELP).format(table=limits_table(table))

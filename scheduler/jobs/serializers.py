@@ -7,7 +7,6 @@ from quotas.models import WorkloadClass
 from scheduler.jobs import errors as job_errors
 from scheduler.jobs.contents import contents_outline
 from scheduler.jobs.positions import positions_of
-from scheduler.jobs.runtime_limits import limits_table
 from scheduler.jobs.wait_text import localized_wait
 from scheduler.preemption.selectors import job_lease, job_preemption
 
@@ -51,7 +50,9 @@ class JobSubmitSerializer(serializers.Serializer):
     memory_gb = serializers.IntegerField(required=False, default=0, max_value=limits.JOB_MEMORY_GB)
     max_runtime_minutes = serializers.IntegerField(required=False, allow_null=True, default=None,
                                                    max_value=limits.JOB_MAX_RUNTIME_MINUTES,
-                                                   help_text=f"Empty: the class's default. {limits_table()}")
+                                                   help_text="Empty: the class's default. Each priority class's default "
+                                                             "and maximum (and its workload classes) are listed at "
+                                                             "/api/v1/priority-classes/")
     checkpoint_interval_minutes = serializers.IntegerField(required=False, allow_null=True, default=None,
                                                            max_value=limits.JOB_CHECKPOINT_MINUTES)
     environment = EnvironmentSerializer(required=False)

@@ -33,7 +33,7 @@ from scheduler.engine.types import WORKLOAD_TO_PRIORITY
 from scheduler.jobs import errors
 from scheduler.jobs.bulk import insert_rows
 from quotas.common.transactions import atomic_retrying
-from scheduler.jobs.runtime_limits import OVER_CLASS_MAXIMUM, runtime_default, runtime_maximum
+from scheduler.jobs.runtime_limits import OVER_CLASS_MAXIMUM, class_limits, limits_of
 from scheduler.models import HOLDING_STATUSES, Job
 
 BULK_LIMIT = limits.JOB_BULK_LIMIT
@@ -60,6 +60,8 @@ class SubmitContext:
     readable_tenant_ids: frozenset[int] | None = field(default=None)
     # Workload class -> priority class, as the platform admins set them (quotas.classes).
     priority_of: Mapping[str, str] = field(default_factory=lambda: dict(WORKLOAD_TO_PRIORITY))
+    # Workload class -> (default, maximum runtime minutes), from the same class rows (runtime_limits.py).
+    runtime_limits: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, *, actor, specs: list[Mapping[str, Any]]) -> "SubmitContext":
@@ -89,7 +91,8 @@ class SubmitContext:
             readable_ids = frozenset(tenants_for_user(actor).values_list("id", flat=True))
         return cls(actor=actor, tenants=tenants, projects=projects, pools=pools, models=models,
                    largest_node=largest, quotas=quotas, usage=usage, submit_tenant_ids=submit_ids,
-                   readable_tenant_ids=readable_ids, priority_of=class_selectors.priority_for_workload())
+                   readable_tenant_ids=readable_ids, priority_of=class_selectors.priority_for_workload(),
+                   runtime_limits=class_limits())
 
     def covering_quota(self, tenant: Tenant, pool: Pool, model: GpuModel, workload_class: str) -> Quota | None:
         for quota in self.quotas.get((tenant.id, pool.id, model.id), ()):
@@ -165,16 +168,19 @@ def build_job(spec: Mapping[str, Any], ctx: SubmitContext, *, now, from_cluster:
             value = None
             bad(key, errors.MUST_BE_POSITIVE if minimum else errors.MUST_NOT_BE_NEGATIVE)
             continue
-        if value is None and key == "max_runtime_minutes":
-            value = runtime_default(workload_class)
+        if value is None and key == "max_runtime_minutes" and pool is not None and pool.requires_runtime_limit \
+                and not from_cluster:  # the pool plans with stated ends: no silent class default
+            bad(key, errors.POOL_REQUIRES_RUNTIME_LIMIT.format(pool=pool.name))
+        elif value is None and key == "max_runtime_minutes":
+            value = limits_of(workload_class, ctx.runtime_limits)[0]
         elif value is None and key != "checkpoint_interval_minutes":
             bad(key, errors.MUST_BE_POSITIVE)
         elif value is not None and value < minimum:
             bad(key, errors.MUST_BE_POSITIVE if minimum else errors.MUST_NOT_BE_NEGATIVE)
         elif value is not None and value > maximum:
             bad(key, errors.AT_MOST.format(limit=maximum))
-        elif key == "max_runtime_minutes" and value > runtime_maximum(workload_class):
-            bad(key, str(OVER_CLASS_MAXIMUM).format(limit=runtime_maximum(workload_class), workload_class=workload_class))
+        elif key == "max_runtime_minutes" and value > (most := limits_of(workload_class, ctx.runtime_limits)[1]):
+            bad(key, str(OVER_CLASS_MAXIMUM).format(limit=most, workload_class=workload_class))
         numbers[key] = value
     gpus = numbers.get("gpus")
     if pool is not None and model is not None and gpus and gpus > 0:

@@ -1,5 +1,7 @@
 """Pages for jobs: the live queue of a tenant (with a submit form and cancel buttons), the whole pool's
 queue, and one job's whole wait explanation. HTMX requests get the partial of the same template."""
+from datetime import datetime
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -130,6 +132,15 @@ def job_detail(request, job_id: int):
     return render(request, template, _job_context(request, job))
 
 
+def _backfill_gap(job) -> dict | None:
+    """An admitted or running job backfilled in front of a reservation: whose, from when, and by when this job
+    must end (its limit, which the cluster enforces)."""
+    gap = job.backfill_gap
+    if not gap or job.status not in (job.Status.ADMITTED, job.Status.RUNNING):
+        return None
+    return {"job_id": gap["job_id"], "until": datetime.fromisoformat(gap["until"]), "must_end": job.expected_end}
+
+
 def _job_context(request, job, **extra) -> dict:
     access = tenant_for_user(request.user, job.tenant.slug)
     row = queue.tenant_queue_row(job)
@@ -145,6 +156,7 @@ def _job_context(request, job, **extra) -> dict:
         "access": access, "tenant": job.tenant, "row": row, "job": job, "preemption": preemption,
         "per_replica": {"cpus": cpus, "memory_gb": memory, "from_pool": not (job.cpu and job.memory_gb)},
         "stop": latest_stop(job) if preemption else None,
+        "gap": _backfill_gap(job),
         "timeline": job_timeline(job),
         "contents": contents.contents_of(job) if readable else None, "outline": contents.contents_outline(job),
         "can_reveal": not readable and is_platform_admin(request.user),

@@ -8,6 +8,7 @@ backfill it may start only when it ends by +120 (its limit), or where the gang d
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -15,7 +16,7 @@ import pytest
 from scheduler.engine import decide
 from scheduler.engine import reasons as R
 from scheduler.engine.backfill import hostlist
-from scheduler.engine.types import Node, PolicySwitches
+from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, Node, PolicySwitches
 from tests.engine.builders import NOW, POOL, H100, admitted, nodes, pending, quota, running, snapshot, wait_of
 
 
@@ -54,6 +55,17 @@ def test_a_small_job_behind_a_blocked_gang(mode, limit, started, code):
     assert (101 in admitted(d)) is started
     if code:
         assert wait_of(d, 101).code == code
+
+
+@pytest.mark.parametrize("mode, limit, gap", [("backfill", 60, True), ("backfill", 120, True),
+                                              ("best_effort", 60, False)])
+def test_a_backfilled_job_is_admitted_with_the_gap_it_runs_in(mode, limit, gap):
+    """On node 2, which the gang takes at +120: ending by then it runs in the gap before the gang's reservation
+    (its page says so); under best effort nothing is reserved, so there is no gap."""
+    d = decide(_pool(mode, _small(limit=limit)))
+    (admission,) = [a for a in d.admissions if a.job_id == 101]
+    assert admission.gap == ((100, NOW + timedelta(minutes=120)) if gap else None)
+    assert ("gap" in admission.to_dict()) is gap
 
 
 def test_the_gang_is_told_where_and_from_when_and_its_eta_is_the_reservation():
@@ -121,6 +133,15 @@ def test_only_the_first_k_blocked_jobs_get_a_reservation():
 def test_production_never_waits_for_a_reservation():
     d = decide(_pool("strict", _small(limit=600, workload="online_inference")))
     assert 101 in admitted(d)
+
+
+def test_the_exemption_follows_the_class_rows_protected_flag_not_the_name():
+    """Classes are data: a class row marked protected (here training, behind the gang in queue order) is never
+    held back by a reservation; the same job of the same class unprotected is (strict)."""
+    training = DEFAULT_PRIORITY_CLASSES["training"]
+    guarded = {**DEFAULT_PRIORITY_CLASSES, "training": replace(training, protected=True, preemptible=False)}
+    assert 101 not in admitted(decide(_pool("strict", _small(limit=600))))
+    assert 101 in admitted(decide(replace(_pool("strict", _small(limit=600)), priority_classes=guarded)))
 
 
 def test_best_effort_decides_as_today_without_a_switch():

@@ -2,6 +2,8 @@
 
 from datetime import timedelta
 
+import pytest
+
 from scheduler.engine import decide
 from scheduler.engine import reasons as R
 from scheduler.engine.types import PolicySwitches
@@ -10,7 +12,8 @@ from tests.engine.builders import NOW, lease, nodes, pending, quota, running, sn
 GRACE = NOW + timedelta(minutes=10)
 
 
-def lent_out(*, protected_big=0, big_stopping_in=None, lender_workload="training", big_refused=False, **kw):
+def lent_out(*, protected_big=0, big_stopping_in=None, lender_workload="training", big_refused=False, big_ends_in=60,
+             **kw):
     """llm (quota 16) lent 12 GPUs to cv: a 4-GPU borrower sharing node 1 with llm's own
     4-GPU job (lease 1) and an 8-GPU borrower filling node 2 (lease 2). llm wants 8."""
     return snapshot(
@@ -21,7 +24,7 @@ def lent_out(*, protected_big=0, big_stopping_in=None, lender_workload="training
             running("llm", [1], 4, id=50),
             running("cv", [1], 4, id=51, lease_id=1, priority="experiment"),
             running("cv", [2], 8, id=52, lease_id=2, priority="training",
-                    stopping_in=big_stopping_in, stop_refused=big_refused),
+                    stopping_in=big_stopping_in, stop_refused=big_refused, ends_in=big_ends_in),
         ],
         pending=[pending(1, "llm", 8, workload=lender_workload)],
         **kw,
@@ -37,6 +40,19 @@ def test_reclaim_picks_the_smallest_sufficient_set():
     assert (reclaim.lender_job_id, reclaim.victim_job_ids, reclaim.lease_ids) == (1, (52,), (2,))
     assert reclaim.grace_until == GRACE and reclaim.needs_approval is False
     assert d.preemptions == ()
+
+
+@pytest.mark.parametrize("ends_in, stopped", [
+    (8, False),  # its limit ends before the grace would: it is waited for, not stopped
+    (10, False),  # ends exactly when the grace would: a stop gains nothing
+    (11, True),  # would still run when the grace ends: stopped as before
+])
+def test_reclaim_never_stops_a_borrower_that_ends_by_itself_within_the_grace(ends_in, stopped):
+    d = decide(lent_out(big_ends_in=ends_in))
+    assert [r.victim_job_ids for r in d.reclaims] == ([(52,)] if stopped else [])
+    wait = wait_of(d, 1)
+    assert [b.code for b in wait.blockers] == [R.RECLAIMING]
+    assert wait.eta.latest == (GRACE if stopped else NOW + timedelta(minutes=ends_in))
 
 
 def test_a_borrower_an_approver_refused_to_stop_is_not_reclaimed_again():

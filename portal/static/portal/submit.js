@@ -1,6 +1,7 @@
 // The submit form (scheduler/jobs/forms.py): the GPU model list offers only the models the chosen pool has
 // (each option's data-pools), and a workload class proposes its runtime limit and checkpoint interval
-// (data-runtime, data-checkpoint) until the person types their own. Without JavaScript every model is
+// (data-runtime, data-checkpoint) until the person types their own, and its maximum runtime (data-max-runtime,
+// the class row's, the same rule the server applies) bounds the field. Without JavaScript every model is
 // offered and the server says when a pool lacks one. A static file, since the CSP refuses inline scripts.
 (function () {
   const form = document.querySelector("form.submit-job");
@@ -33,6 +34,7 @@
     const option = workload && workload.options[workload.selectedIndex];
     if (!option) return;
     if (runtime && !typed.has(runtime.name) && option.dataset.runtime) runtime.value = option.dataset.runtime;
+    if (runtime && option.dataset.maxRuntime) runtime.max = option.dataset.maxRuntime;
     if (checkpoint && !typed.has(checkpoint.name) && option.dataset.checkpoint !== undefined) {
       checkpoint.value = option.dataset.checkpoint;
     }

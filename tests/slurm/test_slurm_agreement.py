@@ -1,67 +1,26 @@
 """Agreement with the local Slurm under random rounds (seeded, so a failure replays): portal submits, portal
 cancels, `scancel` from outside, a node failure and a preemption released by "Checkpoint saved". After each
-round's cycle and tick, every portal job's state equals Slurm's, job by job, through one mapping:
-
-    portal                                   squeue (live jobs named portal-<job>-<attempt>)
-    running                                  RUNNING
-    admitted, its run pending on the cluster PENDING
-    anything else (waiting in the portal,    no live job (absent, or ending: COMPLETING, CANCELLED,
-    ended, requeued by a stop)               COMPLETED, FAILED, NODE_FAIL, TIMEOUT, ...)
-"""
+round's cycle and tick, every portal job's state equals Slurm's, job by job, through the mapping in
+scheduler/bench/agreement.py (which bench_slurm_submit counts with too)."""
 import random
 import subprocess
-import time
 
+from scheduler.bench.agreement import mismatches as job_mismatches, settled as slurm_settled
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.models import Job, JobRun, Preemption
 from scheduler.sync.tick import backend_tick
 from tests.slurm.conftest import slurm
-from tests.slurm.helpers import api_for, squeue, submit
+from tests.slurm.helpers import api_for, submit
 
 SEED, ROUNDS = 36, 4
-LIVE = {"RUNNING": "RUNNING", "PENDING": "PENDING", "CONFIGURING": "RUNNING", "REQUEUED": "PENDING",
-        "REQUEUE_HOLD": "PENDING", "SUSPENDED": "PENDING"}
-
-
-def portal_says(job: Job) -> str:
-    if job.status == Job.Status.RUNNING:
-        return "RUNNING"
-    if job.status == Job.Status.ADMITTED and job.runs.filter(state=JobRun.State.PENDING).exists():
-        return "PENDING"
-    return "NONE"
-
-
-def slurm_says(world) -> dict[int, str]:
-    """Each portal job's live Slurm state (a job with two live Slurm jobs would show twice: caught below)."""
-    seen: dict[int, list[str]] = {}
-    for record in squeue(world, every=True):
-        name = record["name"]
-        if not name.startswith("portal-"):
-            continue
-        state = LIVE.get(record["job_state"])
-        if state is not None:
-            seen.setdefault(int(name.split("-")[1]), []).append(state)
-    for job_id, states in seen.items():
-        assert len(states) == 1, (job_id, states)  # one Slurm job per attempt, never a twin alive
-    return {job_id: states[0] for job_id, states in seen.items()}
 
 
 def settled(world) -> None:
-    """Slurm has acted on what it was told (two equal listings half a second apart, nothing configuring)."""
-    last = None
-    for _ in range(40):
-        now = {(r["name"], r["job_state"]) for r in squeue(world, every=True)}
-        if now == last and not any(state in ("CONFIGURING", "COMPLETING") for _, state in now):
-            return
-        last = now
-        time.sleep(0.5)
+    slurm_settled(world.cluster.env)
 
 
 def mismatches(world) -> list[tuple]:
-    cluster = slurm_says(world)
-    return [(job.pk, job.status, portal_says(job), cluster.get(job.pk, "NONE"))
-            for job in Job.objects.filter(pool=world.pool).order_by("pk")
-            if portal_says(job) != cluster.get(job.pk, "NONE")]
+    return job_mismatches(list(Job.objects.filter(pool=world.pool).values_list("pk", flat=True)), world.cluster.env)
 
 
 def _running(world, rng, **filters):

@@ -327,6 +327,10 @@ PREEMPTION_SIGNAL = os.environ.get("PREEMPTION_SIGNAL", "USR1")
 # Backend start calls (sbatch) a tick makes at once per pool; their outcomes are recorded one by one.
 BACKEND_START_CONCURRENCY = int(os.environ.get("BACKEND_START_CONCURRENCY", 8))
 SLURM_BIN_DIR = os.environ.get("SLURM_BIN_DIR", "")
+# An admitted job the cluster keeps pending: past the first bound its wait shows the cluster's reason,
+# past the second its cluster job is cancelled and the job placed again (scheduler.sync.tick).
+CLUSTER_PENDING_EXPLAIN_SECONDS = float(os.environ.get("CLUSTER_PENDING_EXPLAIN_SECONDS", 120))
+CLUSTER_PENDING_REPLACE_SECONDS = float(os.environ.get("CLUSTER_PENDING_REPLACE_SECONDS", 900))
 SLURM_CALL_TIMEOUT_SECONDS = float(os.environ.get("SLURM_CALL_TIMEOUT_SECONDS", 20))
 SLURM_INVENTORY_SYNC_SECONDS = float(os.environ.get("SLURM_INVENTORY_SYNC_SECONDS", 60))
 SLURM_NATIVE_INTAKE_SECONDS = float(os.environ.get("SLURM_NATIVE_INTAKE_SECONDS", 10))

@@ -84,7 +84,7 @@ def test_snapshot_takes_a_constant_number_of_queries(world):
         cycle(world)
         backend_tick()
     large = _count_snapshot_queries(world)  # three hours on, with the runs' usage records behind them
-    assert small == large == 15  # the switches in force on the pool are one query; names of the pending jobs' tenants, projects and models three; the priority classes one and the organisation tree one (no units: one)
+    assert small == large == 16  # the switches in force on the pool are one query; the requeued victims and the jobs their stops served one; names of the pending jobs' tenants, projects and models three; the priority classes one and the organisation tree one (no units: one)
 
 
 def test_env_not_ready_waits_and_is_not_retried_until_the_environment_changes(world):

@@ -326,12 +326,14 @@ class LocalCluster:
 
     def stop(self) -> None:
         # Jobs first, so no sleep outlives the cluster; then the nodes, the controller, munge.
+        # A busy controller with a thousand jobs may not answer in time: the daemons are stopped all the same
+        # (a timeout here once left 50 slurmd and their controller running after a benchmark).
         if "slurmctld" in self.pids:
             try:
                 subprocess.run(["scancel", "--full", f"--partition={self.partition}"], env=self.env,
                                capture_output=True, timeout=10, check=False)
             except subprocess.TimeoutExpired:
-                pass  # a controller that does not answer is stopped below all the same
+                pass
         self._kill(*[n for n in self.pids if n.startswith("slurmd-")])
         self._kill("slurmctld")
         self._kill("slurmdbd")

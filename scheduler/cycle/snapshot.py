@@ -83,6 +83,18 @@ def _victim_state(*, pool: Pool, now: datetime) -> tuple[dict[int, tuple[datetim
     return stopping, counts, refused
 
 
+def _yields(*, pool: Pool, pending_ids: set[int]) -> dict[int, int]:
+    """One query: each requeued victim whose last stop served a job that still waits -> that job. The
+    engine queues the victim behind it (ordering.py), so it does not start again into what it freed."""
+    served: dict[int, int | None] = {}
+    for victim, preemptor in Preemption.objects.filter(
+            victim__pool=pool, victim__status__in=PENDING_STATUSES, state__in=Preemption.DONE_STATES,
+            ended_at__isnull=False).order_by("victim_id", "ended_at", "pk").values_list("victim_id", "preemptor_id"):
+        served[victim] = preemptor  # the last stop of each victim: the one that requeued it
+    return {victim: job for victim, job in served.items()
+            if job is not None and victim in pending_ids and job in pending_ids}
+
+
 def _names(tenant_ids: set[int], project_ids: set[int]) -> tuple[dict[int, str], dict[int, str], dict[int, str]]:
     """Tenant and project slugs and GPU model names by id, for the pending jobs' ids."""
     return (dict(Tenant.objects.filter(id__in=tenant_ids).values_list("id", "slug")) if tenant_ids else {},
@@ -101,7 +113,7 @@ def _within_limits(gpus: int, replicas: int, max_runtime: int) -> bool:
 
 
 def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
-    """Thirteen queries whatever the number of nodes, quotas, leases and jobs."""
+    """Fourteen queries whatever the number of nodes, quotas, leases and jobs."""
     now = now or timezone.now()
     half_life = half_life_hours()
     leases = lease_selectors.engine_leases(pool)
@@ -163,6 +175,7 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
         "priority_class", "submitted_at", "env_ready", "env_detail", "max_runtime_minutes", "status", "wait_code",
         "wait_digest", "name", "cpu", "memory_gb", "checkpoint_interval_minutes")
     rows = list(rows)
+    yields = _yields(pool=pool, pending_ids={row[0] for row in rows})
     tenants, projects, models = _names({row[1] for row in rows}, {row[2] for row in rows})
     pool_name = pool.name
     extra_defaults = pool.default_cpus_per_gpu or pool.default_memory_gb_per_gpu
@@ -181,7 +194,7 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
         pending.append(PendingJob(
             i, tenants[tenant_id], projects[project_id], pool_name, models[model_id], gpus, replicas, workload,
             priority, submitted_at, env_ready, env_detail or NOT_READY_DETAIL, max_runtime, cpus, memory_gb, 0,
-            checkpoint_every))
+            checkpoint_every, yields.get(i)))
         stored[i] = StoredPending(status, wait_code, wait_digest, tenant_id, name)
     snapshot = Snapshot(
         now=now, nodes=nodes, quotas=quotas, running=tuple(running), pending=tuple(pending),

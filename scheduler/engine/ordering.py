@@ -2,7 +2,8 @@
 
 Order: priority (higher first), then fair share (the tenant's decayed usage divided by its base
 quota on the job's pool and model, lower first; a tenant without quota there goes last), then
-submit time, then job id so equal keys never depend on input order.
+submit time, then job id so equal keys never depend on input order; a requeued victim then moves
+behind the waiting job its stop served, if it was ahead of it.
 With an organisation tree, the tenant's tree key (fair_tree.py: its units' weighted level fair shares from
 the top) comes between priority and the tenant's own fair share; without one the key is not there at all.
 Fair share is computed once per cycle from the snapshot, not updated as jobs are admitted.
@@ -75,7 +76,36 @@ def order_pending(
         elif len(bucket) > 1:
             bucket.sort(key=_SUBMIT)
         queue.extend(bucket)
+    if any(job.yields_to is not None for job in queue):
+        queue = _behind_the_jobs_they_freed_for(queue)
     return queue
+
+
+def _behind_the_jobs_they_freed_for(queue: list[PendingJob]) -> list[PendingJob]:
+    """A victim requeued by a stop queues right behind the job that stop served while that job still
+    waits, if the order put it ahead (a stop may end up serving a job of the victim's own class, or a lower
+    one, through reassignment): otherwise it would start again at once into the GPUs it had just freed and
+    the job it was stopped for would wait on, as if the stop never happened. A victim whose job is not
+    waiting any more (started, cancelled) keeps its place; one whose job yields in turn keeps it too (no
+    chains to follow)."""
+    rank = {job.id: k for k, job in enumerate(queue)}
+    ahead = {job.id: job.yields_to for job in queue
+             if job.yields_to is not None and rank.get(job.yields_to, -1) > rank[job.id]}
+    behind: dict[int, list[PendingJob]] = {}
+    moved: set[int] = set()
+    for job in queue:
+        served = ahead.get(job.id)
+        if served is not None and served not in ahead:
+            behind.setdefault(served, []).append(job)
+            moved.add(job.id)
+    if not moved:
+        return queue
+    out: list[PendingJob] = []
+    for job in queue:
+        if job.id not in moved:
+            out.append(job)
+            out.extend(behind.get(job.id, ()))
+    return out
 
 
 _ID = attrgetter("id")

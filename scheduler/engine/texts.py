@@ -39,6 +39,10 @@ def english(template: str | Counted, values: Mapping[str, int | str]) -> str:
 NOT_REPORTED = gettext_noop("not reported")
 
 MESSAGES: dict[str, str | Counted] = {
+    "cluster_pending": gettext_noop(
+        "Admitted, but the cluster has kept it pending for {minutes} min: {reason}; it is placed again "
+        "if it is still pending after {replace_minutes} min"
+    ),
     "env_not_ready": gettext_noop(
         "Environment not ready: {detail}; the job is not retried until it is fixed"
     ),
@@ -346,6 +350,7 @@ LABELS: dict[str, str | Counted] = {
 
 # A short name per wait code, for filters, badges and the summary's histogram.
 CODE_TITLES: dict[str, str] = {
+    "CLUSTER_PENDING": gettext_noop("Pending on the cluster"),
     "ENV_NOT_READY": gettext_noop("Environment not ready"),
     "RESOURCE_MISMATCH": gettext_noop("No node can hold it"),
     "MAINTENANCE": gettext_noop("Nodes in maintenance"),

@@ -164,6 +164,8 @@ class PendingJob:
     memory_gb: int = 0  # per replica
     gpu_memory_gb: int = 0  # at least this much memory per GPU; 0: any
     checkpoint_interval_minutes: int | None = None  # declared: a reclaim loses at most this much work
+    # A victim requeued by a stop that served this waiting job: it queues behind that job (ordering.py).
+    yields_to: int | None = None
 
     @property
     def total_gpus(self) -> int:

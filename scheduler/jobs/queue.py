@@ -21,6 +21,7 @@ from scheduler.jobs.positions import pool_orders, positions_of
 from scheduler.jobs.wait_text import code_title, localized_wait
 from scheduler.models import FINAL_STATUSES, HOLDING_STATUSES, PENDING_STATUSES, Job, Preemption
 from scheduler.preemption.victim import StopHistory, VictimStop, open_stops, stop_histories
+from scheduler.runs.pending_bound import CLUSTER_PENDING
 
 RECENT_FINISHED = 20
 PAGE_SIZE = 50  # waiting jobs per page: a page stays well under 100 KB whatever the queue's length
@@ -154,7 +155,7 @@ def queue_row(job: Job, *, lease: Lease | None = None, now: datetime | None = No
               history: StopHistory | None = None, reclaim_gpus: int | None = None) -> QueueRow:
     now = now or timezone.now()
     wait = localized_wait(_with_ledger_figures(job.wait, reclaim_gpus), position) \
-        if job.status in PENDING_STATUSES else None
+        if job.status in PENDING_STATUSES or job.wait_code == CLUSTER_PENDING else None  # admitted, held by the cluster
     row = QueueRow(job=job, wait=wait, stop=stop, history=history)
     if wait:
         # Pages show each code's name in words; the code stays in the title for those who know it.

@@ -58,6 +58,10 @@ def _text(event_type: str, p: dict) -> str:
     if event_type == "job.cluster_pending":
         return _("Off its nodes on the cluster (%(state)s): %(reason)s") % {"state": p.get("state", "?"),
                                                                          "reason": p.get("reason", "")}
+    if event_type == "job.cluster_pending_replaced":
+        return _("Placed again: the cluster kept attempt %(attempt)s pending for %(minutes)s min (%(reason)s)") % {
+            "attempt": p.get("attempt", "?"), "minutes": int(p.get("pending_seconds", 0)) // 60,
+            "reason": p.get("reason", "")}
     if event_type == "job.twin_cancelled":
         return _("A second cluster job for attempt %(attempt)s was cancelled") % {"attempt": p.get("attempt", "?")}
     if event_type == "preemption.planned":

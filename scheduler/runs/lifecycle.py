@@ -35,7 +35,8 @@ def job_start(*, job: Job, expected_end: datetime, now: datetime | None = None, 
     now = now or timezone.now()
     with transaction.atomic():
         updated = Job.objects.filter(pk=job.pk, status=Job.Status.ADMITTED).update(
-            status=Job.Status.RUNNING, started_at=now, expected_end=expected_end, **backend_fields)
+            status=Job.Status.RUNNING, started_at=now, expected_end=expected_end, wait=None, wait_code="",
+            wait_digest="", **backend_fields)  # a wait on the cluster (runs.pending_bound) is over
         if not updated:
             return False
         job.refresh_from_db()

@@ -34,6 +34,9 @@ class JobRun(models.Model):
     created_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    # Since when the cluster keeps this run pending (accepted, or taken off its nodes again): past one
+    # bound its job's wait shows the cluster's reason, past a second it is placed again (scheduler.sync.tick).
+    pending_since = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
     # A failing backend call for this run: what failed, how often, and when the tick tries again.
     last_error = models.CharField(max_length=500, blank=True)

@@ -128,6 +128,10 @@ def _record_report(*, run_id: int, job_id: int, report: B.RunReport, now: dateti
             JobRun.objects.filter(pk=run.pk).update(**fields)  # the stop is still on its way
             return "updated"
         state = JobRun.State.RUNNING if report.outcome == B.RUN_RUNNING else JobRun.State.PENDING
+        if state == JobRun.State.RUNNING:
+            fields["pending_since"] = None
+        elif run.state != JobRun.State.PENDING or run.pending_since is None:  # pending from now (pending_bound)
+            fields["pending_since"] = now
         JobRun.objects.filter(pk=run.pk).update(state=state, **fields)
         if state == JobRun.State.RUNNING and job.status == Job.Status.ADMITTED:
             started = report.started_at or now

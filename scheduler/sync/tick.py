@@ -22,6 +22,7 @@ from scheduler.queue.faults import job_fault_record, not_faulted
 from scheduler.models import Job
 from scheduler.runs import services as runs
 from scheduler.runs.models import JobRun
+from scheduler.runs.pending_bound import pending_beyond_bounds
 
 log = logging.getLogger(__name__)
 TICK_BATCH = 500  # jobs started or polled per pool and tick, so one tick stays short
@@ -182,6 +183,8 @@ def _tick_pool(pool: Pool, now: datetime, result: TickResult) -> None:
         _retry_stops_and_signals(pool, now)
         _start_admitted(pool, backend, now, result)
         _poll_active(pool, backend, now, result)
+        explained, replaced = pending_beyond_bounds(pool_id=pool.pk, now=now)
+        result.requeued += replaced
     except B.BackendError as exc:
         # The cluster as a whole is out of reach (or the pool's settings are unusable): say so once
         # for the pool; its jobs keep their state and the next tick tries again.

@@ -1,0 +1,260 @@
+"""Intake at scale on a real Slurm (issue 36's Measure): 4 clients × bulk 100 submit 1,000 one-GPU jobs over
+HTTP (gunicorn, the production server), while a driver loop does what the workers do (the cycle, then the
+backend tick, again and again); submit → RUNNING is the wall time from a bulk's request to the first `squeue`
+listing (polled every 0.2 s) that shows the job RUNNING. Slurm alone: the same 1,000 jobs by plain `sbatch`
+from 4 clients on the same cluster. Then N fault rounds (a job cancelled outside, a node down) with a tick
+every SCHEDULER_BACKEND_TICK_SECONDS: the seconds until the portal's API shows the change, and the jobs
+whose portal state differs from Slurm's after the round's tick. Uses the configured database: its
+`bench-submit-*` rows stay (audit events are append-only)."""
+import json
+import os
+import random
+import secrets
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+from django.conf import settings as django_settings
+
+from scheduler.bench.agreement import mismatches, settled
+from scheduler.bench.localcluster import LocalNode
+from scheduler.bench.readers import _serve
+
+
+def bench_nodes(count: int = 50, gpus: int = 20) -> tuple[LocalNode, ...]:
+    """`count` nodes × `gpus` fake H100 (1,000 GPUs by default: every job of the stream can run at once)."""
+    tag = secrets.token_hex(2)
+    return tuple(LocalNode(f"sb{tag}-{i}", "h100", gpus, cpus=gpus * 2, memory_mb=gpus * 4000)
+                 for i in range(1, count + 1))
+
+
+def _pct(values: list[float], pct: int) -> float | None:
+    if not values:
+        return None
+    return round(values[0] if len(values) < 2 else statistics.quantiles(values, n=100, method="inclusive")[pct - 1], 3)
+
+
+class _Watcher(threading.Thread):
+    """First moment each named job is seen RUNNING in squeue."""
+
+    def __init__(self, env: dict, partition: str, names: dict[str, float]):
+        super().__init__(daemon=True)
+        self.env, self.partition, self.names = env, partition, names
+        self.seen: dict[str, float] = {}
+        self.done = threading.Event()
+
+    def run(self):
+        while not self.done.is_set():
+            out = subprocess.run(["squeue", "-h", f"--partition={self.partition}", "-t", "RUNNING", "-o", "%j"],
+                                 env=self.env, capture_output=True, text=True, timeout=60).stdout
+            now = time.time()
+            for name in out.split():
+                if name not in self.seen:
+                    self.seen[name] = now
+            time.sleep(0.2)
+
+
+def _post(url: str, key: str, body: dict) -> dict:
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST", headers={
+        "Authorization": f"Token {key}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=300) as response:
+        return json.loads(response.read())
+
+
+def _get(url: str, key: str) -> dict:
+    request = urllib.request.Request(url, headers={"Authorization": f"Token {key}"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())
+
+
+def _scancel_all(env: dict, partition: str) -> None:
+    """A thousand jobs take slurmctld a while to cancel on a busy host: wait for it, never fail on it."""
+    try:
+        subprocess.run(["scancel", f"--partition={partition}"], env=env, capture_output=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _latencies(sent: dict[str, float], seen: dict[str, float]) -> list[float]:
+    return sorted(seen[name] - t for name, t in sent.items() if name in seen)
+
+
+def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_settings: dict, env: dict,
+                 port: int = 9620, timeout: float = 600) -> dict:
+    from portal.accounts.tokens import personal_token_create
+    from quotas.models import GpuModel, Membership, Pool, Project, Tenant
+    from quotas.services import quota_set
+    from scheduler.cycle.services import scheduler_cycle_run
+    from scheduler.models import Job
+    from scheduler.sync.inventory import inventory_sync
+    from scheduler.sync.tick import backend_tick
+    from django.contrib.auth import get_user_model
+
+    from scheduler.bench.process import cpu_reference_s
+
+    r_s = cpu_reference_s()
+    partition = cluster_settings["partition"]
+    tag = f"bench-submit-{secrets.token_hex(3)}"
+    pool = Pool.objects.create(name=tag, backend="slurm", backend_settings={**cluster_settings,
+                                                                           "native_intake": False})
+    sync = inventory_sync(pool=pool)
+    if sync.error:
+        raise RuntimeError(sync.error)
+    tenant = Tenant.objects.create(slug=tag, name=tag)
+    Project.objects.create(tenant=tenant, slug="bench", name="bench")
+    model = GpuModel.objects.get(name="H100-80G")
+    capacity = sum(n.gpus for n in pool.nodes.filter(gpu_model=model))
+    quota_set(actor=None, tenant=tenant, pool=pool, gpu_model=model, gpus=capacity, reason="bench")
+    user = get_user_model().objects.create_user(username=f"{tag}-user")
+    Membership.objects.create(user=user, tenant=tenant, role=Membership.Role.MEMBER)
+    _, key = personal_token_create(user=user, name="bench", lifetime_days=7)
+    prefix = cluster_settings.get("job_prefix", "portal")
+
+    # --- the portal: 4 clients × bulk 100 over HTTP, the workers' loop in this process --------------------
+    server = _serve(port)
+    sent: dict[str, float] = {}
+    errors: list[str] = []
+    watcher = _Watcher(env, partition, sent)
+    watcher.start()
+    stop = threading.Event()
+    loops = [0]
+
+    def driver():  # what the cycle and cluster workers do, back to back
+        from django.db import connection
+        try:
+            while not stop.is_set():
+                scheduler_cycle_run(pool=pool)
+                backend_tick(pools=[pool])
+                loops[0] += 1
+        finally:
+            connection.close()
+
+    def client(k: int):
+        for b in range(k, jobs // bulk, clients):
+            specs = [{"tenant": tag, "project": "bench", "name": f"s{b}-{i}", "workload_class": "training",
+                      "pool": tag, "gpu_model": model.name, "gpus": 1, "max_runtime_minutes": 30,
+                      "command": "sleep 900", "working_dir": "/tmp"} for i in range(bulk)]
+            t = time.time()
+            try:
+                answer = _post(f"http://127.0.0.1:{port}/api/v1/jobs/bulk/", key, {"jobs": specs})
+            except Exception as exc:  # an answer other than 201 is an error the figures report
+                errors.append(str(exc)[:200])
+                continue
+            for job_id in answer["ids"]:
+                sent[f"{prefix}-{job_id}-1"] = t
+
+    driving = threading.Thread(target=driver, daemon=True)
+    t0 = time.time()
+    try:
+        driving.start()
+        with ThreadPoolExecutor(clients) as pool_of_clients:
+            list(pool_of_clients.map(client, range(clients)))
+        submit_s = time.time() - t0
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and len(set(sent) & set(watcher.seen)) < len(sent):
+            time.sleep(0.5)
+        stream_s = time.time() - t0
+        portal = _latencies(sent, watcher.seen)
+        created = Job.objects.filter(pool=pool).count()
+        stop.set()
+        driving.join(timeout=120)
+
+        # --- fault rounds: a tick every SCHEDULER_BACKEND_TICK_SECONDS, as beat sends it -------------------
+        tick_every = float(getattr(django_settings, "SCHEDULER_BACKEND_TICK_SECONDS", 3))
+        ticking = threading.Event()
+
+        def ticker():
+            from django.db import connection
+            try:
+                while not ticking.is_set():
+                    started = time.monotonic()
+                    backend_tick(pools=[pool])
+                    ticking.wait(max(tick_every - (time.monotonic() - started), 0))
+            finally:
+                connection.close()
+
+        ids = list(Job.objects.filter(pool=pool).values_list("pk", flat=True))
+        rng = random.Random(36)
+        seen_after, wrong = [], []
+        ticks = threading.Thread(target=ticker, daemon=True)
+        ticks.start()
+        down: list[str] = []
+        for round_no in range(rounds):
+            running = list(Job.objects.filter(pool=pool, status=Job.Status.RUNNING).order_by("pk")
+                           .values_list("pk", flat=True))
+            job_id = rng.choice(running)
+            run = Job.objects.get(pk=job_id).runs.get(state="running")
+            if round_no % 2 == 0:  # cancelled outside the portal: the portal shows it failed
+                subprocess.run(["scancel", run.external_id], env=env, check=True, timeout=30)
+                expect = {"failed"}
+            else:  # its node fails: Slurm requeues it, the portal shows it admitted (pending on the cluster)
+                node = run.nodes[0]
+                down.append(node)
+                subprocess.run(["scontrol", "update", f"NodeName={node}", "State=DOWN", "Reason=bench fault"],
+                               env=env, check=True, timeout=30)
+                expect = {"admitted"}
+            changed = time.time()
+            deadline, shown = time.monotonic() + 120, None
+            while time.monotonic() < deadline and shown is None:
+                if _get(f"http://127.0.0.1:{port}/api/v1/jobs/{job_id}/", key)["status"] in expect:
+                    shown = round(time.time() - changed, 3)
+                time.sleep(0.1)
+            seen_after.append(shown)  # None: not shown within 120 s
+            settled(env)
+            # The round's tick, after Slurm settled: one that ran (not skipped while the ticker held the pool).
+            while backend_tick(pools=[pool]).skipped:
+                time.sleep(0.2)
+            wrong.append(len(mismatches(ids, env, prefix)))
+        ticking.set()
+        ticks.join(timeout=60)
+    finally:
+        stop.set()
+        server.terminate()
+        server.wait(timeout=30)
+        watcher.done.set()
+        _scancel_all(env, partition)
+    print(json.dumps({"portal_phase": {"created": created, "http_errors": len(errors), "p50": _pct(portal, 50),
+                                       "p95": _pct(portal, 95), "running": len(portal), "mismatches": wrong,
+                                       "seen_after": seen_after, "R_s": round(r_s, 3)}}), file=sys.stderr, flush=True)
+    for node in down:
+        subprocess.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"], env=env, capture_output=True,
+                       timeout=30)
+
+    # --- Slurm alone: the same jobs by plain sbatch, 4 clients -----------------------------------------------
+    time.sleep(5)
+    alone_sent: dict[str, float] = {}
+    alone = _Watcher(env, partition, alone_sent)
+    alone.start()
+
+    def sbatch(k: int):
+        for i in range(k, jobs, clients):
+            name = f"alone-{tag}-{i}"
+            alone_sent[name] = time.time()
+            subprocess.run(["sbatch", f"--partition={partition}", f"--job-name={name}", "--gres=gpu:h100:1",
+                            "--time=30", "--output=/dev/null", "--wrap=sleep 900"], env=env, capture_output=True,
+                           timeout=60)
+
+    with ThreadPoolExecutor(clients) as pool_of_clients:
+        list(pool_of_clients.map(sbatch, range(clients)))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and len(set(alone_sent) & set(alone.seen)) < len(alone_sent):
+        time.sleep(0.5)
+    alone.done.set()
+    slurm_alone = _latencies(alone_sent, alone.seen)
+    _scancel_all(env, partition)
+
+    p95, alone_p95 = _pct(portal, 95), _pct(slurm_alone, 95)
+    return {"jobs": jobs, "clients": clients, "bulk": bulk, "nodes": len(pool.nodes.all()), "gpus": capacity,
+            "created": created, "http_errors": len(errors), "submit_s": round(submit_s, 2),
+            "stream_s": round(stream_s, 2), "driver_loops": loops[0],
+            "running_in_squeue": len(portal), "submit_to_running_s_p50": _pct(portal, 50),
+            "submit_to_running_s_p95": p95, "slurm_alone_running": len(slurm_alone),
+            "slurm_alone_s_p50": _pct(slurm_alone, 50), "slurm_alone_s_p95": alone_p95,
+            "p95_vs_slurm_alone": round(p95 / alone_p95, 2) if p95 and alone_p95 else None,
+            "fault_rounds": rounds, "mismatches_after_each_round_tick": wrong,
+            "seconds_to_portal_showing_change": seen_after, "tick_every_s": tick_every,
+            "R_s": round(r_s, 3)}

@@ -1,0 +1,40 @@
+"""Intake at scale on a real Slurm: 4 clients × bulk 100 submit 1,000 jobs over HTTP (gunicorn) to a pool of a
+private local Slurm of 50 nodes (needs root and Debian's slurm packages), submit → RUNNING in squeue p50/p95
+beside Slurm alone's on the same cluster, then fault rounds. Prints one JSON line with R beside."""
+import os
+import tempfile
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+
+class Command(BaseCommand):
+    help = "Time submit -> RUNNING in squeue for a stream of jobs sent over HTTP, beside plain sbatch."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--jobs", type=int, default=1000)
+        parser.add_argument("--clients", type=int, default=4)
+        parser.add_argument("--bulk", type=int, default=100)
+        parser.add_argument("--nodes", type=int, default=50)
+        parser.add_argument("--gpus-per-node", type=int, default=20)
+        parser.add_argument("--rounds", type=int, default=4, help="fault rounds after the stream")
+        parser.add_argument("--port", type=int, default=9620)
+
+    def handle(self, *args, jobs, clients, bulk, nodes, gpus_per_node, rounds, port, **options):
+        from scheduler.bench.localcluster import LocalCluster, LocalClusterError
+        from scheduler.bench.slurm_start import main_json
+        from scheduler.bench.slurm_submit import bench_nodes, bench_submit
+
+        cluster = LocalCluster(Path(tempfile.mkdtemp(prefix="bench-submit-")), nodes=bench_nodes(nodes, gpus_per_node))
+        try:
+            cluster.start(timeout=300)
+        except LocalClusterError as exc:
+            cluster.stop()
+            raise CommandError(str(exc)) from exc
+        settings = {"slurm_conf": str(cluster.conf), "partition": cluster.partition, "gres_models": {"h100": "H100-80G"}}
+        try:
+            result = bench_submit(jobs=jobs, clients=clients, bulk=bulk, rounds=rounds, cluster_settings=settings,
+                                  env={**os.environ, "SLURM_CONF": str(cluster.conf)}, port=port)
+        finally:
+            cluster.stop()
+        self.stdout.write(main_json(result))

@@ -103,6 +103,24 @@ def _inside_total(unit: OrgUnit, pool: Pool, gpu_model: GpuModel) -> int:
     return units + tenants
 
 
+def unit_quota_fit_problem(*, unit: OrgUnit, pool: Pool, gpu_model: GpuModel, gpus: int) -> str | None:
+    """Why a guarantee of ``gpus`` would not fit (what is inside the unit is more, or the unit would not fit in
+    its parent's), or None. The one rule the setting service and quota requests both ask."""
+    names = {"unit": unit.slug, "pool": pool.name, "gpu_model": gpu_model.name, "gpus": gpus}
+    inside = _inside_total(unit, pool, gpu_model)
+    if inside > gpus:
+        return errors.CHILDREN_OVER.format(total=inside, **names)
+    if unit.parent_id is not None:
+        parent_q = UnitQuota.objects.filter(unit_id=unit.parent_id, pool=pool, gpu_model=gpu_model).first()
+        if parent_q is not None:
+            siblings = _inside_total(unit.parent, pool, gpu_model) - (
+                UnitQuota.objects.filter(unit=unit, pool=pool, gpu_model=gpu_model)
+                .values_list("gpus", flat=True).first() or 0)
+            if siblings + gpus > parent_q.gpus:
+                return errors.OVER_PARENT.format(parent=unit.parent.slug, parent_gpus=parent_q.gpus, **names)
+    return None
+
+
 def unit_quota_set(*, actor, unit: OrgUnit, pool: Pool, gpu_model: GpuModel, gpus: int, reason: str,
                    borrowing_limit_gpus: int | None = None, lending_limit_gpus: int | None = None,
                    acknowledge_oversubscription: bool = False) -> UnitQuota:
@@ -110,6 +128,16 @@ def unit_quota_set(*, actor, unit: OrgUnit, pool: Pool, gpu_model: GpuModel, gpu
     must fit in its parent's, unless the oversubscription is acknowledged (as for base quotas)."""
     if not (is_platform_admin(actor) or has_platform_role(actor, QUOTA_APPROVER)):
         raise PermissionDenied(errors.QUOTA_ROLE_REQUIRED)
+    return unit_quota_write(actor=actor, unit=unit, pool=pool, gpu_model=gpu_model, gpus=gpus, reason=reason,
+                            borrowing_limit_gpus=borrowing_limit_gpus, lending_limit_gpus=lending_limit_gpus,
+                            acknowledge_oversubscription=acknowledge_oversubscription)
+
+
+def unit_quota_write(*, actor, unit: OrgUnit, pool: Pool, gpu_model: GpuModel, gpus: int, reason: str,
+                     borrowing_limit_gpus: int | None = None, lending_limit_gpus: int | None = None,
+                     acknowledge_oversubscription: bool = False, source: dict | None = None) -> UnitQuota:
+    """The audited write behind ``unit_quota_set``, for callers that decided who may already: an approved quota
+    request applies through it (``source`` names the request in the audit event)."""
     reason = _reason(reason)
     problems: dict[str, list] = {}
     for field, value in (("gpus", gpus), ("borrowing_limit_gpus", borrowing_limit_gpus),
@@ -118,22 +146,12 @@ def unit_quota_set(*, actor, unit: OrgUnit, pool: Pool, gpu_model: GpuModel, gpu
             problems[field] = [quota_errors.NEGATIVE]
     if problems:
         raise ValidationError(problems)
-    names = {"unit": unit.slug, "pool": pool.name, "gpu_model": gpu_model.name, "gpus": gpus}
     with transaction.atomic():
         OrgUnit.objects.select_for_update().filter(pk=unit.pk).first()
         if not acknowledge_oversubscription:
-            inside = _inside_total(unit, pool, gpu_model)
-            if inside > gpus:
-                raise ValidationError({"gpus": [errors.CHILDREN_OVER.format(total=inside, **names)]})
-            if unit.parent_id is not None:
-                parent_q = UnitQuota.objects.filter(unit_id=unit.parent_id, pool=pool, gpu_model=gpu_model).first()
-                if parent_q is not None:
-                    siblings = _inside_total(unit.parent, pool, gpu_model) - (
-                        UnitQuota.objects.filter(unit=unit, pool=pool, gpu_model=gpu_model)
-                        .values_list("gpus", flat=True).first() or 0)
-                    if siblings + gpus > parent_q.gpus:
-                        raise ValidationError({"gpus": [errors.OVER_PARENT.format(
-                            parent=unit.parent.slug, parent_gpus=parent_q.gpus, **names)]})
+            problem = unit_quota_fit_problem(unit=unit, pool=pool, gpu_model=gpu_model, gpus=gpus)
+            if problem:
+                raise ValidationError({"gpus": [problem]})
         quota = UnitQuota.objects.select_for_update().filter(unit=unit, pool=pool, gpu_model=gpu_model).first()
         old = None if quota is None else {"gpus": quota.gpus, "borrowing_limit_gpus": quota.borrowing_limit_gpus,
                                           "lending_limit_gpus": quota.lending_limit_gpus}
@@ -147,6 +165,6 @@ def unit_quota_set(*, actor, unit: OrgUnit, pool: Pool, gpu_model: GpuModel, gpu
         quota.save()
         audit_record(event_type="unit_quota.set", target=quota, actor=actor,
                      payload={"unit": unit.slug, "pool": pool.name, "gpu_model": gpu_model.name, "old": old,
-                              "new": new, "reason": reason,
+                              "new": new, "reason": reason, **({"source": source} if source else {}),
                               "oversubscription_acknowledged": bool(acknowledge_oversubscription)})
     return quota

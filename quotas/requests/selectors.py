@@ -7,7 +7,8 @@ from django.utils.translation import gettext_lazy as _
 
 from audit.models import UsageRecord
 from quotas.access import QUOTA_APPROVER, can_read_all_tenants, has_platform_role
-from quotas.models import GpuModel, Membership, Pool, Quota, QuotaRequest, Tenant
+from quotas.models import GpuModel, Membership, OrgMembership, Pool, Quota, QuotaRequest, Tenant
+from quotas.orgs import selectors as org_selectors
 from quotas.services import schedulable_gpus, tenant_quota_total
 
 # Impact notes shown in the form and the inbox; tests assert these texts.
@@ -124,20 +125,33 @@ def quota_request_impact_now(request: QuotaRequest) -> Impact:
 
 
 def _base() -> QuerySet[QuotaRequest]:
-    return QuotaRequest.objects.select_related("tenant", "pool", "gpu_model", "requested_by")
+    return QuotaRequest.objects.select_related("tenant", "unit", "pool", "gpu_model", "requested_by")
+
+
+def request_unit_ids(user) -> set[int]:
+    """Units whose quota requests the user sees: the ones they belong to, and every unit they administer
+    (a unit's admin, its subtree). Anyone else reads a unit's request as missing."""
+    if not user.is_authenticated:
+        return set()
+    return (set(OrgMembership.objects.filter(user=user).values_list("unit_id", flat=True))
+            | org_selectors.administered_unit_ids(user))
 
 
 def quota_requests_visible(*, user) -> QuerySet[QuotaRequest]:
-    """Every request for platform readers; otherwise the requests of the user's tenants."""
+    """Every request for platform readers; otherwise the requests of the user's tenants and units."""
     if can_read_all_tenants(user):
         return _base()
-    return _base().filter(tenant__memberships__user=user).distinct()
+    mine = Q(tenant__in=Tenant.objects.filter(memberships__user=user)) | Q(unit_id__in=request_unit_ids(user))
+    return _base().filter(mine)
 
 
-def quota_requests_filtered(*, user, tenant: str = "", state: str = "", pool: str = "") -> QuerySet[QuotaRequest]:
+def quota_requests_filtered(*, user, tenant: str = "", state: str = "", pool: str = "",
+                            unit: str = "") -> QuerySet[QuotaRequest]:
     qs = quota_requests_visible(user=user)
     if tenant:
         qs = qs.filter(tenant__slug=tenant)
+    if unit:
+        qs = qs.filter(unit__slug=unit)
     if state:
         qs = qs.filter(state=state)
     if pool:
@@ -153,7 +167,16 @@ def quota_requests_awaiting(*, user) -> QuerySet[QuotaRequest]:
                                                             needs_endorsement=False)
     admin_of = Membership.objects.filter(user=user, role=Membership.Role.TENANT_ADMIN).values("tenant_id")
     waiting |= Q(state=QuotaRequest.State.SUBMITTED, needs_endorsement=True, tenant_id__in=admin_of)
+    waiting |= Q(state=QuotaRequest.State.SUBMITTED, needs_endorsement=True,
+                 unit_id__in=org_selectors.administered_unit_ids(user))
     return _base().filter(waiting).exclude(requested_by=user).order_by("state_changed_at", "id")
+
+
+def unit_path(unit_id: int) -> str:
+    """A unit's full path from the top, as the approvals list shows it ("Research / Vision")."""
+    parents = org_selectors.parents_by_unit()
+    names = dict(org_selectors.OrgUnit.objects.filter(id__in=parents).values_list("id", "name"))
+    return " / ".join(names[u] for u in reversed(org_selectors.chain_ids(unit_id, parents)))
 
 
 def quota_request_detail(*, request_id: int) -> QuotaRequest | None:

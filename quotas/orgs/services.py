@@ -7,12 +7,11 @@ grants a role they do not hold there themselves (a tenant admin names tenant adm
 """
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import Sum
 
 from audit.chain.services import audit_record
 from quotas.access import QUOTA_APPROVER, has_platform_role, is_platform_admin
 from quotas import errors as quota_errors
-from quotas.models import GpuModel, Pool, Quota, Tenant
+from quotas.models import GpuModel, Pool, Tenant
 from quotas.orgs import errors, selectors
 from quotas.orgs.models import OrgUnit, UnitQuota
 
@@ -94,26 +93,17 @@ def tenant_place(*, actor, tenant: Tenant, unit: OrgUnit | None, reason: str) ->
     return tenant
 
 
-def _inside_total(unit: OrgUnit, pool: Pool, gpu_model: GpuModel) -> int:
-    """The guarantees directly inside a unit on a lane: its child units' and its own tenants' base quotas."""
-    units = UnitQuota.objects.filter(unit__parent=unit, pool=pool, gpu_model=gpu_model).aggregate(
-        t=Sum("gpus"))["t"] or 0
-    tenants = Quota.objects.filter(tenant__org_unit=unit, pool=pool, gpu_model=gpu_model, project__isnull=True,
-                                   status=Quota.Status.ACTIVE).aggregate(t=Sum("gpus"))["t"] or 0
-    return units + tenants
-
-
 def unit_quota_fit_problem(*, unit: OrgUnit, pool: Pool, gpu_model: GpuModel, gpus: int) -> str | None:
     """Why a guarantee of ``gpus`` would not fit (what is inside the unit is more, or the unit would not fit in
     its parent's), or None. The one rule the setting service and quota requests both ask."""
     names = {"unit": unit.slug, "pool": pool.name, "gpu_model": gpu_model.name, "gpus": gpus}
-    inside = _inside_total(unit, pool, gpu_model)
+    inside = selectors.inside_total(unit, pool, gpu_model)
     if inside > gpus:
         return errors.CHILDREN_OVER.format(total=inside, **names)
     if unit.parent_id is not None:
         parent_q = UnitQuota.objects.filter(unit_id=unit.parent_id, pool=pool, gpu_model=gpu_model).first()
         if parent_q is not None:
-            siblings = _inside_total(unit.parent, pool, gpu_model) - (
+            siblings = selectors.inside_total(unit.parent, pool, gpu_model) - (
                 UnitQuota.objects.filter(unit=unit, pool=pool, gpu_model=gpu_model)
                 .values_list("gpus", flat=True).first() or 0)
             if siblings + gpus > parent_q.gpus:

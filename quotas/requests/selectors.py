@@ -9,6 +9,7 @@ from audit.models import UsageRecord
 from quotas.access import QUOTA_APPROVER, can_read_all_tenants, has_platform_role
 from quotas.models import GpuModel, Membership, OrgMembership, Pool, Quota, QuotaRequest, Tenant
 from quotas.orgs import selectors as org_selectors
+from quotas.orgs.models import UnitQuota
 from quotas.services import schedulable_gpus, tenant_quota_total
 
 # Impact notes shown in the form and the inbox; tests assert these texts.
@@ -116,7 +117,36 @@ def quota_request_impact(*, tenant: Tenant, pool: Pool, gpu_model: GpuModel, wor
     return impact
 
 
+def unit_request_impact(*, unit, pool: Pool, gpu_model: GpuModel, gpus: int) -> Impact:
+    """A unit's guarantee against what it is carved from: its parent's guarantee shared with its siblings (or,
+    at the top, the pool's schedulable GPUs shared with the other top-level units); usage is what the
+    subtree's teams hold now under base quota."""
+    existing = UnitQuota.objects.filter(unit=unit, pool=pool, gpu_model=gpu_model).first()
+    current = existing.gpus if existing else 0
+    parent_q = (UnitQuota.objects.filter(unit_id=unit.parent_id, pool=pool, gpu_model=gpu_model).first()
+                if unit.parent_id else None)
+    if parent_q is not None:
+        capacity, sum_now = parent_q.gpus, org_selectors.inside_total(unit.parent, pool, gpu_model)
+    else:
+        capacity = schedulable_gpus(pool=pool, gpu_model=gpu_model)
+        sum_now = UnitQuota.objects.filter(unit__parent__isnull=True, pool=pool, gpu_model=gpu_model).aggregate(
+            t=Sum("gpus"))["t"] or 0
+    subtree = org_selectors.subtree_ids(unit.pk)
+    usage = UsageRecord.objects.filter(tenant__org_unit_id__in=subtree, pool=pool, gpu_model=gpu_model,
+                                       ended_at__isnull=True, on_lease=False).aggregate(t=Sum("gpus"))["t"] or 0
+    notes: list[str] = []
+    impact = Impact(pool=pool.name, gpu_model=gpu_model.name, capacity=capacity, current_gpus=current,
+                    new_gpus=gpus, quota_sum_now=sum_now, quota_sum_after=sum_now - current + gpus,
+                    usage_gpus=usage, notes=notes)
+    if impact.below_usage:
+        notes.append(BELOW_USAGE_NOTE.format(new=gpus, usage=usage))
+    return impact
+
+
 def quota_request_impact_now(request: QuotaRequest) -> Impact:
+    if request.unit_id:
+        return unit_request_impact(unit=request.unit, pool=request.pool, gpu_model=request.gpu_model,
+                                   gpus=request.gpus)
     return quota_request_impact(
         tenant=request.tenant, pool=request.pool, gpu_model=request.gpu_model,
         workload_classes=request.workload_classes, gpus=request.gpus,

@@ -118,3 +118,16 @@ def test_bad_unit_requests_are_400s_naming_the_field(world, platform_admin, api)
     assert over.status_code == 400 and "ai's 32" in str(over.json())
     same = _ask(api, people["cv-dev"], gpus=20)
     assert same.status_code == 400 and "gpus" in str(same.json())
+
+
+def test_the_schema_documents_unit_requests():
+    from drf_spectacular.generators import SchemaGenerator
+    from drf_spectacular.validation import validate_schema
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    validate_schema(schema)
+    parts = schema["components"]["schemas"]
+    assert {"tenant", "unit"} <= set(parts["QuotaRequestCreate"]["properties"])
+    assert {"unit", "unit_path"} <= set(parts["QuotaRequest"]["properties"])
+    params = {p["name"] for p in schema["paths"]["/api/v1/quota-requests/"]["get"]["parameters"]}
+    assert "unit" in params

@@ -105,6 +105,33 @@ def test_who_asks_endorses_and_sees_a_units_request(world, member, platform_admi
     assert refused.status_code == 400 and "gpus" in refused.json()
 
 
+def test_the_request_and_approvals_pages_name_the_unit_and_simulate_its_guarantee(world, platform_admin,
+                                                                                   quota_approver, client):
+    from scheduler.whatif.models import WhatIfRun
+
+    build_tree(world, platform_admin, cv_gpus=20, acknowledge=True)
+    people = _people(platform_admin)
+    client.force_login(people["cv-dev"])
+    asked = client.post("/org-units/cv/quota-requests/new/", {
+        "kind": "increase", "pool": "gpu-a", "gpu_model": "H100-80G", "gpus": "24", "justification": "hires",
+        "save": "submit"})
+    assert asked.status_code == 302
+    rid = int(asked["Location"].rstrip("/").rsplit("/", 1)[1])
+    refused = client.post("/org-units/cv/quota-requests/new/", {
+        "kind": "increase", "pool": "gpu-a", "gpu_model": "H100-80G", "gpus": "40", "justification": "hires"})
+    assert refused.status_code == 400 and "ai&#x27;s 32" in refused.content.decode()
+    client.force_login(people["nlp-lead"])  # outside cv's chain: no form, no request
+    assert client.get("/org-units/cv/quota-requests/new/").status_code == 404
+    assert client.get(f"/quota-requests/{rid}/").status_code == 404
+    client.force_login(people["cv-lead"])
+    inbox = client.get("/approvals/").content.decode()
+    assert f'id="qr-{rid}"' in inbox and '<span class="unit-path">AI / CV</span>' in inbox
+    client.force_login(quota_approver)
+    assert client.post(f"/what-if/quota-requests/{rid}/").status_code == 302
+    assert WhatIfRun.objects.get(quota_request_id=rid).changes == [
+        {"kind": "unit_quota", "unit": "cv", "gpu_model": "H100-80G", "gpus": 24}]
+
+
 def test_bad_unit_requests_are_400s_naming_the_field(world, platform_admin, api):
     build_tree(world, platform_admin, cv_gpus=20, acknowledge=True)
     people = _people(platform_admin)

@@ -16,7 +16,7 @@ from quotas.access import (
     tenants_for_user,
 )
 from quotas.errors import ConflictError
-from quotas.models import Membership, Pool, QuotaRequest
+from quotas.models import Pool, QuotaRequest
 from quotas.common.redirects import safe_next
 from quotas.orgs.models import OrgUnit
 from quotas.requests import flags, selectors, services, subjects

@@ -18,10 +18,12 @@ URL = "/api/v1/quota-requests/"
 
 
 def _people(platform_admin, build_kw=None):
-    """cv's member (asks), cv's admin and ai's admin (endorse), nlp's admin (outside cv's chain)."""
+    """cv's member (asks), cv's admin and ai's admin (endorse); nlp's admin (a sibling) and cv-vision's (below
+    cv) are outside cv's chain."""
     people = {}
     for slug, name, role in (("cv", "cv-dev", "member"), ("cv", "cv-lead", "unit_admin"),
-                             ("ai", "ai-lead", "unit_admin"), ("nlp", "nlp-lead", "unit_admin")):
+                             ("ai", "ai-lead", "unit_admin"), ("nlp", "nlp-lead", "unit_admin"),
+                             ("cv-vision", "vision-lead", "unit_admin")):
         user = factories.user(name)
         user.email = f"{name}@example.org"
         user.save(update_fields=["email"])
@@ -84,8 +86,10 @@ def test_who_asks_endorses_and_sees_a_units_request(world, member, platform_admi
         refused = _ask(api, user)
         assert refused.status_code == 400 and refused.json()["unit"] == ["Unknown org unit 'cv'."]
     rid = _ask(api, people["cv-dev"]).json()["id"]
-    # Neither of them sees it: 404, as if it did not exist; nor can they endorse.
-    for user in (member, people["nlp-lead"]):
+    # None of them sees it: 404, as if it did not exist; nor can they endorse. A team admin inside cv and the
+    # admin of a group below cv are not above it.
+    alpha_lead = factories.member(world.alpha, "alpha-lead", "tenant_admin")
+    for user in (member, alpha_lead, people["nlp-lead"], people["vision-lead"]):
         assert api(user).get(f"{URL}{rid}/").status_code == 404
         assert api(user).post(f"{URL}{rid}/endorse/", {}, format="json").status_code == 404
         assert rid not in [r["id"] for r in api(user).get(URL).json()["results"]]

@@ -12,6 +12,8 @@ urlpatterns = [
     path("tenants/<slug:slug>/quota-requests/new/", request_views.quota_request_new, name="quota-request-new"),
     path("tenants/<slug:slug>/quota-requests/preview/", request_views.quota_request_preview,
          name="quota-request-preview"),
+    path("org-units/<slug:slug>/quota-requests/new/", request_views.unit_quota_request_new,
+         name="unit-quota-request-new"),
     path("quota-requests/<int:pk>/", request_views.quota_request_detail, name="quota-request-detail"),
     path("quota-requests/<int:pk>/<slug:action>/", request_views.quota_request_action, name="quota-request-action"),
     path("approvals/", request_views.approvals, name="approvals"),

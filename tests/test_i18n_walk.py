@@ -58,6 +58,7 @@ def pages(walk) -> list[tuple[str, str, dict, tuple]]:
         "audit": [()], "whatif": [()], "whatif-detail": [(ids["whatif"],)],
         "tenant-notice-channels": [("alpha",)], "report-mail": [("alpha",)],
         "pool-tree": [("gpu-a",)], "tenant-members": [("alpha",)], "unit-members": [("cv",)],
+        "unit-quota-request-new": [("cv",)],
     }
     unknown = browser_pages() - set(by_name)
     assert not unknown, f"pages the zh-Hans walk does not know how to reach; add their ids in pages(): {sorted(unknown)}"

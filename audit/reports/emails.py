@@ -21,8 +21,10 @@ from audit.chain.services import audit_record
 from audit.models import ReportDelivery
 from audit.reports import exports
 from audit.reports.selectors import usage_report
+from audit.reports.unit_emails import unit_report_attachments, unit_report_email_send
 from audit.usage.months import parse_month
 from quotas.models import Membership, Tenant
+from quotas.orgs.models import OrgUnit
 from scheduler.notices import outbox
 from scheduler.notices.attachments import Attachment
 from scheduler.notices.models import Notice
@@ -68,6 +70,8 @@ def report_email_render(*, tenant: Tenant, month: date, report: dict | None = No
 def report_attachments(*, notice: Notice) -> list[Attachment]:
     """The report files of a monthly report notice, rebuilt from its tenant, month and language at delivery."""
     facts = notice.facts["report"]
+    if facts.get("unit"):  # an org unit's roll-up (unit_emails), which has no tenant
+        return unit_report_attachments(notice=notice)
     with translation.override(facts.get("language") or notice.tenant.language):
         report = usage_report(month=parse_month(facts["month"]), tenant=notice.tenant)
         return [Attachment(exports.filename(report, "csv", exports.DEFAULT_CSV_TABLE),
@@ -119,6 +123,8 @@ def report_notices(*, tenant: Tenant, month: date):
 
 
 def report_emails_send_month(*, month: date) -> int:
-    """Send every tenant's report for the month; returns how many were sent now."""
-    return sum(report_email_send(tenant=tenant, month=month) for tenant in Tenant.objects.order_by("id"))
+    """Send every tenant's report for the month, and every org unit's roll-up to its own admins (each level's
+    admins their subtree); returns how many were sent now."""
+    sent = sum(report_email_send(tenant=tenant, month=month) for tenant in Tenant.objects.order_by("id"))
+    return sent + sum(unit_report_email_send(unit=unit, month=month) for unit in OrgUnit.objects.order_by("id"))
 

@@ -1,8 +1,8 @@
 """Reads of the organisation tree: a unit's chain and subtree, who administers what, and the tree as the
 engine reads it (`engine_tree`)."""
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Sum
 
-from quotas.models import Pool, Tenant
+from quotas.models import GpuModel, Pool, Quota, Tenant
 from quotas.orgs.models import OrgMembership, OrgUnit, UnitQuota
 from scheduler.engine.tree import OrgTree
 from scheduler.engine.tree import UnitQuota as EngineUnitQuota
@@ -72,3 +72,12 @@ def engine_tree(pool: Pool) -> OrgTree | None:
     return OrgTree(parents={s: slug.get(p) for _, s, p, *_ in units}, tenant_units=tenant_units, quotas=quotas,
                    levels={s: level for _, s, _, level, _ in units},
                    weights={s: float(w) for _, s, _, _, w in units if w != 1})
+
+
+def inside_total(unit: OrgUnit, pool: Pool, gpu_model: GpuModel) -> int:
+    """The guarantees directly inside a unit on a lane: its child units' and its own tenants' base quotas."""
+    units = UnitQuota.objects.filter(unit__parent=unit, pool=pool, gpu_model=gpu_model).aggregate(
+        t=Sum("gpus"))["t"] or 0
+    tenants = Quota.objects.filter(tenant__org_unit=unit, pool=pool, gpu_model=gpu_model, project__isnull=True,
+                                   status=Quota.Status.ACTIVE).aggregate(t=Sum("gpus"))["t"] or 0
+    return units + tenants

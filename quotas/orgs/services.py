@@ -7,12 +7,11 @@ grants a role they do not hold there themselves (a tenant admin names tenant adm
 """
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import Sum
 
 from audit.chain.services import audit_record
 from quotas.access import QUOTA_APPROVER, has_platform_role, is_platform_admin
 from quotas import errors as quota_errors
-from quotas.models import GpuModel, Pool, Quota, Tenant
+from quotas.models import GpuModel, Pool, Tenant
 from quotas.orgs import errors, selectors
 from quotas.orgs.models import OrgUnit, UnitQuota
 
@@ -94,13 +93,22 @@ def tenant_place(*, actor, tenant: Tenant, unit: OrgUnit | None, reason: str) ->
     return tenant
 
 
-def _inside_total(unit: OrgUnit, pool: Pool, gpu_model: GpuModel) -> int:
-    """The guarantees directly inside a unit on a lane: its child units' and its own tenants' base quotas."""
-    units = UnitQuota.objects.filter(unit__parent=unit, pool=pool, gpu_model=gpu_model).aggregate(
-        t=Sum("gpus"))["t"] or 0
-    tenants = Quota.objects.filter(tenant__org_unit=unit, pool=pool, gpu_model=gpu_model, project__isnull=True,
-                                   status=Quota.Status.ACTIVE).aggregate(t=Sum("gpus"))["t"] or 0
-    return units + tenants
+def unit_quota_fit_problem(*, unit: OrgUnit, pool: Pool, gpu_model: GpuModel, gpus: int) -> str | None:
+    """Why a guarantee of ``gpus`` would not fit (what is inside the unit is more, or the unit would not fit in
+    its parent's), or None. The one rule the setting service and quota requests both ask."""
+    names = {"unit": unit.slug, "pool": pool.name, "gpu_model": gpu_model.name, "gpus": gpus}
+    inside = selectors.inside_total(unit, pool, gpu_model)
+    if inside > gpus:
+        return errors.CHILDREN_OVER.format(total=inside, **names)
+    if unit.parent_id is not None:
+        parent_q = UnitQuota.objects.filter(unit_id=unit.parent_id, pool=pool, gpu_model=gpu_model).first()
+        if parent_q is not None:
+            siblings = selectors.inside_total(unit.parent, pool, gpu_model) - (
+                UnitQuota.objects.filter(unit=unit, pool=pool, gpu_model=gpu_model)
+                .values_list("gpus", flat=True).first() or 0)
+            if siblings + gpus > parent_q.gpus:
+                return errors.OVER_PARENT.format(parent=unit.parent.slug, parent_gpus=parent_q.gpus, **names)
+    return None
 
 
 def unit_quota_set(*, actor, unit: OrgUnit, pool: Pool, gpu_model: GpuModel, gpus: int, reason: str,
@@ -110,6 +118,16 @@ def unit_quota_set(*, actor, unit: OrgUnit, pool: Pool, gpu_model: GpuModel, gpu
     must fit in its parent's, unless the oversubscription is acknowledged (as for base quotas)."""
     if not (is_platform_admin(actor) or has_platform_role(actor, QUOTA_APPROVER)):
         raise PermissionDenied(errors.QUOTA_ROLE_REQUIRED)
+    return unit_quota_write(actor=actor, unit=unit, pool=pool, gpu_model=gpu_model, gpus=gpus, reason=reason,
+                            borrowing_limit_gpus=borrowing_limit_gpus, lending_limit_gpus=lending_limit_gpus,
+                            acknowledge_oversubscription=acknowledge_oversubscription)
+
+
+def unit_quota_write(*, actor, unit: OrgUnit, pool: Pool, gpu_model: GpuModel, gpus: int, reason: str,
+                     borrowing_limit_gpus: int | None = None, lending_limit_gpus: int | None = None,
+                     acknowledge_oversubscription: bool = False, source: dict | None = None) -> UnitQuota:
+    """The audited write behind ``unit_quota_set``, for callers that decided who may already: an approved quota
+    request applies through it (``source`` names the request in the audit event)."""
     reason = _reason(reason)
     problems: dict[str, list] = {}
     for field, value in (("gpus", gpus), ("borrowing_limit_gpus", borrowing_limit_gpus),
@@ -118,22 +136,12 @@ def unit_quota_set(*, actor, unit: OrgUnit, pool: Pool, gpu_model: GpuModel, gpu
             problems[field] = [quota_errors.NEGATIVE]
     if problems:
         raise ValidationError(problems)
-    names = {"unit": unit.slug, "pool": pool.name, "gpu_model": gpu_model.name, "gpus": gpus}
     with transaction.atomic():
         OrgUnit.objects.select_for_update().filter(pk=unit.pk).first()
         if not acknowledge_oversubscription:
-            inside = _inside_total(unit, pool, gpu_model)
-            if inside > gpus:
-                raise ValidationError({"gpus": [errors.CHILDREN_OVER.format(total=inside, **names)]})
-            if unit.parent_id is not None:
-                parent_q = UnitQuota.objects.filter(unit_id=unit.parent_id, pool=pool, gpu_model=gpu_model).first()
-                if parent_q is not None:
-                    siblings = _inside_total(unit.parent, pool, gpu_model) - (
-                        UnitQuota.objects.filter(unit=unit, pool=pool, gpu_model=gpu_model)
-                        .values_list("gpus", flat=True).first() or 0)
-                    if siblings + gpus > parent_q.gpus:
-                        raise ValidationError({"gpus": [errors.OVER_PARENT.format(
-                            parent=unit.parent.slug, parent_gpus=parent_q.gpus, **names)]})
+            problem = unit_quota_fit_problem(unit=unit, pool=pool, gpu_model=gpu_model, gpus=gpus)
+            if problem:
+                raise ValidationError({"gpus": [problem]})
         quota = UnitQuota.objects.select_for_update().filter(unit=unit, pool=pool, gpu_model=gpu_model).first()
         old = None if quota is None else {"gpus": quota.gpus, "borrowing_limit_gpus": quota.borrowing_limit_gpus,
                                           "lending_limit_gpus": quota.lending_limit_gpus}
@@ -147,6 +155,6 @@ def unit_quota_set(*, actor, unit: OrgUnit, pool: Pool, gpu_model: GpuModel, gpu
         quota.save()
         audit_record(event_type="unit_quota.set", target=quota, actor=actor,
                      payload={"unit": unit.slug, "pool": pool.name, "gpu_model": gpu_model.name, "old": old,
-                              "new": new, "reason": reason,
+                              "new": new, "reason": reason, **({"source": source} if source else {}),
                               "oversubscription_acknowledged": bool(acknowledge_oversubscription)})
     return quota

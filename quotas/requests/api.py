@@ -24,6 +24,10 @@ def request_for_user(user, request_id: int) -> QuotaRequest:
     qr = selectors.quota_request_detail(request_id=request_id)
     if qr is None:
         raise Http404(NOT_FOUND)
+    if qr.unit_id:  # a unit's request: its members and the admins of its chain; others get 404
+        if not selectors.quota_requests_visible(user=user).filter(pk=qr.pk).exists():
+            raise Http404(NOT_FOUND)
+        return qr
     tenant_for_user(user, qr.tenant.slug)  # outsiders get 404, as if it did not exist
     return qr
 
@@ -35,7 +39,9 @@ class QuotaRequestListView(ScopedAPIView):
 
     @extend_schema(
         summary="Quota change requests the caller may see",
-        parameters=[OpenApiParameter("tenant", OpenApiTypes.STR), OpenApiParameter("state", OpenApiTypes.STR),
+        parameters=[OpenApiParameter("tenant", OpenApiTypes.STR),
+                    OpenApiParameter("unit", OpenApiTypes.STR, description="An org unit's requests (its slug)"),
+                    OpenApiParameter("state", OpenApiTypes.STR),
                     OpenApiParameter("pool", OpenApiTypes.STR),
                     OpenApiParameter("awaiting_me", OpenApiTypes.BOOL, description="Only my inbox")],
         responses=QuotaRequestSerializer(many=True),
@@ -48,12 +54,14 @@ class QuotaRequestListView(ScopedAPIView):
             qs = selectors.quota_requests_awaiting(user=request.user)
         else:
             qs = selectors.quota_requests_filtered(user=request.user, tenant=params.get("tenant", ""),
+                                                   unit=params.get("unit", ""),
                                                    state=params.get("state", ""), pool=params.get("pool", ""))
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs.prefetch_related("decisions__actor"), request, view=self)
         return paginator.get_paginated_response(QuotaRequestSerializer(page, many=True).data)
 
-    @extend_schema(summary="Ask for a quota change", request=QuotaRequestCreateSerializer,
+    @extend_schema(summary="Ask for a quota change of a team (tenant) or of an org unit (unit)",
+                   request=QuotaRequestCreateSerializer,
                    responses={201: QuotaRequestSerializer})
     def post(self, request):
         serializer = QuotaRequestCreateSerializer(data=request.data, context={"request": request})
@@ -109,7 +117,7 @@ QuotaRequestSubmitView = _action(
     "Submit", "Submit a draft", DecisionInputSerializer,
     lambda user, qr, data: services.quota_request_submit(actor=user, request=qr))
 QuotaRequestEndorseView = _action(
-    "Endorse", "Endorse a member's request (tenant admin)", DecisionInputSerializer,
+    "Endorse", "Endorse a member's request (tenant admin; for a unit, an admin of the unit or above)", DecisionInputSerializer,
     lambda user, qr, data: services.quota_request_endorse(actor=user, request=qr, **data))
 QuotaRequestApproveView = _action(
     "Approve", "Approve (platform quota approver)", ApproveInputSerializer,

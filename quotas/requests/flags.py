@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from django.utils.translation import gettext_lazy as _
 
 from quotas.models import QuotaRequest
-from quotas.requests import selectors
+from quotas.requests import subjects
 
 NO_OP_REFUSED = _("Request #{id} asks for {gpus} GPUs on {pool}/{gpu_model}, which is the base quota in force: "
                   "approving it would change nothing. Reject it with a comment instead.")
@@ -41,15 +41,14 @@ class Flags:
 
 
 def request_flags(qr: QuotaRequest) -> Flags:
-    existing = selectors.target_quota(tenant=qr.tenant, pool=qr.pool, gpu_model=qr.gpu_model,
-                                      workload_classes=qr.workload_classes)
+    existing = subjects.in_force_for(qr)
     current = existing.gpus if existing else 0
     twins = QuotaRequest.objects.filter(
-        tenant_id=qr.tenant_id, pool_id=qr.pool_id, gpu_model_id=qr.gpu_model_id, gpus=qr.gpus,
+        tenant_id=qr.tenant_id, unit_id=qr.unit_id, pool_id=qr.pool_id, gpu_model_id=qr.gpu_model_id, gpus=qr.gpus,
         cpu_cores=qr.cpu_cores, memory_gb=qr.memory_gb,
         workload_classes=sorted(set(qr.workload_classes)), state__in=UNDECIDED).exclude(pk=qr.pk)
     return Flags(current_gpus=current, stale=current != qr.gpus_at_request,
                  no_op=existing is not None and current == qr.gpus and all(
-                     asked is None or asked == getattr(existing, field)
+                     asked is None or asked == getattr(existing, field, None)
                      for field, asked in (("cpu_cores", qr.cpu_cores), ("memory_gb", qr.memory_gb))),
                  duplicate_of=tuple(twins.order_by("id").values_list("id", flat=True)))

@@ -46,3 +46,19 @@ class QuotaRequestForm(forms.Form):
         if start and end and end <= start:
             self.add_error("ends_at", quota_errors.WINDOW_ORDER)
         return data
+
+
+class UnitQuotaRequestForm(QuotaRequestForm):
+    """An org unit's guarantee: every class, no temporary grants (the unit's own quota rules)."""
+
+    kind = forms.ChoiceField(label=_("Kind"), initial=QuotaRequest.Kind.INCREASE, widget=forms.RadioSelect,
+                             choices=[c for c in QuotaRequest.Kind.choices if c[0] != QuotaRequest.Kind.TEMPORARY])
+    gpus = forms.IntegerField(label=_("New guarantee (GPUs)"), min_value=0,
+                              help_text=_("The guarantee the unit's subtree shares: the value you want, not the "
+                                          "difference."))
+    acknowledge_oversubscription = forms.BooleanField(
+        required=False, label=_("I understand this guarantee does not fit the tree"))
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        del self.fields["workload_classes"], self.fields["ends_at"]

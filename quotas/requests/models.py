@@ -29,7 +29,11 @@ class QuotaRequest(models.Model):
     PENDING_STATES = (State.DRAFT, State.SUBMITTED, State.ENDORSED)
     OPEN_STATES = (State.DRAFT, State.SUBMITTED, State.ENDORSED, State.APPROVED)
 
-    tenant = models.ForeignKey("quotas.Tenant", on_delete=models.PROTECT, related_name="quota_requests")
+    # A request is for a team's base quota (tenant) or for an org unit's guarantee (unit): exactly one of them.
+    tenant = models.ForeignKey("quotas.Tenant", on_delete=models.PROTECT, related_name="quota_requests", null=True,
+                               blank=True)
+    unit = models.ForeignKey("quotas.OrgUnit", on_delete=models.PROTECT, related_name="quota_requests", null=True,
+                             blank=True)
     pool = models.ForeignKey("quotas.Pool", on_delete=models.PROTECT, related_name="quota_requests")
     gpu_model = models.ForeignKey("quotas.GpuModel", on_delete=models.PROTECT, related_name="quota_requests")
     workload_classes = models.JSONField(default=list, blank=True,
@@ -72,10 +76,17 @@ class QuotaRequest(models.Model):
                 name="quota_request_window_ordered"),
             models.CheckConstraint(condition=~Q(kind="temporary") | Q(ends_at__isnull=False),
                                    name="quota_request_temporary_has_end"),
+            models.CheckConstraint(condition=Q(tenant__isnull=True) ^ Q(unit__isnull=True),
+                                   name="quota_request_one_subject"),
         ]
 
     def __str__(self) -> str:
-        return f"#{self.pk} {self.tenant.slug} {self.pool.name}/{self.gpu_model.name} → {self.gpus} ({self.state})"
+        return f"#{self.pk} {self.subject.slug} {self.pool.name}/{self.gpu_model.name} → {self.gpus} ({self.state})"
+
+    @property
+    def subject(self):
+        """Whose quota the request changes: the team, or the org unit."""
+        return self.unit if self.unit_id else self.tenant
 
     @property
     def delta(self) -> int:
@@ -88,7 +99,8 @@ class QuotaRequest(models.Model):
 
     @property
     def awaiting(self) -> str | None:
-        """Who acts next: ``tenant_admin``, ``approver``, ``requester`` (a draft) or None."""
+        """Who acts next: ``tenant_admin`` (for a unit's request: an admin of the unit or above), ``approver``,
+        ``requester`` (a draft) or None."""
         if self.state == self.State.DRAFT:
             return "requester"
         if self.state == self.State.SUBMITTED:

@@ -8,7 +8,8 @@ from django.utils import translation
 from quotas import outbox
 from quotas.common import times
 from quotas.access import QUOTA_APPROVER
-from quotas.models import Membership, QuotaRequest
+from quotas.models import QuotaRequest
+from quotas.requests import subjects
 
 EVENTS = ("awaiting", "endorsed", "approved", "rejected", "applied", "reverted", "expired", "ending")
 # The outbox kind of each event: waiting for someone, decided, or the quota itself changing.
@@ -41,16 +42,14 @@ def _recipients(qr: QuotaRequest, event: str) -> tuple[str, list[str]]:
     if event == "awaiting":
         awaiting = qr.awaiting
         if awaiting == "tenant_admin":
-            admins = User.objects.filter(memberships__tenant=qr.tenant, memberships__role=Membership.Role.TENANT_ADMIN,
-                                         is_active=True).exclude(pk=qr.requested_by_id)
+            admins = subjects.endorsers(qr).exclude(pk=qr.requested_by_id)
             return "awaiting_endorsement", _emails(admins)
         if awaiting == "approver":
             approvers = User.objects.filter(groups__name=QUOTA_APPROVER, is_active=True).exclude(pk=qr.requested_by_id)
             return "awaiting_approval", _emails(approvers)
         return "", []  # decided in the same step: nobody waits to act
     if event == "ending":
-        admins = User.objects.filter(memberships__tenant=qr.tenant, memberships__role=Membership.Role.TENANT_ADMIN,
-                                     is_active=True)
+        admins = subjects.endorsers(qr)
         return "ending", _emails([qr.requested_by, *admins])
     return event, _emails([qr.requested_by])
 
@@ -64,7 +63,7 @@ def _body(qr: QuotaRequest, kind: str) -> str:
     # The comment of the step this notice is about, not of whatever happened after it (approve → applied).
     last = qr.decisions.filter(step=kind).order_by("-at", "-id").first()
     lines = [
-        f"Request #{qr.pk} ({qr.get_kind_display()}) by {qr.requested_by.get_username()} for {qr.tenant.name}",
+        f"Request #{qr.pk} ({qr.get_kind_display()}) by {qr.requested_by.get_username()} for {qr.subject.name}",
         f"Scope: {qr.pool.name} / {qr.gpu_model.name} / {', '.join(qr.workload_classes) or 'all classes'}",
         f"Base quota: {qr.gpus_at_request} -> {qr.gpus} GPUs",
         f"Effective: {_local(qr.effective_at)}" if qr.effective_at else "Effective: as soon as approved",
@@ -85,13 +84,13 @@ def quota_request_notice_enqueue(*, request_id: int, event: str) -> list:
     other teams never see each other's addresses). Call it inside the step's transaction."""
     if event not in EVENTS:
         raise ValueError(f"Unknown quota request notice {event!r}")
-    qr = QuotaRequest.objects.select_related("tenant", "pool", "gpu_model", "requested_by").filter(pk=request_id).first()
+    qr = QuotaRequest.objects.select_related("tenant", "unit", "pool", "gpu_model", "requested_by").filter(pk=request_id).first()
     if qr is None:
         return []
     kind, recipients = _recipients(qr, event)
     if not recipients:
         return []
-    subject = SUBJECTS[kind].format(id=qr.pk, tenant=qr.tenant.name, pool=qr.pool.name, gpu_model=qr.gpu_model.name,
+    subject = SUBJECTS[kind].format(id=qr.pk, tenant=qr.subject.name, pool=qr.pool.name, gpu_model=qr.gpu_model.name,
                                     gpus=qr.gpus, ends_at=_local(qr.ends_at))
     # Written during the actor's request now, not in a worker: the mail keeps the portal's language, not
     # the one the actor's page is in (the kind and state labels are translated choices).

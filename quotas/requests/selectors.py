@@ -7,7 +7,9 @@ from django.utils.translation import gettext_lazy as _
 
 from audit.models import UsageRecord
 from quotas.access import QUOTA_APPROVER, can_read_all_tenants, has_platform_role
-from quotas.models import GpuModel, Membership, Pool, Quota, QuotaRequest, Tenant
+from quotas.models import GpuModel, Membership, OrgMembership, Pool, Quota, QuotaRequest, Tenant
+from quotas.orgs import selectors as org_selectors
+from quotas.orgs.models import UnitQuota
 from quotas.services import schedulable_gpus, tenant_quota_total
 
 # Impact notes shown in the form and the inbox; tests assert these texts.
@@ -115,7 +117,36 @@ def quota_request_impact(*, tenant: Tenant, pool: Pool, gpu_model: GpuModel, wor
     return impact
 
 
+def unit_request_impact(*, unit, pool: Pool, gpu_model: GpuModel, gpus: int) -> Impact:
+    """A unit's guarantee against what it is carved from: its parent's guarantee shared with its siblings (or,
+    at the top, the pool's schedulable GPUs shared with the other top-level units); usage is what the
+    subtree's teams hold now under base quota."""
+    existing = UnitQuota.objects.filter(unit=unit, pool=pool, gpu_model=gpu_model).first()
+    current = existing.gpus if existing else 0
+    parent_q = (UnitQuota.objects.filter(unit_id=unit.parent_id, pool=pool, gpu_model=gpu_model).first()
+                if unit.parent_id else None)
+    if parent_q is not None:
+        capacity, sum_now = parent_q.gpus, org_selectors.inside_total(unit.parent, pool, gpu_model)
+    else:
+        capacity = schedulable_gpus(pool=pool, gpu_model=gpu_model)
+        sum_now = UnitQuota.objects.filter(unit__parent__isnull=True, pool=pool, gpu_model=gpu_model).aggregate(
+            t=Sum("gpus"))["t"] or 0
+    subtree = org_selectors.subtree_ids(unit.pk)
+    usage = UsageRecord.objects.filter(tenant__org_unit_id__in=subtree, pool=pool, gpu_model=gpu_model,
+                                       ended_at__isnull=True, on_lease=False).aggregate(t=Sum("gpus"))["t"] or 0
+    notes: list[str] = []
+    impact = Impact(pool=pool.name, gpu_model=gpu_model.name, capacity=capacity, current_gpus=current,
+                    new_gpus=gpus, quota_sum_now=sum_now, quota_sum_after=sum_now - current + gpus,
+                    usage_gpus=usage, notes=notes)
+    if impact.below_usage:
+        notes.append(BELOW_USAGE_NOTE.format(new=gpus, usage=usage))
+    return impact
+
+
 def quota_request_impact_now(request: QuotaRequest) -> Impact:
+    if request.unit_id:
+        return unit_request_impact(unit=request.unit, pool=request.pool, gpu_model=request.gpu_model,
+                                   gpus=request.gpus)
     return quota_request_impact(
         tenant=request.tenant, pool=request.pool, gpu_model=request.gpu_model,
         workload_classes=request.workload_classes, gpus=request.gpus,
@@ -124,20 +155,33 @@ def quota_request_impact_now(request: QuotaRequest) -> Impact:
 
 
 def _base() -> QuerySet[QuotaRequest]:
-    return QuotaRequest.objects.select_related("tenant", "pool", "gpu_model", "requested_by")
+    return QuotaRequest.objects.select_related("tenant", "unit", "pool", "gpu_model", "requested_by")
+
+
+def request_unit_ids(user) -> set[int]:
+    """Units whose quota requests the user sees: the ones they belong to, and every unit they administer
+    (a unit's admin, its subtree). Anyone else reads a unit's request as missing."""
+    if not user.is_authenticated:
+        return set()
+    return (set(OrgMembership.objects.filter(user=user).values_list("unit_id", flat=True))
+            | org_selectors.administered_unit_ids(user))
 
 
 def quota_requests_visible(*, user) -> QuerySet[QuotaRequest]:
-    """Every request for platform readers; otherwise the requests of the user's tenants."""
+    """Every request for platform readers; otherwise the requests of the user's tenants and units."""
     if can_read_all_tenants(user):
         return _base()
-    return _base().filter(tenant__memberships__user=user).distinct()
+    mine = Q(tenant__in=Tenant.objects.filter(memberships__user=user)) | Q(unit_id__in=request_unit_ids(user))
+    return _base().filter(mine)
 
 
-def quota_requests_filtered(*, user, tenant: str = "", state: str = "", pool: str = "") -> QuerySet[QuotaRequest]:
+def quota_requests_filtered(*, user, tenant: str = "", state: str = "", pool: str = "",
+                            unit: str = "") -> QuerySet[QuotaRequest]:
     qs = quota_requests_visible(user=user)
     if tenant:
         qs = qs.filter(tenant__slug=tenant)
+    if unit:
+        qs = qs.filter(unit__slug=unit)
     if state:
         qs = qs.filter(state=state)
     if pool:
@@ -153,7 +197,16 @@ def quota_requests_awaiting(*, user) -> QuerySet[QuotaRequest]:
                                                             needs_endorsement=False)
     admin_of = Membership.objects.filter(user=user, role=Membership.Role.TENANT_ADMIN).values("tenant_id")
     waiting |= Q(state=QuotaRequest.State.SUBMITTED, needs_endorsement=True, tenant_id__in=admin_of)
+    waiting |= Q(state=QuotaRequest.State.SUBMITTED, needs_endorsement=True,
+                 unit_id__in=org_selectors.administered_unit_ids(user))
     return _base().filter(waiting).exclude(requested_by=user).order_by("state_changed_at", "id")
+
+
+def unit_path(unit_id: int) -> str:
+    """A unit's full path from the top, as the approvals list shows it ("Research / Vision")."""
+    parents = org_selectors.parents_by_unit()
+    names = dict(org_selectors.OrgUnit.objects.filter(id__in=parents).values_list("id", "name"))
+    return " / ".join(names[u] for u in reversed(org_selectors.chain_ids(unit_id, parents)))
 
 
 def quota_request_detail(*, request_id: int) -> QuotaRequest | None:

@@ -3,7 +3,11 @@ from rest_framework import serializers
 
 from quotas import errors
 from quotas.common import limits
+from django.utils.translation import gettext_lazy as _
+
 from quotas.access import tenants_for_user
+from quotas.orgs.models import OrgUnit
+from quotas.requests import selectors
 from quotas.requests.flags import UNDECIDED, request_flags
 from quotas.models import (
     GpuModel,
@@ -14,8 +18,15 @@ from quotas.models import (
 )
 
 
+SUBJECT_REQUIRED = _("Name the team (tenant) or the org unit (unit) whose quota changes, one of them.")
+UNKNOWN_UNIT = _("Unknown org unit {value!r}.")
+
+
 class QuotaRequestCreateSerializer(serializers.Serializer):
-    tenant = serializers.CharField()
+    tenant = serializers.CharField(required=False, default=None, allow_null=True,
+                                   help_text="The team whose base quota changes; or name a unit.")
+    unit = serializers.CharField(required=False, default=None, allow_null=True,
+                                 help_text="The org unit whose guarantee changes (its slug); or name a tenant.")
     pool = serializers.SlugRelatedField(slug_field="name", queryset=Pool.objects.all())
     gpu_model = serializers.SlugRelatedField(slug_field="name", queryset=GpuModel.objects.all())
     workload_classes = serializers.ListField(child=serializers.ChoiceField(choices=WorkloadClass.choices),
@@ -38,13 +49,27 @@ class QuotaRequestCreateSerializer(serializers.Serializer):
     submit = serializers.BooleanField(default=True, help_text="False keeps the request as a draft.")
 
     def validate_tenant(self, value):
+        if value is None:
+            return None
         # Unknown and not-yours read the same, so the answer does not reveal which tenants exist.
         tenant = tenants_for_user(self.context["request"].user).filter(slug=value).first()
         if tenant is None:
             raise serializers.ValidationError(errors.UNKNOWN_TENANT.format(value=value))
         return tenant
 
+    def validate_unit(self, value):
+        if value is None:
+            return None
+        user = self.context["request"].user
+        # Unknown and not-yours read the same, as for tenants.
+        unit = OrgUnit.objects.filter(slug=value, id__in=selectors.request_unit_ids(user)).first()
+        if unit is None:
+            raise serializers.ValidationError(UNKNOWN_UNIT.format(value=value))
+        return unit
+
     def validate(self, attrs):
+        if (attrs.get("tenant") is None) == (attrs.get("unit") is None):
+            raise serializers.ValidationError({"tenant": [SUBJECT_REQUIRED], "unit": [SUBJECT_REQUIRED]})
         start, end = attrs.get("effective_at"), attrs.get("ends_at")
         if start and end and end <= start:
             raise serializers.ValidationError({"ends_at": errors.WINDOW_ORDER})
@@ -79,7 +104,9 @@ class RequestFlagsSerializer(serializers.Serializer):
 
 
 class QuotaRequestSerializer(serializers.ModelSerializer):
-    tenant = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    tenant = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    unit = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    unit_path = serializers.SerializerMethodField(help_text="The unit's full path from the top; null for a team.")
     pool = serializers.SlugRelatedField(slug_field="name", read_only=True)
     gpu_model = serializers.SlugRelatedField(slug_field="name", read_only=True)
     requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
@@ -90,12 +117,16 @@ class QuotaRequestSerializer(serializers.ModelSerializer):
                   "quota in force; approval is refused), duplicate_of (other undecided requests for the same "
                   "scope and value). Null once decided.")
 
+    def get_unit_path(self, qr) -> str | None:
+        return selectors.unit_path(qr.unit_id) if qr.unit_id else None
+
     def get_flags(self, qr) -> RequestFlagsSerializer(allow_null=True):
         return request_flags(qr).as_dict() if qr.state in UNDECIDED else None
 
     class Meta:
         model = QuotaRequest
-        fields = ["id", "tenant", "pool", "gpu_model", "workload_classes", "kind", "gpus", "gpus_at_request",
-                  "cpu_cores", "memory_gb", "justification", "effective_at", "ends_at", "acknowledge_oversubscription", "state", "awaiting",
+        fields = ["id", "tenant", "unit", "unit_path", "pool", "gpu_model", "workload_classes", "kind", "gpus",
+                  "gpus_at_request", "cpu_cores", "memory_gb", "justification", "effective_at", "ends_at",
+                  "acknowledge_oversubscription", "state", "awaiting",
                   "needs_endorsement", "requested_by", "created_at", "state_changed_at", "quota", "applied_at",
                   "reverted_at", "last_error", "decisions", "flags"]

@@ -21,14 +21,13 @@ from quotas.access import QUOTA_APPROVER
 from quotas.errors import ConflictError
 from quotas.models import (
     GpuModel,
-    Membership,
     Pool,
     QuotaRequest,
     QuotaRequestDecision,
     Tenant,
     WorkloadClass,
 )
-from quotas.requests import notices, selectors
+from quotas.requests import notices, selectors, subjects
 from quotas.requests.flags import NO_OP_REFUSED, request_flags
 from quotas.services import quota_end, quota_set
 
@@ -48,6 +47,7 @@ DECREASE_NEEDS_QUOTA = _("There is no base quota on {pool}/{gpu_model} for these
 INCREASE_NEEDS_QUOTA = _("There is no base quota on {pool}/{gpu_model} for these classes yet: ask for a new scope.")
 SCOPE_EXISTS = _("A base quota of {current} GPUs already covers this scope: ask for an increase or a decrease.")
 TEMPORARY_NEEDS_MORE = _("A temporary grant must ask for more than the current {current} GPUs.")
+UNIT_GPUS_ONLY = _("An org unit's guarantee counts GPUs only: CPU cores and memory are set on its teams' quotas.")
 EXTRA_NOT_TEMPORARY = _("A temporary grant changes GPUs only; ask for CPU cores or memory in an increase or a decrease.")
 OVERSUBSCRIPTION_NOT_ACKNOWLEDGED = _(
     "Base quotas on {pool}/{gpu_model} would total {total} GPUs against {capacity} schedulable: "
@@ -56,6 +56,7 @@ OVERSUBSCRIPTION_NOT_ACKNOWLEDGED = _(
 ONLY_REQUESTER = _("Only the requester can {action} this request.")
 SELF_APPROVAL = _("Nobody approves their own request.")
 ENDORSER_REQUIRED = _("Endorsing needs the tenant admin role in {tenant}.")
+UNIT_ENDORSER_REQUIRED = _("Endorsing needs the unit admin role in {tenant} or in a unit above it.")
 APPROVER_REQUIRED = _("Approving quota requests needs the platform quota approver role.")
 REJECTER_REQUIRED = _("Rejecting this request needs the {role} role.")
 REQUESTER_LEFT = _("The requester is no longer a member of {tenant}.")
@@ -85,7 +86,8 @@ def _notify(request_id: int, event: str) -> None:
 
 
 def _payload(qr: QuotaRequest, **extra) -> dict:
-    return {"kind": qr.kind, "pool": qr.pool.name, "gpu_model": qr.gpu_model.name,
+    subject = {"unit": qr.unit.slug} if qr.unit_id else {}
+    return {**subject, "kind": qr.kind, "pool": qr.pool.name, "gpu_model": qr.gpu_model.name,
             "workload_classes": qr.workload_classes, "gpus": qr.gpus, "gpus_at_request": qr.gpus_at_request,
             **{f: getattr(qr, f) for f in EXTRA_ASKED if getattr(qr, f) is not None},
             "effective_at": qr.effective_at.isoformat() if qr.effective_at else None,
@@ -127,11 +129,12 @@ def _fresh_roles(user) -> None:
         del user._platform_roles
 
 
-def _role_in(user, tenant: Tenant) -> str | None:
-    return Membership.objects.filter(user=user, tenant=tenant).values_list("role", flat=True).first()
-
-
 def _check_capacity(qr: QuotaRequest, *, acknowledged: bool, field: str = "acknowledge_oversubscription") -> None:
+    if qr.unit_id:  # a unit's guarantee must fit the tree: children inside it, it inside its parent's
+        problem = subjects.unit_fit_problem(qr)
+        if problem and not acknowledged:
+            raise ValidationError({field: [problem]})
+        return
     impact = selectors.quota_request_impact_now(qr)
     if impact.needs_acknowledgement and not acknowledged:
         raise ValidationError({field: [OVERSUBSCRIPTION_NOT_ACKNOWLEDGED.format(
@@ -142,8 +145,8 @@ def _check_capacity(qr: QuotaRequest, *, acknowledged: bool, field: str = "ackno
 EXTRA_ASKED = {"cpu_cores": limits.QUOTA_CPU_CORES, "memory_gb": limits.QUOTA_MEMORY_GB}
 
 
-def _validate(*, tenant, pool, gpu_model, kind, gpus, justification, workload_classes, effective_at, ends_at,
-              now, extra: dict[str, int | None] | None = None) -> tuple[list[str], int]:
+def _validate(*, tenant, unit=None, pool, gpu_model, kind, gpus, justification, workload_classes, effective_at,
+              ends_at, now, extra: dict[str, int | None] | None = None) -> tuple[list[str], int]:
     problems: dict[str, list[str]] = {}
     extra = {k: v for k, v in (extra or {}).items() if v is not None}
     for name, value in extra.items():
@@ -176,9 +179,14 @@ def _validate(*, tenant, pool, gpu_model, kind, gpus, justification, workload_cl
         problems.setdefault("ends_at", []).append(END_ONLY_FOR_TEMPORARY)
     if ends_at is not None and ends_at <= (effective_at or now):
         problems.setdefault("ends_at", []).append(quota_errors.WINDOW_ORDER)
+    if unit is not None:
+        for name, messages in subjects.unit_problems(kind=kind, workload_classes=classes).items():
+            problems.setdefault(name, []).extend(messages)
+        for name in extra:  # the unit-quota write sets GPUs alone
+            problems.setdefault(name, []).append(UNIT_GPUS_ONLY)
     if problems:
         raise ValidationError(problems)
-    existing = selectors.target_quota(tenant=tenant, pool=pool, gpu_model=gpu_model, workload_classes=classes)
+    existing = subjects.in_force(tenant=tenant, unit=unit, pool=pool, gpu_model=gpu_model, workload_classes=classes)
     current = existing.gpus if existing else 0
     names = {"pool": pool.name, "gpu_model": gpu_model.name, "current": current}
     message = None
@@ -199,27 +207,29 @@ def _validate(*, tenant, pool, gpu_model, kind, gpus, justification, workload_cl
     return classes, current
 
 
-def quota_request_create(*, actor, tenant: Tenant, pool: Pool, gpu_model: GpuModel, kind: str, gpus: int,
-                         justification: str, workload_classes: Iterable[str] = (), effective_at: datetime | None = None,
+def quota_request_create(*, actor, pool: Pool, gpu_model: GpuModel, kind: str, gpus: int,
+                         justification: str, tenant: Tenant | None = None, unit=None,
+                         workload_classes: Iterable[str] = (), effective_at: datetime | None = None,
                          ends_at: datetime | None = None, acknowledge_oversubscription: bool = False,
                          submit: bool = True, cpu_cores: int | None = None,
                          memory_gb: int | None = None) -> QuotaRequest:
-    """A member or tenant admin asks for a change; saved as a draft or submitted straight away."""
-    role = _role_in(actor, tenant)
+    """A member or admin of a team (``tenant``) or of an org unit (``unit``) asks for a change of its quota;
+    saved as a draft or submitted straight away. One flow for both: the subject decides who endorses."""
+    role = subjects.role_of(actor, tenant=tenant, unit=unit)
     if role is None:
-        raise PermissionDenied(NOT_A_MEMBER.format(tenant=tenant.slug))
+        raise PermissionDenied(NOT_A_MEMBER.format(tenant=(unit or tenant).slug))
     now = timezone.now()
-    classes, current = _validate(tenant=tenant, pool=pool, gpu_model=gpu_model, kind=kind, gpus=gpus,
+    classes, current = _validate(tenant=tenant, unit=unit, pool=pool, gpu_model=gpu_model, kind=kind, gpus=gpus,
                                  justification=justification, workload_classes=workload_classes,
                                  effective_at=effective_at, ends_at=ends_at, now=now,
                                  extra={"cpu_cores": cpu_cores, "memory_gb": memory_gb})
     with transaction.atomic():
-        qr = QuotaRequest(tenant=tenant, pool=pool, gpu_model=gpu_model, workload_classes=classes, kind=kind,
+        qr = QuotaRequest(tenant=tenant, unit=unit, pool=pool, gpu_model=gpu_model, workload_classes=classes, kind=kind,
                           gpus=int(gpus), gpus_at_request=current, justification=justification.strip(),
                           cpu_cores=cpu_cores, memory_gb=memory_gb,
                           effective_at=effective_at, ends_at=ends_at,
                           acknowledge_oversubscription=acknowledge_oversubscription, requested_by=actor,
-                          needs_endorsement=role != Membership.Role.TENANT_ADMIN, state=State.DRAFT,
+                          needs_endorsement=role != subjects.ADMIN, state=State.DRAFT,
                           state_changed_at=now)
         qr.save()
         QuotaRequestDecision.objects.create(request=qr, step="created", to_state=State.DRAFT, actor=actor, at=now)
@@ -234,14 +244,14 @@ def quota_request_submit(*, actor, request: QuotaRequest) -> QuotaRequest:
     qr = request
     if qr.requested_by_id != actor.pk:
         raise PermissionDenied(ONLY_REQUESTER.format(action=ACTION_WORDS["submit"]))
-    role = _role_in(actor, qr.tenant)
+    role = subjects.request_role(actor, qr)
     if role is None:
-        raise PermissionDenied(NOT_A_MEMBER.format(tenant=qr.tenant.slug))
+        raise PermissionDenied(NOT_A_MEMBER.format(tenant=qr.subject.slug))
     with transaction.atomic():
         _check_capacity(qr, acknowledged=qr.acknowledge_oversubscription)
         # The chain is fixed at submission: a tenant admin's own request goes straight to the approvers.
         _transition(qr, to=State.SUBMITTED, allowed_from=[State.DRAFT], step="submitted", actor=actor,
-                    action="submitted", needs_endorsement=role != Membership.Role.TENANT_ADMIN)
+                    action="submitted", needs_endorsement=role != subjects.ADMIN)
         _notify(qr.pk, "awaiting")
     return qr
 
@@ -250,8 +260,9 @@ def quota_request_endorse(*, actor, request: QuotaRequest, comment: str = "") ->
     qr = request
     if qr.requested_by_id == actor.pk:
         raise PermissionDenied(SELF_APPROVAL)
-    if _role_in(actor, qr.tenant) != Membership.Role.TENANT_ADMIN:
-        raise PermissionDenied(ENDORSER_REQUIRED.format(tenant=qr.tenant.slug))
+    if subjects.request_role(actor, qr) != subjects.ADMIN:
+        raise PermissionDenied((UNIT_ENDORSER_REQUIRED if qr.unit_id else ENDORSER_REQUIRED).format(
+            tenant=qr.subject.slug))
     if not qr.needs_endorsement:
         raise ConflictError(WRONG_STATE.format(id=qr.pk, state=WAITING_FOR_APPROVER,
                                                action=ACTION_WORDS["endorsed"]), code="wrong_state")
@@ -277,8 +288,8 @@ def quota_request_approve(*, actor, request: QuotaRequest, comment: str = "",
         raise PermissionDenied(SELF_APPROVAL)
     if not actor.groups.filter(name=QUOTA_APPROVER).exists():
         raise PermissionDenied(APPROVER_REQUIRED)
-    if _role_in(qr.requested_by, qr.tenant) is None:
-        raise PermissionDenied(REQUESTER_LEFT.format(tenant=qr.tenant.slug))
+    if subjects.request_role(qr.requested_by, qr) is None:
+        raise PermissionDenied(REQUESTER_LEFT.format(tenant=qr.subject.slug))
     with transaction.atomic():
         # Approvals on one pool run one at a time, so two requests cannot each pass the capacity check alone.
         Pool.objects.select_for_update().filter(pk=qr.pool_id).first()
@@ -309,7 +320,7 @@ def quota_request_reject(*, actor, request: QuotaRequest, comment: str) -> Quota
     allowed = []
     if is_approver:
         allowed = [State.SUBMITTED, State.ENDORSED]
-    elif _role_in(actor, qr.tenant) == Membership.Role.TENANT_ADMIN and qr.needs_endorsement:
+    elif subjects.request_role(actor, qr) == subjects.ADMIN and qr.needs_endorsement:
         allowed = [State.SUBMITTED]
     if not allowed:
         raise PermissionDenied(REJECTER_REQUIRED.format(role=APPROVER_ROLE if not qr.needs_endorsement
@@ -355,16 +366,19 @@ def _asked_beyond_gpus(qr: QuotaRequest) -> dict:
 def _apply_one(request_id: int, *, now: datetime | None = None) -> bool:
     """Apply one approved request; the compare-and-swap makes a second worker skip it."""
     now = now or timezone.now()
-    qr = QuotaRequest.objects.select_related("tenant", "pool", "gpu_model").get(pk=request_id)
+    qr = QuotaRequest.objects.select_related("tenant", "unit", "pool", "gpu_model").get(pk=request_id)
     try:
         with transaction.atomic():
-            existing = selectors.target_quota(tenant=qr.tenant, pool=qr.pool, gpu_model=qr.gpu_model,
-                                              workload_classes=qr.workload_classes)
+            existing = subjects.in_force_for(qr)
             if not _transition(qr, to=State.APPLIED, allowed_from=[State.APPROVED], step="applied", now=now,
                                conflict=False, applied_at=now, applied_from_gpus=existing.gpus if existing else 0,
                                applied_created_quota=existing is None, next_attempt_at=None, last_error=""):
                 return False
             _check_capacity(qr, acknowledged=qr.acknowledge_oversubscription, field="gpus")
+            if qr.unit_id:  # the unit's guarantee, through the audited unit-quota service
+                subjects.unit_apply(qr, reason=_reason(qr, "applied"))
+                _notify(qr.pk, "applied")
+                return True
             quota = quota_set(actor=None, tenant=qr.tenant, pool=qr.pool, gpu_model=qr.gpu_model, gpus=qr.gpus,
                               workload_classes=qr.workload_classes, reason=_reason(qr, "applied"),
                               acknowledge_oversubscription=True, source={"quota_request": qr.pk},
@@ -442,7 +456,7 @@ def quota_request_expire_stale(*, now: datetime | None = None) -> int:
     stale = pending.filter(state_changed_at__lte=now - _stale_after()) | pending.filter(ends_at__lte=now)
     stale = stale | QuotaRequest.objects.filter(state=State.APPROVED, ends_at__lte=now)
     expired = 0
-    for qr in stale.select_related("tenant", "pool", "gpu_model").distinct():
+    for qr in stale.select_related("tenant", "unit", "pool", "gpu_model").distinct():
         with transaction.atomic():
             if _transition(qr, to=State.EXPIRED, allowed_from=[*QuotaRequest.PENDING_STATES, State.APPROVED],
                            step="expired", now=now, conflict=False):

@@ -3,23 +3,25 @@ one request with its timeline, and the approver inbox. HTMX requests get the par
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpResponseNotAllowed
+from django.http import Http404, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from quotas.access import (
+    NOT_FOUND,
     QUOTA_APPROVER,
     has_platform_role,
     tenant_for_user,
     tenants_for_user,
 )
 from quotas.errors import ConflictError
-from quotas.models import Membership, Pool, QuotaRequest
+from quotas.models import Pool, QuotaRequest
 from quotas.common.redirects import safe_next
-from quotas.requests import flags, selectors, services
+from quotas.orgs.models import OrgUnit
+from quotas.requests import flags, selectors, services, subjects
 from quotas.requests.api import request_for_user
-from quotas.requests.forms import QuotaRequestForm
+from quotas.requests.forms import QuotaRequestForm, UnitQuotaRequestForm
 
 ACTIONS = {
     "submit": lambda user, qr, post: services.quota_request_submit(actor=user, request=qr),
@@ -83,6 +85,36 @@ def quota_request_new(request, slug: str):
                   status=400 if form.is_bound and form.errors else 200)
 
 
+@login_required
+def unit_quota_request_new(request, slug: str):
+    """The request form on a unit's page: its members and the admins of its chain ask for its guarantee."""
+    unit = OrgUnit.objects.filter(slug=slug, id__in=selectors.request_unit_ids(request.user)).first()
+    if unit is None:
+        raise Http404(NOT_FOUND)
+    impact = None
+    if request.method == "POST":
+        form = UnitQuotaRequestForm(request.POST)
+        if form.is_valid():
+            try:
+                qr = services.quota_request_create(actor=request.user, unit=unit,
+                                                   submit=request.POST.get("save") != "draft", **form.cleaned_data)
+            except ValidationError as exc:
+                _add_errors(form, exc)
+            else:
+                messages.success(request, REQUEST_SAVED.format(id=qr.pk, state=qr.get_state_display()))
+                return redirect("quota-request-detail", qr.pk)
+        data = getattr(form, "cleaned_data", {})
+        if all(data.get(f) is not None for f in ("pool", "gpu_model", "gpus")):
+            impact = selectors.unit_request_impact(unit=unit, pool=data["pool"], gpu_model=data["gpu_model"],
+                                                   gpus=data["gpus"])
+    else:
+        form = UnitQuotaRequestForm(initial={"pool": request.GET.get("pool"), "gpu_model": request.GET.get("gpu_model")})
+    context = {"unit": unit, "unit_path": selectors.unit_path(unit.pk), "form": form, "impact": impact,
+               "requests": selectors.quota_requests_filtered(user=request.user, unit=unit.slug)[:50]}
+    return render(request, "quotas/unit_request_form.html", context,
+                  status=400 if form.is_bound and form.errors else 200)
+
+
 def _add_errors(form, exc: ValidationError) -> None:
     if not hasattr(exc, "error_dict"):
         form.add_error(None, exc)
@@ -133,8 +165,7 @@ def _actions_for(user, qr: QuotaRequest) -> list[str]:
         actions.append("submit")
     if own and qr.state in QuotaRequest.OPEN_STATES:
         actions.append("withdraw")
-    if not own and qr.awaiting == "tenant_admin" and Membership.objects.filter(
-            user=user, tenant=qr.tenant, role=Membership.Role.TENANT_ADMIN).exists():
+    if not own and qr.awaiting == "tenant_admin" and subjects.request_role(user, qr) == subjects.ADMIN:
         actions += ["endorse", "reject"]
     if not own and qr.awaiting == "approver" and has_platform_role(user, QUOTA_APPROVER):
         actions += ["approve", "reject"]
@@ -143,6 +174,7 @@ def _actions_for(user, qr: QuotaRequest) -> list[str]:
 
 def _with_row_state(user, qr: QuotaRequest) -> QuotaRequest:
     qr.row_actions = _actions_for(user, qr)
+    qr.unit_path = selectors.unit_path(qr.unit_id) if qr.unit_id else ""
     # Deciders see the pool arithmetic in the row itself; others do not need the extra queries.
     qr.row_impact = selectors.quota_request_impact_now(qr) if qr.row_actions else None
     qr.row_needs_ack = ("approve" in qr.row_actions and not qr.acknowledge_oversubscription

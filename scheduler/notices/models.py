@@ -59,7 +59,9 @@ class Notice(models.Model):
         DELIVERED = "delivered", _("Delivered")
         FAILED = "failed", _("Failed")
     kind = models.CharField(max_length=30, choices=Kind)
-    tenant = models.ForeignKey("quotas.Tenant", on_delete=models.PROTECT, related_name="notices")
+    # None: mail about an org unit (its quota requests, its monthly roll-up), which no team's channels carry.
+    tenant = models.ForeignKey("quotas.Tenant", on_delete=models.PROTECT, related_name="notices", null=True,
+                               blank=True)
     # The job the notice is about, as a plain id: the notice outlives the job row and this app must
     # not depend on the jobs app's migrations.
     job_id = models.BigIntegerField(null=True, blank=True, db_index=True)

@@ -78,7 +78,10 @@ def whatif_simulate_request(request, pk: int):
     _require(request.user)
     qr = request_for_user(request.user, pk)
     start, end = _last_month()
-    change = {"kind": "quota", "tenant": qr.tenant.slug, "gpu_model": qr.gpu_model.name, "gpus": qr.gpus}
+    if qr.unit_id:  # a unit's request proposes the unit's guarantee
+        change = {"kind": "unit_quota", "unit": qr.unit.slug, "gpu_model": qr.gpu_model.name, "gpus": qr.gpus}
+    else:
+        change = {"kind": "quota", "tenant": qr.tenant.slug, "gpu_model": qr.gpu_model.name, "gpus": qr.gpus}
     services.whatif_create(actor=request.user, pool=qr.pool, window_start=start, window_end=end, changes=[change],
                            label=f"quota request #{qr.pk}", quota_request=qr)
     return redirect("quota-request-detail", qr.pk)

@@ -149,6 +149,11 @@ def test_bad_unit_requests_are_400s_naming_the_field(world, platform_admin, api)
     assert over.status_code == 400 and "ai's 32" in str(over.json())
     same = _ask(api, people["cv-dev"], gpus=20)
     assert same.status_code == 400 and "gpus" in str(same.json())
+    # A unit's guarantee is written in GPUs alone: CPU cores or memory asked of it are refused, not dropped.
+    memory = _ask(api, people["cv-dev"], gpus=24, memory_gb=512)
+    assert memory.status_code == 400
+    assert memory.json()["memory_gb"] == [
+        "An org unit's guarantee counts GPUs only: CPU cores and memory are set on its teams' quotas."]
 
 
 def test_the_schema_documents_unit_requests():

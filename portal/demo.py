@@ -1,6 +1,5 @@
 """The demo world: four teams sharing two pools of three GPU models. Loaded through the services,
 idempotently, so running it twice changes nothing."""
-import random
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -9,9 +8,6 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 from django.utils import timezone
 
-from audit.chain.services import audit_record_bulk
-from audit.models import UsageRecord
-from audit.usage.months import month_bounds, month_of, previous_month
 from portal.demo_im import DEMO_IM_TENANT, demo_notice_channel
 from portal.demo_jobs import demo_jobs_seed
 from quotas import services
@@ -146,70 +142,6 @@ def load_demo() -> list[DemoLogin]:
 def demo_jobs() -> int:
     """The first batch of sample jobs (once); beat's demo top-up keeps the stream going."""
     return demo_jobs_seed()
-
-
-# --- Demo usage history (audit) -------------------------------------------------------------------
-# Additive: past-month run intervals and wait reasons for the demo teams, so the report page has
-# something to show. Job ids from DEMO_USAGE_JOB_BASE up mark them; loading twice adds nothing.
-DEMO_USAGE_JOB_BASE = 900_000_000
-DEMO_PRIORITY = {"online_inference": "production", "evaluation": "candidate", "training": "training",
-                 "batch_inference": "batch", "experiment": "experiment", "validation": "experiment"}
-DEMO_WAIT_CODES = ["POOL_FULL", "QUOTA_EXCEEDED", "LOWER_PRIORITY", "FRAGMENTED", "MAINTENANCE"]
-
-
-@transaction.atomic
-def load_demo_usage(*, seed: int = 2026) -> int:
-    """Write last month's (and this month's so far) usage for the demo teams; returns rows written."""
-    if UsageRecord.objects.filter(job_id__gte=DEMO_USAGE_JOB_BASE).exists():
-        return 0
-    rng = random.Random(seed)
-    now = timezone.now()
-    start, _ = month_bounds(previous_month(month_of(now)))
-    # The demo world was just created, but its story needs quotas and nodes that existed last month:
-    # date their first history versions back, before the month starts.
-    backdated = start - timedelta(days=30)
-    for model in (Quota, Node):
-        first_ids = [model.history.filter(id=obj_id).order_by("history_date").values_list("history_id", flat=True)[0]
-                     for obj_id in model.objects.values_list("id", flat=True)]
-        model.history.filter(history_id__in=first_ids, history_date__gt=backdated).update(history_date=backdated)
-    Quota.objects.filter(effective_from__gt=backdated).update(effective_from=backdated)
-    Quota.history.filter(effective_from__gt=backdated).update(effective_from=backdated)
-
-    rows, waits, job_id = [], [], DEMO_USAGE_JOB_BASE
-    classes = list(DEMO_PRIORITY)
-    # History is over before the demo starts: every interval ends by then, so none is counted as held
-    # now (the quota panel's "used" reads open intervals; only real demo jobs keep one open).
-    history_ends = now - timedelta(minutes=10)
-    for quota in Quota.objects.filter(project__isnull=True).select_related("tenant"):
-        projects = list(Project.objects.filter(tenant=quota.tenant))
-        usage_level = rng.uniform(0.35, 0.85)  # share of the quota the team keeps busy
-        moment = start
-        while moment < now - timedelta(hours=2):
-            gpus = rng.choice([g for g in (1, 2, 4, 8) if g <= quota.gpus] or [1])
-            hours = rng.uniform(1, 12)
-            cls = rng.choice(quota.workload_classes or classes)
-            end = min(moment + timedelta(hours=hours), history_ends)
-            on_lease = rng.random() < 0.12 and cls != "online_inference"
-            outcome = rng.choices(["succeeded", "failed", "cancelled", "preempted"], [85, 7, 5, 3 + 10 * on_lease])[0]
-            wait = int(rng.expovariate(1 / (300 if cls == "online_inference" else 1500)))
-            job_id += 1
-            rows.append(UsageRecord(
-                job_id=job_id, job_name=f"{cls}-{job_id - DEMO_USAGE_JOB_BASE}", tenant=quota.tenant,
-                project=rng.choice(projects), pool_id=quota.pool_id, gpu_model_id=quota.gpu_model_id,
-                workload_class=cls, priority_class=DEMO_PRIORITY[cls], gpus=gpus, submitted_at=moment - timedelta(
-                    seconds=wait), started_at=moment, ended_at=end,
-                outcome=outcome, on_lease=on_lease, lease_id=job_id if on_lease else None,
-                error_type="OOMKilled" if outcome == "failed" else ""))
-            if wait > 600:
-                waits.append({"event_type": "job.waiting", "object_type": "job", "object_id": job_id,
-                              "tenant_id": quota.tenant_id, "occurred_at": moment - timedelta(seconds=wait // 2),
-                              "payload": {"code": rng.choices(DEMO_WAIT_CODES, [40, 25, 20, 10, 5])[0],
-                                          "project": rows[-1].project.slug, "gpus": gpus}})
-            # Parallel streams of jobs fill the quota to usage_level on average.
-            moment += timedelta(hours=hours * gpus / max(quota.gpus * usage_level, 1))
-    UsageRecord.objects.bulk_create(rows, batch_size=2000)
-    audit_record_bulk(waits)
-    return len(rows)
 
 
 def _demo_quota_requests(pools, models, approver) -> None:

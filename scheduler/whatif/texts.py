@@ -14,10 +14,23 @@ PROPOSAL_PREFIX = _("Proposal: {text}")
 FIGURES = {
     "started": _("jobs started"),
     "utilisation": _("utilisation"),
-    "wait_p50_seconds": _("wait p50 (s)"),
-    "wait_p95_seconds": _("wait p95 (s)"),
+    "wait_p50_seconds": _("wait p50 (min)"),
+    "wait_p95_seconds": _("wait p95 (min)"),
     "preemptions": _("preemptions"),
 }
+
+
+def _minutes(seconds):
+    """Waits are stored in seconds and shown in minutes, as on the charts and the request panel."""
+    return round(seconds / 60, 1)
+
+
+def _percent(fraction):
+    return f"{fraction * 100:.1f}%"
+
+
+# How each figure is shown: one unit per figure on every what-if page (counts stay counts).
+SHOWN = {"utilisation": _percent, "wait_p50_seconds": _minutes, "wait_p95_seconds": _minutes}
 DIFFERS = _("The baseline replay differs from the live record in: {names}.")
 AGREES = _("The baseline replay agrees with the live record within the tolerance.")
 
@@ -35,7 +48,12 @@ def warning_texts(warnings: dict) -> list[str]:
 def live_rows(fidelity: dict) -> tuple[list[dict], str]:
     """Rows (figure, live, replay, differs) and the sentence that sums them up; none for an older result."""
     live = fidelity.get("live") or {}
-    rows = [{"name": str(FIGURES[name]), **values} for name, values in live.items() if name in FIGURES]
+    rows = []
+    for name, values in live.items():
+        if name in FIGURES:
+            shown = SHOWN.get(name, lambda value: value)
+            rows.append({**values, "name": str(FIGURES[name]),
+                         **{side: None if values[side] is None else shown(values[side]) for side in ("live", "replay")}})
     if not rows:
         return [], ""
     differs = [str(FIGURES[name]) for name in fidelity.get("differs", ()) if name in FIGURES]

@@ -2,7 +2,8 @@
 
 Sources: the monthly rollups plus live intervals not yet folded (audit.rollups), base quotas and
 node capacity reconstructed from their history tables, and ``job.waiting`` audit events for the
-wait reasons. Every figure is in GPU-hours unless its name says otherwise; waits are in minutes
+wait reasons. Every figure is in GPU-hours unless its name says otherwise (CPU-core-hours and memory GB-hours
+where runs asked CPU or memory); waits are in minutes
 (audit.reports.units). The result is a plain dict of JSON values; the page, the API, the exports and the
 email all render the same dict.
 """
@@ -15,7 +16,7 @@ from django.utils import timezone
 
 from audit.models import AuditEvent, UsageMonthly, UsageRecord, UsageWaitHistogram
 from audit.reports.trend import usage_trend
-from audit.reports.units import chargeback_units, gpu_hours, wait_minutes
+from audit.reports.units import chargeback_units, gpu_hours, resource_hours, wait_minutes
 from audit.usage.months import month_bounds, overlap_seconds
 from audit.usage.rollups import MONTHLY_KEY, MONTHLY_SUMS, ROW_FIELDS, Contributions
 from quotas.models import GpuModel, Node, Pool, Project, Quota, Tenant
@@ -148,9 +149,9 @@ def _withdrawn_stops(lo, hi, tenant: Tenant | None, project: Project | None) -> 
     return {"withdrawn": len(spared), "gpu_hours_spared": round(sum(spared), 2)}
 
 
-def _chargeback_rows(by_charge: dict, models: dict) -> list[dict]:
-    """GPU-hours and chargeback units per tenant × project × GPU model, sorted by those names. Units are
-    the model's weight × GPU-hours, rounded per row as the per-model totals are."""
+def _chargeback_rows(by_charge: dict, models: dict, cpu_memory: dict) -> list[dict]:
+    """GPU-hours, CPU-core-hours, memory GB-hours and chargeback units per tenant × project × GPU model, sorted
+    by those names. Units are the model's weight × GPU-hours, rounded per row as the per-model totals are."""
     tenants = dict(Tenant.objects.filter(id__in={k[0] for k in by_charge}).values_list("id", "slug"))
     projects = dict(Project.objects.filter(id__in={k[1] for k in by_charge}).values_list("id", "slug"))
     rows = []
@@ -158,7 +159,10 @@ def _chargeback_rows(by_charge: dict, models: dict) -> list[dict]:
         model, hours = models[model_id], gpu_hours(seconds)
         rows.append({"tenant": tenants.get(tenant_id, str(tenant_id)),
                      "project": projects.get(project_id, str(project_id)),
-                     "gpu_model": model.name, "gpu_hours": hours, "chargeback_weight": float(model.chargeback_weight),
+                     "gpu_model": model.name, "gpu_hours": hours,
+                     "cpu_core_hours": resource_hours(cpu_memory[(tenant_id, project_id, model_id)][0]),
+                     "memory_gb_hours": resource_hours(cpu_memory[(tenant_id, project_id, model_id)][1]),
+                     "chargeback_weight": float(model.chargeback_weight),
                      "chargeback_units": float(chargeback_units(hours, model))})
     return sorted(rows, key=lambda r: (r["tenant"], r["project"], r["gpu_model"]))
 
@@ -179,6 +183,8 @@ def usage_report(*, month: date, tenant: Tenant | None = None, project: Project 
     by_base_key = defaultdict(float)  # (tenant, pool, model) -> GPU-seconds under base quota
     by_group = defaultdict(float)  # project (tenant scope) or tenant (platform scope)
     by_charge = defaultdict(float)  # (tenant, project, model) -> GPU-seconds, for chargeback
+    cpu_memory = defaultdict(lambda: [0.0, 0.0])  # (tenant, project, model) -> CPU-core- and GB-seconds
+    group_cpu_memory = defaultdict(lambda: [0.0, 0.0])
     totals = dict.fromkeys(MONTHLY_SUMS, 0.0)
     lent_by_anyone = 0.0
     for (_, tenant_id, project_id, pool_id, model_id, _cls, on_lease, lender), values in sums.items():
@@ -193,6 +199,10 @@ def usage_report(*, month: date, tenant: Tenant | None = None, project: Project 
             by_base_key[(tenant_id, pool_id, model_id)] += seconds
         by_group[project_id if tenant is not None else tenant_id] += seconds
         by_charge[(tenant_id, project_id, model_id)] += seconds
+        for acc in (cpu_memory[(tenant_id, project_id, model_id)],
+                    group_cpu_memory[project_id if tenant is not None else tenant_id]):
+            acc[0] += values[6]
+            acc[1] += values[7]
 
     gpu_models = []
     chargeback = Decimal(0)
@@ -234,11 +244,13 @@ def usage_report(*, month: date, tenant: Tenant | None = None, project: Project 
         names = dict(Tenant.objects.values_list("id", "slug"))
         group_label = "tenant"
 
-    chargeback_rows = _chargeback_rows(by_charge, models)
+    chargeback_rows = _chargeback_rows(by_charge, models, cpu_memory)
     group_units: dict[str, Decimal] = defaultdict(Decimal)
     for row in chargeback_rows:
         group_units[row[group_label]] += Decimal(str(row["chargeback_units"]))
     groups = [{group_label: names.get(k, str(k)), "gpu_hours": gpu_hours(v),
+               "cpu_core_hours": resource_hours(group_cpu_memory[k][0]),
+               "memory_gb_hours": resource_hours(group_cpu_memory[k][1]),
                "chargeback_units": float(group_units[names.get(k, str(k))])}
               for k, v in sorted(by_group.items(), key=lambda kv: (-kv[1], names.get(kv[0], "")))]
 
@@ -265,6 +277,8 @@ def usage_report(*, month: date, tenant: Tenant | None = None, project: Project 
                   "project": project.slug if project else None, "from": lo.isoformat(), "to": hi.isoformat(),
                   "hours_in_month": gpu_hours((hi - lo).total_seconds())},
         "totals": {"gpu_hours": gpu_hours(totals["gpu_seconds"]), "chargeback_units": float(chargeback),
+                   "cpu_core_hours": resource_hours(totals["cpu_core_seconds"]),
+                   "memory_gb_hours": resource_hours(totals["memory_gb_seconds"]),
                    "borrowed_gpu_hours": gpu_hours(borrowed),
                    # Leases lend tenant quota, so a project lends nothing; the platform lends what tenants lent.
                    "lent_gpu_hours": 0.0 if project else gpu_hours(lent_seconds if tenant else lent_by_anyone)},

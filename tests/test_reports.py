@@ -128,7 +128,7 @@ def test_project_and_other_tenant_reports(month):
     assert r["waits"] == [{"priority_class": "experiment", "runs": 1, "p50_minutes": 60.0, "p95_minutes": 60.0}]
     beta = usage_report(month=lm.MONTH, tenant=month.beta, now=lm.NOW)
     # R7 400 A100 GPU-h under base; RB 40 H100 GPU-h on alpha's lease, stopped by the reclaim.
-    assert beta["totals"] == {"gpu_hours": 440.0, "chargeback_units": 720.0, "borrowed_gpu_hours": 40.0,
+    assert beta["totals"] == {"gpu_hours": 440.0, "chargeback_units": 720.0, "borrowed_gpu_hours": 40.0, **GPU_ONLY,
                               "lent_gpu_hours": 0.0}
     assert beta["quota"]["idle_base_gpu_hours"] == 2576.0 and beta["quota"]["utilisation"] == 0.1344
     assert beta["preemptions"] == {"count": 1, "gpu_hours_lost": 40.0, "withdrawn": 0, "gpu_hours_spared": 0.0}

@@ -112,6 +112,11 @@ class UsageRecord(models.Model):
     workload_class = models.CharField(max_length=20)
     priority_class = models.CharField(max_length=20)
     gpus = models.PositiveIntegerField()
+    # CPU cores and GB memory of the whole run as the engine placed it (per replica x replicas, the pool's
+    # per-GPU defaults where the job gave none); 0 where neither says, so such runs add nothing.
+    # db_default too: bulk loads (COPY) that predate these columns stay valid.
+    cpu_cores = models.PositiveIntegerField(default=0, db_default=0)
+    memory_gb = models.PositiveIntegerField(default=0, db_default=0)
     submitted_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField()
     ended_at = models.DateTimeField(null=True, blank=True)
@@ -161,6 +166,8 @@ class UsageMonthly(models.Model):
     runs_cancelled = models.IntegerField(default=0)
     runs_preempted = models.IntegerField(default=0)
     preempted_gpu_seconds = models.FloatField(default=0)
+    cpu_core_seconds = models.FloatField(default=0, db_default=0)
+    memory_gb_seconds = models.FloatField(default=0, db_default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(

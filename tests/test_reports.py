@@ -8,6 +8,8 @@ from audit.reports.selectors import percentile_disc, usage_report
 from audit.usage.rollups import usage_rollup_fold
 from tests import live_month as lm
 
+GPU_ONLY = {"cpu_core_hours": 0.0, "memory_gb_hours": 0.0}  # the month's runs asked no CPU or memory
+
 pytestmark = pytest.mark.django_db
 
 
@@ -34,6 +36,7 @@ def test_tenant_report_matches_the_hand_computed_month(month):
     assert r["scope"]["month"] == "2026-03" and r["scope"]["hours_in_month"] == 744
     # R1 40 + R2 16 + R3 20 + R4 4 + R5 2 + R6 1 + R9 40; alpha lent RB's 4 H100 × 10 h.
     assert r["totals"] == {"gpu_hours": 123.0, "chargeback_units": 363.0, "borrowed_gpu_hours": 4.0,
+                           "cpu_core_hours": 0.0, "memory_gb_hours": 0.0,
                            "lent_gpu_hours": 40.0}
     assert r["gpu_models"] == [
         {"gpu_model": "A100-40G", "chargeback_weight": 1.5, "gpu_hours": 4.0, "borrowed_gpu_hours": 4.0,
@@ -42,17 +45,17 @@ def test_tenant_report_matches_the_hand_computed_month(month):
          "chargeback_units": 357.0},
     ]
     assert r["groups"] == {"by": "project", "rows": [
-        {"project": "train", "name": "Training", "gpu_hours": 103.0, "chargeback_units": 303.0},
-        {"project": "eval", "name": "Evaluation", "gpu_hours": 20.0, "chargeback_units": 60.0}]}
+        {"project": "train", "name": "Training", "gpu_hours": 103.0, "chargeback_units": 303.0, **GPU_ONLY},
+        {"project": "eval", "name": "Evaluation", "gpu_hours": 20.0, "chargeback_units": 60.0, **GPU_ONLY}]}
     # Chargeback per project × GPU model: train = R1 40 + R2 16 + R5 2 + R6 1 + R9 40 H100 (× 3) and R4's 4 A100
     # (× 1.5, borrowed from the unassigned pool); eval = R3 20 H100.
     assert r["chargeback"] == [
         {"tenant": "alpha", "tenant_name": "Alpha team", "project": "eval", "project_name": "Evaluation",
-         "gpu_model": "H100-80G", "gpu_hours": 20.0, "chargeback_weight": 3.0, "chargeback_units": 60.0},
+         "gpu_model": "H100-80G", "gpu_hours": 20.0, "chargeback_weight": 3.0, "chargeback_units": 60.0, **GPU_ONLY},
         {"tenant": "alpha", "tenant_name": "Alpha team", "project": "train", "project_name": "Training",
-         "gpu_model": "A100-40G", "gpu_hours": 4.0, "chargeback_weight": 1.5, "chargeback_units": 6.0},
+         "gpu_model": "A100-40G", "gpu_hours": 4.0, "chargeback_weight": 1.5, "chargeback_units": 6.0, **GPU_ONLY},
         {"tenant": "alpha", "tenant_name": "Alpha team", "project": "train", "project_name": "Training",
-         "gpu_model": "H100-80G", "gpu_hours": 99.0, "chargeback_weight": 3.0, "chargeback_units": 297.0}]
+         "gpu_model": "H100-80G", "gpu_hours": 99.0, "chargeback_weight": 3.0, "chargeback_units": 297.0, **GPU_ONLY}]
     # Twelve months up to March: R2's 4 h × 2 H100 before February's midnight, then March's totals.
     assert len(r["trend"]) == 12 and r["trend"][0]["month"] == "2025-04"
     assert r["trend"][-2:] == [{"month": "2026-02", "gpu_hours": 8.0, "chargeback_units": 24.0},
@@ -82,12 +85,13 @@ def test_platform_report_matches_the_hand_computed_month(month):
     r = _both_ways()
     assert r["scope"]["tenant"] is None
     assert r["totals"] == {"gpu_hours": 563.0, "chargeback_units": 1083.0, "borrowed_gpu_hours": 44.0,
+                           "cpu_core_hours": 0.0, "memory_gb_hours": 0.0,
                            "lent_gpu_hours": 40.0}  # R4's lease came from unassigned GPUs: nobody lent it
     assert [(m["gpu_model"], m["gpu_hours"], m["chargeback_units"]) for m in r["gpu_models"]] == [
         ("A100-40G", 404.0, 606.0), ("H100-80G", 159.0, 477.0)]
     assert r["groups"]["rows"] == [
-        {"tenant": "beta", "name": "Beta team", "gpu_hours": 440.0, "chargeback_units": 720.0},
-        {"tenant": "alpha", "name": "Alpha team", "gpu_hours": 123.0, "chargeback_units": 363.0}]
+        {"tenant": "beta", "name": "Beta team", "gpu_hours": 440.0, "chargeback_units": 720.0, **GPU_ONLY},
+        {"tenant": "alpha", "name": "Alpha team", "gpu_hours": 123.0, "chargeback_units": 363.0, **GPU_ONLY}]
     # Per-tenant chargeback: RB's 40 H100 hours on alpha's lease are beta's to pay.
     assert [(c["tenant"], c["project"], c["gpu_model"], c["gpu_hours"], c["chargeback_units"])
             for c in r["chargeback"]] == [
@@ -121,12 +125,13 @@ def test_project_and_other_tenant_reports(month):
     r = _both_ways(project=month.eval)
     assert r["scope"]["project"] == "eval"
     assert r["totals"] == {"gpu_hours": 20.0, "chargeback_units": 60.0, "borrowed_gpu_hours": 0.0,
+                           "cpu_core_hours": 0.0, "memory_gb_hours": 0.0,
                            "lent_gpu_hours": 0.0}
     assert r["quota"]["base_quota_gpu_hours"] == 0.0 and r["quota"]["utilisation"] is None
     assert r["waits"] == [{"priority_class": "experiment", "runs": 1, "p50_minutes": 60.0, "p95_minutes": 60.0}]
     beta = usage_report(month=lm.MONTH, tenant=month.beta, now=lm.NOW)
     # R7 400 A100 GPU-h under base; RB 40 H100 GPU-h on alpha's lease, stopped by the reclaim.
-    assert beta["totals"] == {"gpu_hours": 440.0, "chargeback_units": 720.0, "borrowed_gpu_hours": 40.0,
+    assert beta["totals"] == {"gpu_hours": 440.0, "chargeback_units": 720.0, "borrowed_gpu_hours": 40.0, **GPU_ONLY,
                               "lent_gpu_hours": 0.0}
     assert beta["quota"]["idle_base_gpu_hours"] == 2576.0 and beta["quota"]["utilisation"] == 0.1344
     assert beta["preemptions"] == {"count": 1, "gpu_hours_lost": 40.0, "withdrawn": 0, "gpu_hours_spared": 0.0}

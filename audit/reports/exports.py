@@ -28,9 +28,11 @@ from quotas.labels import priority_class_label, wait_code_label
 # Kinds of column: how a value is written and formatted.
 TEXT, MONTH, HOURS, UNITS, WEIGHT, SHARE, MINUTES, COUNT = "text", "month", "hours", "units", "weight", "share", \
     "minutes", "count"
+CORE_HOURS, GB_HOURS = "core_hours", "gb_hours"
 NUMBER_FORMATS = {MONTH: "yyyy-mm", HOURS: "#,##0.0", UNITS: "#,##0.0", WEIGHT: "0.00", SHARE: "0.0%",
-                  MINUTES: "#,##0.0", COUNT: "#,##0"}
+                  MINUTES: "#,##0.0", COUNT: "#,##0", CORE_HOURS: "#,##0.0", GB_HOURS: "#,##0.0"}
 UNIT_LABELS = {HOURS: gettext_lazy("GPU-hours"), UNITS: gettext_lazy("chargeback units"),
+               CORE_HOURS: gettext_lazy("CPU-core-hours"), GB_HOURS: gettext_lazy("memory GB-hours"),
                MINUTES: gettext_lazy("minutes"), SHARE: "%", COUNT: "", TEXT: "", MONTH: "", WEIGHT: ""}
 MIN_WIDTH, MAX_WIDTH = 8, 48
 DEFAULT_CSV_TABLE = "chargeback"
@@ -43,6 +45,9 @@ class Column:
     header: object  # a lazy translation
     kind: str = TEXT
     label: Callable[[str], str] | None = None  # a stored code's words in the active language
+    # Left out when every row is 0 there: CPU and memory figures appear where runs asked them, and a
+    # GPU-only month's files keep the columns they always had.
+    only_if_used: bool = False
 
 
 @dataclass(frozen=True)
@@ -62,7 +67,10 @@ TABLES = (
     Table("chargeback", gettext_lazy("Chargeback"), (
         C("month", gettext_lazy("Month"), MONTH), C("tenant_name", gettext_lazy("Tenant")),
         C("project_name", gettext_lazy("Project")), C("gpu_model", gettext_lazy("GPU model")),
-        C("gpu_hours", gettext_lazy("GPU-hours"), HOURS), C("chargeback_weight", gettext_lazy("Weight"), WEIGHT),
+        C("gpu_hours", gettext_lazy("GPU-hours"), HOURS),
+        C("cpu_core_hours", gettext_lazy("CPU-core-hours"), CORE_HOURS, only_if_used=True),
+        C("memory_gb_hours", gettext_lazy("Memory GB-hours"), GB_HOURS, only_if_used=True),
+        C("chargeback_weight", gettext_lazy("Weight"), WEIGHT),
         C("chargeback_units", gettext_lazy("Chargeback units"), UNITS)), "chargeback"),
     Table("trend", gettext_lazy("Monthly trend"), (
         C("month", gettext_lazy("Month"), MONTH), C("gpu_hours", gettext_lazy("GPU-hours"), HOURS),
@@ -91,14 +99,26 @@ TABLE_NAMES = (SUMMARY_TABLE, *(t.name for t in TABLES))
 TABLE_CHOICES = ((SUMMARY_TABLE, gettext_lazy("Summary")), *((t.name, t.title) for t in TABLES))
 
 
+def _cpu_memory_used(report: dict) -> bool:
+    return bool(report["totals"]["cpu_core_hours"] or report["totals"]["memory_gb_hours"])
+
+
+def columns(report: dict, table: Table) -> tuple[Column, ...]:
+    """The table's columns for this report: the CPU and memory ones only where runs asked them."""
+    used = _cpu_memory_used(report)
+    return tuple(c for c in table.columns if used or not c.only_if_used)
+
+
 def summary_rows(report: dict) -> list[tuple[str, object, str]]:
     """(label, value, kind) for the report's headline figures, in the active language."""
     s, t, q, f, o, p = (report[k] for k in ("scope", "totals", "quota", "fairness", "outcomes", "preemptions"))
     names = (s.get("tenant_name", s["tenant"]), s.get("project_name", s["project"]))  # older reports: slugs
     subject = " / ".join(x for x in names if x) or _("Whole platform")
+    cpu_memory = [(_("CPU-core-hours"), t["cpu_core_hours"], CORE_HOURS),
+                  (_("Memory GB-hours"), t["memory_gb_hours"], GB_HOURS)] if _cpu_memory_used(report) else []
     return [
         (_("Scope"), subject, TEXT), (_("Month"), s["month"], MONTH),
-        (_("GPU-hours"), t["gpu_hours"], HOURS), (_("Chargeback units"), t["chargeback_units"], UNITS),
+        (_("GPU-hours"), t["gpu_hours"], HOURS), (_("Chargeback units"), t["chargeback_units"], UNITS), *cpu_memory,
         (_("Borrowed GPU-hours"), t["borrowed_gpu_hours"], HOURS), (_("Lent GPU-hours"), t["lent_gpu_hours"], HOURS),
         (_("Base quota GPU-hours"), q["base_quota_gpu_hours"], HOURS),
         (_("Used under base GPU-hours"), q["used_under_base_gpu_hours"], HOURS),
@@ -145,9 +165,10 @@ def report_csv(report: dict, table: str = DEFAULT_CSV_TABLE) -> bytes:
         spec = next((t for t in TABLES if t.name == table), None)
         if spec is None:
             raise ValueError(str(UNKNOWN_TABLE).format(tables=", ".join(TABLE_NAMES)))
-        writer.writerow([str(c.header) for c in spec.columns])
+        cols = columns(report, spec)
+        writer.writerow([str(c.header) for c in cols])
         for row in _rows(report, spec):
-            writer.writerow(["" if row.get(c.key) is None else _value(row, c) for c in spec.columns])
+            writer.writerow(["" if row.get(c.key) is None else _value(row, c) for c in cols])
     return out.getvalue().encode("utf-8-sig")
 
 
@@ -200,8 +221,9 @@ def report_xlsx(report: dict) -> bytes:
                for label, value, kind in summary_rows(report)]
     _sheet(book, _("Summary"), [_("Metric"), _("Value"), _("Unit")], summary, first=True)
     for spec in TABLES:
-        rows = [[(_value(row, c), c.kind) for c in spec.columns] for row in _rows(report, spec)]
-        _sheet(book, str(spec.title), [str(c.header) for c in spec.columns], rows, first=False)
+        cols = columns(report, spec)
+        rows = [[(_value(row, c), c.kind) for c in cols] for row in _rows(report, spec)]
+        _sheet(book, str(spec.title), [str(c.header) for c in cols], rows, first=False)
     out = io.BytesIO()
     book.save(out)
     return out.getvalue()

@@ -1,4 +1,5 @@
-"""The month's usage rolled up the organisation tree (issue 39): GPU-seconds, GPU-hours and chargeback units per
+"""The month's usage rolled up the organisation tree (issue 39): GPU-seconds, GPU-hours, CPU-core-hours, memory
+GB-hours and chargeback units per
 project, team, and every org unit above them (business line, department, group), each node the sum of its
 children, from the same monthly sums the usage report reads (`selectors._collect`)."""
 from collections import defaultdict
@@ -9,24 +10,29 @@ from django.db.models import Q
 from django.utils import timezone
 
 from audit.reports.selectors import _collect
-from audit.reports.units import chargeback_units, gpu_hours
+from audit.reports.units import chargeback_units, gpu_hours, resource_hours
 from audit.usage.months import month_bounds
 from quotas.models import GpuModel, Project, Tenant
 from quotas.orgs.models import OrgUnit
 
 
 def _node(kind: str, slug: str, name: str) -> dict:
-    return {"kind": kind, "slug": slug, "name": name, "gpu_seconds": 0.0, "chargeback_units": Decimal(0),
-            "children": []}
+    return {"kind": kind, "slug": slug, "name": name, "gpu_seconds": 0.0, "cpu_core_seconds": 0.0,
+            "memory_gb_seconds": 0.0, "chargeback_units": Decimal(0), "children": []}
 
 
-def _add(node: dict, seconds: float, units: Decimal) -> None:
-    node["gpu_seconds"] += seconds
+def _add(node: dict, sums: list[float], units: Decimal) -> None:
+    node["gpu_seconds"] += sums[0]
+    node["cpu_core_seconds"] += sums[1]
+    node["memory_gb_seconds"] += sums[2]
     node["chargeback_units"] += units
 
 
 def _finish(node: dict) -> dict:
-    return {**node, "gpu_seconds": round(node["gpu_seconds"], 3), "gpu_hours": gpu_hours(node["gpu_seconds"]),
+    cpu, memory = node["cpu_core_seconds"], node["memory_gb_seconds"]
+    kept = {k: v for k, v in node.items() if k not in ("cpu_core_seconds", "memory_gb_seconds")}
+    return {**kept, "gpu_seconds": round(node["gpu_seconds"], 3), "gpu_hours": gpu_hours(node["gpu_seconds"]),
+            "cpu_core_hours": resource_hours(cpu), "memory_gb_hours": resource_hours(memory),
             "chargeback_units": float(node["chargeback_units"]), "children": [_finish(c) for c in node["children"]]}
 
 
@@ -43,12 +49,15 @@ def usage_rollup(*, month: date, now: datetime | None = None, unit_ids: set[int]
     unit_nodes = {pk: _node("unit", u.slug, u.name) for pk, u in units.items()}
     tenant_nodes = {pk: _node("tenant", t.slug, t.name) for pk, t in tenants.items()}
     project_nodes: dict[tuple[int, int], dict] = {}
-    per_charge: dict[tuple[int, int, int], float] = defaultdict(float)
+    per_charge: dict[tuple[int, int, int], list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
     for (_, tenant_id, project_id, _pool, model_id, _cls, _lease, _lender), values in sums.items():
-        per_charge[(tenant_id, project_id, model_id)] += values[0]
+        acc = per_charge[(tenant_id, project_id, model_id)]
+        acc[0] += values[0]
+        acc[1] += values[6]
+        acc[2] += values[7]
     for (tenant_id, project_id, model_id), seconds in per_charge.items():
         # Chargeback is priced per project and model (as the report prices it) and summed upwards from there.
-        units_charged = chargeback_units(gpu_hours(seconds), models[model_id])
+        units_charged = chargeback_units(gpu_hours(seconds[0]), models[model_id])
         key = (tenant_id, project_id)
         if key not in project_nodes:
             project_nodes[key] = _node("project", projects.get(project_id, str(project_id)),

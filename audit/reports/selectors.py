@@ -2,7 +2,8 @@
 
 Sources: the monthly rollups plus live intervals not yet folded (audit.rollups), base quotas and
 node capacity reconstructed from their history tables, and ``job.waiting`` audit events for the
-wait reasons. Every figure is in GPU-hours unless its name says otherwise; waits are in minutes
+wait reasons. Every figure is in GPU-hours unless its name says otherwise (CPU-core-hours and memory GB-hours
+where runs asked CPU or memory); waits are in minutes
 (audit.reports.units). The result is a plain dict of JSON values; the page, the API, the exports and the
 email all render the same dict.
 """
@@ -15,7 +16,7 @@ from django.utils import timezone
 
 from audit.models import AuditEvent, UsageMonthly, UsageRecord, UsageWaitHistogram
 from audit.reports.trend import usage_trend
-from audit.reports.units import chargeback_units, gpu_hours, wait_minutes
+from audit.reports.units import chargeback_units, gpu_hours, resource_hours, wait_minutes
 from audit.usage import causes
 from audit.usage.months import month_bounds, overlap_seconds
 from audit.usage.rollups import MONTHLY_KEY, MONTHLY_SUMS, ROW_FIELDS, Contributions
@@ -158,9 +159,9 @@ def _failure_causes(lo, hi, scope: Q) -> dict[str, int]:
     return {cause: counted.get(cause, 0) for cause in causes.LABELS}
 
 
-def _chargeback_rows(by_charge: dict, models: dict) -> list[dict]:
-    """GPU-hours and chargeback units per tenant × project × GPU model, sorted by those names. Units are
-    the model's weight × GPU-hours, rounded per row as the per-model totals are."""
+def _chargeback_rows(by_charge: dict, models: dict, cpu_memory: dict) -> list[dict]:
+    """GPU-hours, CPU-core-hours, memory GB-hours and chargeback units per tenant × project × GPU model, sorted
+    by those names. Units are the model's weight × GPU-hours, rounded per row as the per-model totals are."""
     tenants = {i: (slug, name) for i, slug, name in
                Tenant.objects.filter(id__in={k[0] for k in by_charge}).values_list("id", "slug", "name")}
     projects = {i: (slug, name) for i, slug, name in
@@ -170,9 +171,12 @@ def _chargeback_rows(by_charge: dict, models: dict) -> list[dict]:
         model, hours = models[model_id], gpu_hours(seconds)
         tenant = tenants.get(tenant_id, (str(tenant_id),) * 2)
         project = projects.get(project_id, (str(project_id),) * 2)
+        cpu_seconds, memory_seconds = cpu_memory[(tenant_id, project_id, model_id)]
         # Slugs for links and machines, names for the people who read the bill.
         rows.append({"tenant": tenant[0], "tenant_name": tenant[1], "project": project[0], "project_name": project[1],
-                     "gpu_model": model.name, "gpu_hours": hours, "chargeback_weight": float(model.chargeback_weight),
+                     "gpu_model": model.name, "gpu_hours": hours,
+                     "cpu_core_hours": resource_hours(cpu_seconds), "memory_gb_hours": resource_hours(memory_seconds),
+                     "chargeback_weight": float(model.chargeback_weight),
                      "chargeback_units": float(chargeback_units(hours, model))})
     return sorted(rows, key=lambda r: (r["tenant"], r["project"], r["gpu_model"]))
 
@@ -193,6 +197,8 @@ def usage_report(*, month: date, tenant: Tenant | None = None, project: Project 
     by_base_key = defaultdict(float)  # (tenant, pool, model) -> GPU-seconds under base quota
     by_group = defaultdict(float)  # project (tenant scope) or tenant (platform scope)
     by_charge = defaultdict(float)  # (tenant, project, model) -> GPU-seconds, for chargeback
+    cpu_memory = defaultdict(lambda: [0.0, 0.0])  # (tenant, project, model) -> CPU-core- and GB-seconds
+    group_cpu_memory = defaultdict(lambda: [0.0, 0.0])
     totals = dict.fromkeys(MONTHLY_SUMS, 0.0)
     lent_by_anyone = 0.0
     for (_, tenant_id, project_id, pool_id, model_id, _cls, on_lease, lender), values in sums.items():
@@ -207,6 +213,10 @@ def usage_report(*, month: date, tenant: Tenant | None = None, project: Project 
             by_base_key[(tenant_id, pool_id, model_id)] += seconds
         by_group[project_id if tenant is not None else tenant_id] += seconds
         by_charge[(tenant_id, project_id, model_id)] += seconds
+        for acc in (cpu_memory[(tenant_id, project_id, model_id)],
+                    group_cpu_memory[project_id if tenant is not None else tenant_id]):
+            acc[0] += values[6]
+            acc[1] += values[7]
 
     gpu_models = []
     chargeback = Decimal(0)
@@ -250,11 +260,13 @@ def usage_report(*, month: date, tenant: Tenant | None = None, project: Project 
         titles = dict(Tenant.objects.values_list("id", "name"))
         group_label = "tenant"
 
-    chargeback_rows = _chargeback_rows(by_charge, models)
+    chargeback_rows = _chargeback_rows(by_charge, models, cpu_memory)
     group_units: dict[str, Decimal] = defaultdict(Decimal)
     for row in chargeback_rows:
         group_units[row[group_label]] += Decimal(str(row["chargeback_units"]))
     groups = [{group_label: names.get(k, str(k)), "name": titles.get(k, str(k)), "gpu_hours": gpu_hours(v),
+               "cpu_core_hours": resource_hours(group_cpu_memory[k][0]),
+               "memory_gb_hours": resource_hours(group_cpu_memory[k][1]),
                "chargeback_units": float(group_units[names.get(k, str(k))])}
               for k, v in sorted(by_group.items(), key=lambda kv: (-kv[1], names.get(kv[0], "")))]
 
@@ -282,6 +294,8 @@ def usage_report(*, month: date, tenant: Tenant | None = None, project: Project 
                   "project_name": project.name if project else None, "from": lo.isoformat(), "to": hi.isoformat(),
                   "hours_in_month": gpu_hours((hi - lo).total_seconds())},
         "totals": {"gpu_hours": gpu_hours(totals["gpu_seconds"]), "chargeback_units": float(chargeback),
+                   "cpu_core_hours": resource_hours(totals["cpu_core_seconds"]),
+                   "memory_gb_hours": resource_hours(totals["memory_gb_seconds"]),
                    "borrowed_gpu_hours": gpu_hours(borrowed),
                    # Leases lend tenant quota, so a project lends nothing; the platform lends what tenants lent.
                    "lent_gpu_hours": 0.0 if project else gpu_hours(lent_seconds if tenant else lent_by_anyone)},

@@ -12,11 +12,11 @@ from audit.models import UsageMonthly, UsageRecord, UsageRollupLock, UsageWaitHi
 from audit.usage.months import month_of, split_by_month
 
 ROW_FIELDS = ("id", "tenant_id", "project_id", "pool_id", "gpu_model_id", "priority_class", "on_lease",
-              "lender_tenant_id", "gpus", "submitted_at", "started_at", "ended_at", "outcome")
+              "lender_tenant_id", "gpus", "cpu_cores", "memory_gb", "submitted_at", "started_at", "ended_at", "outcome")
 MONTHLY_KEY = ("month", "tenant_id", "project_id", "pool_id", "gpu_model_id", "priority_class", "on_lease",
                "lender_tenant_id_or_zero")
 MONTHLY_SUMS = ("gpu_seconds", "runs_ended", "runs_failed", "runs_cancelled", "runs_preempted",
-                "preempted_gpu_seconds")
+                "preempted_gpu_seconds", "cpu_core_seconds", "memory_gb_seconds")
 WAIT_KEY = ("month", "tenant_id", "project_id", "priority_class", "wait_seconds")
 
 
@@ -34,7 +34,10 @@ class Contributions:
         if end is not None and end > row["started_at"]:
             for month, seconds in split_by_month(row["started_at"], end):
                 if only_month is None or month == only_month:
-                    self.monthly[(month, *base)][0] += seconds * row["gpus"]
+                    sums = self.monthly[(month, *base)]
+                    sums[0] += seconds * row["gpus"]
+                    sums[6] += seconds * row["cpu_cores"]
+                    sums[7] += seconds * row["memory_gb"]
         if row["ended_at"] is not None:
             month = month_of(row["ended_at"])
             if only_month is None or month == only_month:
@@ -96,32 +99,35 @@ WITH batch AS (
                    WHERE NOT rolled_up AND ended_at IS NOT NULL AND id > %(after)s
                    ORDER BY id LIMIT %(limit)s FOR UPDATE SKIP LOCKED)
     RETURNING u.id, u.tenant_id, u.project_id, u.pool_id, u.gpu_model_id, u.priority_class, u.on_lease,
-              COALESCE(u.lender_tenant_id, 0) AS lender, u.gpus, u.submitted_at, u.started_at, u.ended_at, u.outcome
+              COALESCE(u.lender_tenant_id, 0) AS lender, u.gpus, u.cpu_cores, u.memory_gb, u.submitted_at, u.started_at, u.ended_at, u.outcome
 ), pieces AS (
     SELECT b.*, m.local_month::date AS month,
            GREATEST(EXTRACT(EPOCH FROM LEAST(b.ended_at, (m.local_month + INTERVAL '1 month') AT TIME ZONE %(tz)s)
                                       - GREATEST(b.started_at, m.local_month AT TIME ZONE %(tz)s)), 0)::float8
-               * b.gpus AS gpu_seconds
+               AS seconds
     FROM batch b CROSS JOIN LATERAL generate_series(date_trunc('month', b.started_at AT TIME ZONE %(tz)s),
                                                     date_trunc('month', b.ended_at AT TIME ZONE %(tz)s),
                                                     INTERVAL '1 month') AS m(local_month)
     WHERE b.ended_at > b.started_at
 ), contrib AS (
     SELECT month, tenant_id, project_id, pool_id, gpu_model_id, priority_class, on_lease, lender,
-           gpu_seconds, 0 AS ended, 0 AS failed, 0 AS cancelled, 0 AS preempted, 0::float8 AS lost
+           seconds * gpus AS gpu_seconds, 0 AS ended, 0 AS failed, 0 AS cancelled, 0 AS preempted,
+           0::float8 AS lost, seconds * cpu_cores AS cpu_seconds, seconds * memory_gb AS memory_seconds
     FROM pieces
     UNION ALL
     SELECT date_trunc('month', ended_at AT TIME ZONE %(tz)s)::date, tenant_id, project_id, pool_id, gpu_model_id,
            priority_class, on_lease, lender, 0, 1, (outcome = 'failed')::int, (outcome = 'cancelled')::int,
            (outcome = 'preempted')::int,
-           CASE WHEN outcome = 'preempted' THEN EXTRACT(EPOCH FROM ended_at - started_at)::float8 * gpus ELSE 0 END
+           CASE WHEN outcome = 'preempted' THEN EXTRACT(EPOCH FROM ended_at - started_at)::float8 * gpus ELSE 0 END,
+           0::float8, 0::float8
     FROM batch
 ), monthly AS (
     INSERT INTO audit_usagemonthly AS r (month, tenant_id, project_id, pool_id, gpu_model_id, priority_class, on_lease,
         lender_tenant_id_or_zero, gpu_seconds, runs_ended, runs_failed, runs_cancelled, runs_preempted,
-        preempted_gpu_seconds)
+        preempted_gpu_seconds, cpu_core_seconds, memory_gb_seconds)
     SELECT month, tenant_id, project_id, pool_id, gpu_model_id, priority_class, on_lease, lender,
-           SUM(gpu_seconds), SUM(ended), SUM(failed), SUM(cancelled), SUM(preempted), SUM(lost)
+           SUM(gpu_seconds), SUM(ended), SUM(failed), SUM(cancelled), SUM(preempted), SUM(lost), SUM(cpu_seconds),
+           SUM(memory_seconds)
     FROM contrib GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
     ON CONFLICT (month, tenant_id, project_id, pool_id, gpu_model_id, priority_class, on_lease,
                  lender_tenant_id_or_zero)
@@ -129,7 +135,9 @@ WITH batch AS (
                   runs_failed = r.runs_failed + EXCLUDED.runs_failed,
                   runs_cancelled = r.runs_cancelled + EXCLUDED.runs_cancelled,
                   runs_preempted = r.runs_preempted + EXCLUDED.runs_preempted,
-                  preempted_gpu_seconds = r.preempted_gpu_seconds + EXCLUDED.preempted_gpu_seconds
+                  preempted_gpu_seconds = r.preempted_gpu_seconds + EXCLUDED.preempted_gpu_seconds,
+                  cpu_core_seconds = r.cpu_core_seconds + EXCLUDED.cpu_core_seconds,
+                  memory_gb_seconds = r.memory_gb_seconds + EXCLUDED.memory_gb_seconds
     RETURNING 1
 ), waits AS (
     INSERT INTO audit_usagewaithistogram AS h (month, tenant_id, project_id, priority_class, wait_seconds, runs)

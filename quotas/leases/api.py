@@ -34,7 +34,8 @@ class LeaseSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Lease
-        fields = ["id", "borrower", "lender", "pool", "gpu_model", "gpus", "priority_class", "job_ids", "state",
+        fields = ["id", "borrower", "lender", "pool", "gpu_model", "gpus", "cpu_cores", "memory_gb", "priority_class",
+                  "job_ids", "state",
                   "started_at", "protected_until", "reclaimable_from", "expires_at", "renewals", "expiry_warned_at",
                   "reclaim_lender_job_id", "reclaim_deadline", "ended_at", "end_reason", "end_code", "end_details"]
 

@@ -39,6 +39,8 @@ class GrantRequest:
     expires_at: datetime
     priority_class: str
     job_ids: tuple[int, ...] = ()
+    cpu_cores: int = 0  # the borrowing job's, whole job; 0: not asked
+    memory_gb: int = 0
 
 
 def _refuse(message: str, code: str):
@@ -58,7 +60,8 @@ def lease_payload(lease: Lease, **extra) -> dict:
             "lender": lease.lender.slug if lease.lender_id else None, "pool": lease.pool.name,
             "gpu_model": lease.gpu_model.name, "gpus": lease.gpus, "priority_class": lease.priority_class,
             "job_ids": list(lease.job_ids), "state": lease.state, "started_at": iso(lease.started_at),
-            "protected_until": iso(lease.protected_until), "expires_at": iso(lease.expires_at), **extra}
+            "protected_until": iso(lease.protected_until), "expires_at": iso(lease.expires_at),
+            **{k: getattr(lease, k) for k in ("cpu_cores", "memory_gb") if getattr(lease, k)}, **extra}
 
 
 def _sums(qs, *keys) -> dict:
@@ -155,7 +158,8 @@ class GrantBook:
         key = (request.lender.pk if request.lender else None, model)
         self.lent[key] = self.lent.get(key, 0) + request.gpus
         return Lease(borrower=request.borrower, lender=request.lender, pool=self.pool, gpu_model=request.gpu_model,
-                     gpus=request.gpus, priority_class=request.priority_class,
+                     gpus=request.gpus, cpu_cores=request.cpu_cores, memory_gb=request.memory_gb,
+                     priority_class=request.priority_class,
                      job_ids=sorted({int(j) for j in request.job_ids}), started_at=now,
                      protected_until=min(max(request.protected_until, now), request.expires_at),
                      expires_at=request.expires_at)
@@ -199,13 +203,17 @@ def lease_grant(*, borrower: Tenant | str, lender: Tenant | str | None, pool: Po
     return result
 
 
-def lease_requests_for_plans(plans: Sequence[tuple[LeasePlan, str, Sequence[int]]]) -> list[GrantRequest]:
+def lease_requests_for_plans(plans: Sequence[tuple[LeasePlan, str, Sequence[int]]],
+                             cpu_memory: Sequence[tuple[int, int]] | None = None) -> list[GrantRequest]:
     """The cycle's engine plans (with each admitted job's class and ids) as grant requests; the tenants
-    and GPU models they name are read once."""
+    and GPU models they name are read once. ``cpu_memory``, beside the plans, is each borrowing job's
+    (CPU cores, GB memory), which the ledger shows."""
+    cpu_memory = cpu_memory or [(0, 0)] * len(plans)
     slugs = {p.borrower for p, _, _ in plans} | {p.lender for p, _, _ in plans if p.lender is not None}
     tenants = {t.slug: t for t in Tenant.objects.filter(slug__in=slugs)} if slugs else {}
     models = {m.name: m for m in GpuModel.objects.filter(name__in={p.gpu_model for p, _, _ in plans})} if plans else {}
     return [GrantRequest(borrower=tenants[p.borrower], lender=tenants[p.lender] if p.lender is not None else None,
                          gpu_model=models[p.gpu_model], gpus=p.gpus, protected_until=p.protected_until,
-                         expires_at=p.expires_at, priority_class=priority_class, job_ids=tuple(job_ids))
-            for p, priority_class, job_ids in plans]
+                         expires_at=p.expires_at, priority_class=priority_class, job_ids=tuple(job_ids),
+                         cpu_cores=cpus, memory_gb=memory)
+            for (p, priority_class, job_ids), (cpus, memory) in zip(plans, cpu_memory)]

@@ -125,6 +125,10 @@ class Lease(models.Model):
     pool = models.ForeignKey("quotas.Pool", on_delete=models.PROTECT, related_name="leases")
     gpu_model = models.ForeignKey("quotas.GpuModel", on_delete=models.PROTECT, related_name="leases")
     gpus = models.PositiveIntegerField()
+    # What the borrowing job asks beside the GPUs (whole job, as the engine placed it), for the ledger;
+    # 0: not asked. Leases lend GPUs only: CPU and memory come with the nodes they run on.
+    cpu_cores = models.PositiveIntegerField(default=0)
+    memory_gb = models.PositiveIntegerField(default=0)
     priority_class = models.CharField(max_length=20)
     job_ids = models.JSONField(default=list, blank=True, help_text="Jobs running on this lease (filled by the cycle).")
     started_at = models.DateTimeField()

@@ -102,7 +102,9 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
         # re-check every limit against the database (the engine's view was older), and a refused job
         # stays pending for the next cycle to decide again.
         borrowing = [(a.lease, job.priority_class, [job.id]) for a, job, *_ in placed if a.lease is not None]
-        granted = iter(leases_grant(pool=pool, requests=lease_requests_for_plans(borrowing), now=now)
+        shapes = [(job.cpus * job.replicas, job.memory_gb * job.replicas)
+                  for a, job, *_ in placed if a.lease is not None]
+        granted = iter(leases_grant(pool=pool, requests=lease_requests_for_plans(borrowing, shapes), now=now)
                        if borrowing else ())
         for admission, job, tenant_id, name, queued_at, expected_end in placed:
             lease = next(granted) if admission.lease is not None else None

@@ -16,7 +16,7 @@ from quotas.leases import selectors as lease_selectors
 from quotas.classes import selectors as class_selectors
 from quotas.orgs import selectors as org_selectors
 from quotas.models import GpuModel, Node, Pool, Project, Quota, Tenant
-from scheduler.cycle.job_resources import per_replica, quota_limit
+from scheduler.engine.job_resources import per_replica, quota_limit
 from scheduler.engine import reasons
 from scheduler.engine.resources import Resources
 from scheduler.engine.types import (

@@ -13,7 +13,7 @@ from django.views.decorators.http import condition, require_POST
 from quotas.access import is_platform_admin, tenant_for_user
 from quotas.errors import ConflictError
 from quotas.models import Pool
-from scheduler.cycle.job_resources import per_replica
+from scheduler.engine.job_resources import per_replica
 from scheduler.jobs import contents, live_rows, queue, selectors, services
 from scheduler.jobs.forms import JobSubmitForm, QueueFilterForm
 from scheduler.jobs.page_version import queue_etag

@@ -12,6 +12,7 @@ from audit.chain.services import audit_record
 from audit.models import UsageRecord
 from audit.usage.services import usage_record_close, usage_record_open
 from quotas.leases.models import Lease
+from scheduler.engine.job_resources import per_replica
 from scheduler.queue.triggers import request_pool_evaluation
 from scheduler.models import Job
 
@@ -30,6 +31,15 @@ def _lender_of(lease_id: int | None) -> int | None:
     return Lease.objects.filter(pk=lease_id).values_list("lender_id", flat=True).first()
 
 
+def _cpu_and_memory(job: Job) -> tuple[int, int]:
+    """CPU cores and GB memory of the whole run, as the engine placed its replicas."""
+    cpus, memory = per_replica(default_cpus_per_gpu=job.pool.default_cpus_per_gpu,
+                               default_memory_gb_per_gpu=job.pool.default_memory_gb_per_gpu, gpus=job.gpus,
+                               replicas=job.replicas, cpu=job.cpu, memory_gb=job.memory_gb)
+    replicas = max(job.replicas, 1)
+    return cpus * replicas, memory * replicas
+
+
 def job_start(*, job: Job, expected_end: datetime, now: datetime | None = None, **backend_fields) -> bool:
     """admitted → running. Returns False when the job was no longer admitted (cancelled meanwhile)."""
     now = now or timezone.now()
@@ -40,11 +50,12 @@ def job_start(*, job: Job, expected_end: datetime, now: datetime | None = None, 
         if not updated:
             return False
         job.refresh_from_db()
+        cpu_cores, memory_gb = _cpu_and_memory(job)
         usage_record_open(job_id=job.pk, job_name=job.name, tenant_id=job.tenant_id, project_id=job.project_id,
                           pool_id=job.pool_id, gpu_model_id=job.gpu_model_id, workload_class=job.workload_class,
                           priority_class=job.priority_class, gpus=job.total_gpus, started_at=now,
                           lease_id=job.lease_id, submitted_at=_entered_queue(job),
-                          lender_tenant_id=_lender_of(job.lease_id))
+                          lender_tenant_id=_lender_of(job.lease_id), cpu_cores=cpu_cores, memory_gb=memory_gb)
         audit_record(event_type="job.started", target=job, tenant=job.tenant, occurred_at=now,
                      payload={"name": job.name, "pool": job.pool.name, "gpu_model": job.gpu_model.name,
                               "gpus": job.total_gpus, "placements": job.placements,

@@ -12,6 +12,7 @@ from quotas.leases.models import LendingPolicy, PolicySwitch
 from quotas.leases.selectors import _engine_policy, scheduling_switches
 from quotas.models import Node, Pool, Quota, Tenant
 from quotas.orgs.selectors import engine_tree
+from scheduler.engine.job_resources import per_replica
 from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, PolicySwitches, Quota as EngineQuota
 from scheduler.models import Job
 from audit.usage.selectors import USAGE_HORIZON_HALF_LIVES, decayed_gpu_hours, half_life_hours
@@ -49,6 +50,7 @@ def _nodes(pool: Pool, start: datetime, end: datetime) -> tuple[TraceNode, ...]:
         node = then[node_id]
         m_start, m_end = windows.get(node_id, (node.maintenance_start, node.maintenance_end))
         out.append(TraceNode(id=node_id, gpu_model=models[node.gpu_model_id], gpus=node.gpus,
+                             cpus=node.cpu_cores, memory_gb=node.memory_gb,
                              state=node.state, maintenance_start=m_start, maintenance_end=m_end))
     return tuple(out)
 
@@ -94,7 +96,7 @@ def trace_build(*, pool: Pool, start: datetime, end: datetime) -> Trace:
         Q(submitted_at__gte=start) | Q(finished_at__isnull=True) | Q(finished_at__gt=start)).values_list(
         "id", "tenant__slug", "project__slug", "gpu_model__name", "gpus", "replicas", "workload_class",
         "priority_class", "submitted_at", "max_runtime_minutes", "checkpoint_interval_minutes", "status",
-        "finished_at", "placements", "env_ready")
+        "finished_at", "placements", "env_ready", "cpu", "memory_gb")
     job_rows = list(jobs)
     ids = [row[0] for row in job_rows]
     runs: dict[int, list[tuple]] = {}
@@ -104,7 +106,7 @@ def trace_build(*, pool: Pool, start: datetime, end: datetime) -> Trace:
     out = []
     running_at_start = set()
     for (job_id, tenant, project, model, gpus, replicas, workload, priority, submitted, max_runtime, checkpoint,
-         status, finished, placements, env_ready) in job_rows:
+         status, finished, placements, env_ready, cpu, memory_gb) in job_rows:
         if not env_ready:
             continue  # never schedulable as it stood; the replay has no environment to fix
         intervals = runs.get(job_id, [])
@@ -116,13 +118,16 @@ def trace_build(*, pool: Pool, start: datetime, end: datetime) -> Trace:
             running_at_start.add(job_id)
         in_window = [s for s, _, _ in intervals if s >= start]
         cancelled = finished if status == Job.Status.CANCELLED and not in_window and running_since is None else None
+        cpus, memory = per_replica(
+            default_cpus_per_gpu=pool.default_cpus_per_gpu, default_memory_gb_per_gpu=pool.default_memory_gb_per_gpu,
+            gpus=gpus, replicas=replicas, cpu=cpu, memory_gb=memory_gb)
         out.append(TraceJob(
             id=job_id, tenant=tenant, project=project, gpu_model=model, gpus=gpus, replicas=replicas,
             workload_class=workload, priority_class=priority, submitted_at=submitted,
             max_runtime_minutes=max_runtime, run_seconds=run_seconds, checkpoint_interval_minutes=checkpoint,
             observed_start=in_window[0] if in_window and running_since is None else None,
             running_since=running_since, placements=tuple(placements or ()) if running_since else (),
-            cancelled_at=cancelled))
+            cancelled_at=cancelled, cpus=cpus, memory_gb=memory))
     half_life = half_life_hours()
     used, stops = _live_record(pool, start, end)
     return Trace(

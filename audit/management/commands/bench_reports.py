@@ -22,7 +22,7 @@ CLASSES = ["production", "candidate", "training", "batch", "experiment"]
 OUTCOMES = ["succeeded"] * 85 + ["failed"] * 7 + ["cancelled"] * 5 + ["preempted"] * 3
 COPY_COLUMNS = ("job_id", "job_name", "tenant_id", "project_id", "pool_id", "gpu_model_id", "workload_class",
                 "priority_class", "gpus", "submitted_at", "started_at", "ended_at", "on_lease", "lease_id",
-                "lender_tenant_id", "outcome", "error_type", "rolled_up")
+                "lender_tenant_id", "outcome", "error_type", "rolled_up", "cpu_cores", "memory_gb")
 
 
 def _world():
@@ -60,9 +60,11 @@ def _rows(n, month, pool, models, tenants, projects, seed=7):
         on_lease = rng.random() < 0.1
         lender = rng.choice(tenants).id if on_lease and rng.random() < 0.5 else None
         cls = rng.choice(CLASSES)
+        gpus = rng.choice((1, 1, 2, 4, 8))
         yield (10_000_000 + i, f"bench-{i}", project.tenant_id, project.id, pool.id, rng.choice(models).id, cls, cls,
-               rng.choice((1, 1, 2, 4, 8)), started - timedelta(seconds=int(rng.expovariate(1 / 600))), started,
-               ended, on_lease, i if on_lease else None, lender, rng.choice(OUTCOMES), "", False)
+               gpus, started - timedelta(seconds=int(rng.expovariate(1 / 600))), started,
+               ended, on_lease, i if on_lease else None, lender, rng.choice(OUTCOMES), "", False,
+               gpus * 16, gpus * 128)
 
 
 def _write(rows):

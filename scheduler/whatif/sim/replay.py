@@ -219,7 +219,8 @@ class _Sim:
             id=job.id, tenant=job.tenant, project=job.project, pool=self.trace.pool, gpu_model=job.gpu_model,
             gpus=job.gpus, replicas=job.replicas, workload_class=job.workload_class,
             priority_class=job.priority_class, submitted_at=job.submitted_at,
-            max_runtime_minutes=job.max_runtime_minutes, checkpoint_interval_minutes=job.checkpoint_interval_minutes)
+            max_runtime_minutes=job.max_runtime_minutes, checkpoint_interval_minutes=job.checkpoint_interval_minutes,
+            cpus=job.cpus, memory_gb=job.memory_gb)
 
     def _record_for(self, job: TraceJob) -> JobRecord:
         record = self.jobs.get(job.id)
@@ -245,7 +246,7 @@ class _Sim:
             id=job.id, tenant=job.tenant, project=job.project, pool=self.trace.pool, gpu_model=job.gpu_model,
             gpus=job.gpus, replicas=job.replicas, priority_class=job.priority_class, placements=placements,
             started_at=started, expected_end=started + timedelta(minutes=job.max_runtime_minutes),
-            lease_id=lease_id, workload_class=job.workload_class,
+            lease_id=lease_id, workload_class=job.workload_class, cpus=job.cpus, memory_gb=job.memory_gb,
             preemptions_24h=self._stops_24h(job.id), stop_refused=job.id in self.refused)
         self.running[job.id] = _Run(job, engine, remaining, self.token, run_record, lease_id)
         self.running_tuple = None
@@ -463,6 +464,7 @@ class _Sim:
         pool = self.trace.pool
         self.nodes = tuple(
             Node(id=n.id, pool=pool, gpu_model=n.gpu_model, gpus=n.gpus, state=n.state_at(self.now),
+                 cpus=n.cpus, memory_gb=n.memory_gb,
                  maintenance_until=n.maintenance_end if n.state_at(self.now) == "maintenance" else None)
             for n in self.trace.nodes)
         used: dict[int, int] = {}
@@ -487,6 +489,8 @@ class _Sim:
     def _fast_admit(self, job: PendingJob) -> bool:
         """Admit `job` under base quota on the placement a cycle gives it, when it is the only job a cycle
         could decide anything for (fastpath.py); False when it does not fit its quotas or the nodes."""
+        if job.cpus or job.memory_gb:
+            return False  # the shortcut counts GPUs only: CPU and memory fit is decide's
         free = self.free_nodes.get(job.gpu_model)
         if free is None or not job.env_ready or not self.quota_use.fits(job):
             return False

@@ -34,6 +34,9 @@ class TraceJob:
     running_since: datetime | None = None
     placements: tuple[int, ...] = ()
     cancelled_at: datetime | None = None  # left the queue unstarted at this moment
+    # Per replica, as the live cycle counts them (the pool's per-GPU defaults applied); 0: asks none.
+    cpus: int = 0
+    memory_gb: int = 0
 
     @property
     def total_gpus(self) -> int:
@@ -46,6 +49,8 @@ class TraceNode:
     gpu_model: str
     gpus: int
     state: str = "schedulable"  # the state outside a maintenance window
+    cpus: int = 0  # capacity beyond GPUs; 0: not tracked, never binding
+    memory_gb: int = 0
     maintenance_start: datetime | None = None
     maintenance_end: datetime | None = None
 

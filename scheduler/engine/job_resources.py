@@ -1,7 +1,7 @@
 """What one replica of a job asks beyond GPUs, as the engine counts it: the job's own CPU cores and memory
 (stored for the whole job, split over its replicas as `sbatch` splits them), or else the pool's per-GPU
-defaults (as Slurm's DefCpuPerGPU and DefMemPerGPU). The one place the cycle, the pages and the what-if
-work it out."""
+defaults (as Slurm's DefCpuPerGPU and DefMemPerGPU). The one place the cycle, the pages, the what-if and
+the usage records work it out; in the engine (pure arithmetic) so every layer above may ask it."""
 from math import ceil
 
 

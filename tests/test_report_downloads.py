@@ -69,7 +69,7 @@ def test_refusals_are_the_portals_pages_not_a_body_dump(member, outsider, tenant
         "No such table: choose one of summary, chargeback, trend, gpu_models, quota, waits, wait_reasons.")
     response = page(tenant_admin).get("/reports/usage.json?tenant=alpha&month=2026-13")
     assert response.status_code == 400 and response.content.decode() == "Month must look like YYYY-MM."
-    assert page(tenant_admin).get("/reports/usage.pdf?tenant=alpha").status_code == 404
+    assert page(outsider).get("/reports/usage.pdf?tenant=alpha").status_code == 404  # the PDF refuses alike
     assert Client().get("/reports/usage.csv?tenant=alpha").status_code == 302  # to the login page
 
 

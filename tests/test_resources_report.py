@@ -77,7 +77,7 @@ def test_the_monthly_report_shows_cpu_core_hours_and_memory_gb_hours_per_tenant_
     assert f"{_hours(split_s, 128):.1f}" in page
     assert "CPU 核小时 / 内存 GB 小时" in chinese
     table = list(csv.DictReader(io.StringIO(csv_text)))
-    beta_row = next(r for r in table if r["Tenant"] == "beta")
+    beta_row = next(r for r in table if r["Tenant"] == "Beta team")  # files name tenants; slugs are for links
     assert float(beta_row["CPU-core-hours"]) == _hours(split_s, 24)
     assert float(beta_row["Memory GB-hours"]) == _hours(split_s, 128)
     summary = {row[0]: row[1] for row in load_workbook(io.BytesIO(xlsx)).worksheets[0].iter_rows(values_only=True)}

@@ -148,9 +148,9 @@ def test_csv_and_xlsx_exports_open_and_hold_the_numbers(db, api, settings):
     assert 'filename="usage-alpha-2026-03-chargeback.csv"' in response["Content-Disposition"]
     rows = list(csv.reader(io.StringIO(response.content.decode("utf-8-sig"))))
     assert rows == [["Month", "Tenant", "Project", "GPU model", "GPU-hours", "Weight", "Chargeback units"],
-                    ["2026-03", "alpha", "eval", "H100-80G", "20.0", "3.0", "60.0"],
-                    ["2026-03", "alpha", "train", "A100-40G", "4.0", "1.5", "6.0"],
-                    ["2026-03", "alpha", "train", "H100-80G", "99.0", "3.0", "297.0"]]
+                    ["2026-03", "Alpha team", "Evaluation", "H100-80G", "20.0", "3.0", "60.0"],
+                    ["2026-03", "Alpha team", "Training", "A100-40G", "4.0", "1.5", "6.0"],
+                    ["2026-03", "Alpha team", "Training", "H100-80G", "99.0", "3.0", "297.0"]]
     summary = client.get("/api/v1/reports/usage/?tenant=alpha&month=2026-03&format=csv&table=summary")
     rows = list(csv.reader(io.StringIO(summary.content.decode("utf-8-sig"))))
     assert rows[0] == ["Metric", "Value", "Unit"] and ["GPU-hours", "123.0", "GPU-hours"] in rows
@@ -168,7 +168,7 @@ def test_csv_and_xlsx_exports_open_and_hold_the_numbers(db, api, settings):
     assert summary["Chargeback units"] == 363.0 and summary["Failure rate"] == 0.2
     waits = list(book["Wait times"].iter_rows(values_only=True))
     assert waits == [("Priority class", "Runs", "Wait p50 (minutes)", "Wait p95 (minutes)"),
-                     ("experiment", 1, 60.0, 60.0), ("training", 5, 2.0, 10.0)]
+                     ("Experiment", 1, 60.0, 60.0), ("Training", 5, 2.0, 10.0)]
 
 
 def test_report_page_renders_charts_and_partial(db, settings):

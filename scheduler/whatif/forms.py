@@ -46,9 +46,7 @@ class WhatIfForm(forms.Form):
                              choices=[("auto", _("Automatic")), ("manual", _("Manual approval")), ("paused", _("Paused"))])
     workload_class = forms.ChoiceField(label=_("Workload class"), required=False,
                                        choices=[("", "—"), *WorkloadClass.choices])
-    priority_class = forms.ChoiceField(label=_("Priority class"), required=False,
-                                       choices=[("", "—"), *((c, priority_class_label(c))
-                                                                 for c in DEFAULT_PRIORITY_CLASSES)])
+    priority_class = forms.ChoiceField(label=_("Priority class"), required=False)  # the class rows: __init__
     count = forms.IntegerField(label=_("Nodes"), required=False, min_value=1)
     unit = forms.ChoiceField(label=_("Organisation unit"), required=False)
     weight = forms.FloatField(label=_("Weight"), required=False, min_value=0.01)
@@ -60,6 +58,9 @@ class WhatIfForm(forms.Form):
         self.fields["tenant"].choices = _choices(Tenant.objects.values_list("slug", flat=True))
         self.fields["gpu_model"].choices = _choices(GpuModel.objects.values_list("name", flat=True))
         self.fields["unit"].choices = _choices(OrgUnit.objects.values_list("slug", flat=True))
+        # Labels in the reader's language: worked out per form, not once at import in the default language.
+        self.fields["priority_class"].choices = [("", "—"), *(
+            (name, priority_class_label(name)) for name in DEFAULT_PRIORITY_CLASSES)]
         if not self.is_bound:
             now = timezone.now().replace(second=0, microsecond=0)
             self.initial.setdefault("window_end", now)

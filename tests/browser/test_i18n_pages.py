@@ -37,7 +37,7 @@ def test_request_form_preemptions_and_a_victims_job_read_in_chinese(world, live_
     for role, path, name, expected in [
         ("member", "/tenants/alpha/quota-requests/new/", "request-form", ["新的基础配额（GPU 数）", "工作负载类别"]),
         ("quota approver", "/preemptions/?state=all", "preemptions", ["释放的 GPU", "等待审批", "到期已停止"]),
-        ("member", f"/jobs/{walk.ids['awaiting_victim']}/", "job-awaiting", ["等待审批", "实验 (实验)"]),
+        ("member", f"/jobs/{walk.ids['awaiting_victim']}/", "job-awaiting", ["等待审批", "实验"]),
         ("member", f"/jobs/{walk.ids['requeued_job']}/", "job-reclaimed", ["出借方需要收回借出的配额来运行自己的任务"]),
     ]:
         context = _signed_in(browser, live_server, walk.users[role], width)

@@ -134,8 +134,11 @@ def test_a_poll_sends_only_the_rows_that_changed_and_nothing_while_nothing_does(
         raise AssertionError(f"only {len(polls)} polls")
 
     after(1)  # the first poll may bring the "Updated" line (the page and the poll have their own versions)
-    quiet = [after(2), after(3)]
-    assert [(p.response().status, p.sizes()["responseBodySize"]) for p in quiet] == [(204, 0), (204, 0)]
+    quiet = [(p.response().status, p.sizes()["responseBodySize"]) for p in (after(2), after(3))]
+    # The version turns with the minute (lease countdowns are in minutes), so a poll that crosses one brings
+    # the "Updated" line alone (~250 B, no rows); any other quiet poll is a bodiless 204.
+    assert all(answer == (204, 0) or (answer[0] == 200 and answer[1] < 400) for answer in quiet), quiet
+    assert quiet.count((204, 0)) >= 1, quiet
 
     seen = len(polls)
     job_cancel(actor=member, job=waiting[-1])  # the last waiting job leaves for the finished list

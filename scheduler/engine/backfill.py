@@ -133,6 +133,15 @@ class Backfill:
         if book is None:
             self._early.setdefault(key, []).append((end, job.gpus, placements))
             return
+        held = self.reserved.pop(job.id, None)
+        if held is not None:  # it started: its reservation holds nothing for it any more
+            reservation = held[0]
+            book.reservations.remove(reservation)
+            for node_id in reservation.nodes:
+                book.on_node[node_id].remove(reservation)
+                if not book.on_node[node_id]:
+                    del book.on_node[node_id]
+                book.profiles.pop(node_id, None)
         releases = book.releases
         for node_id in placements:
             releases.setdefault(node_id, []).append((end, job.gpus))
@@ -204,15 +213,18 @@ class Backfill:
                 continue
             lane = lane_of(job)
             index = lane.index
-            if index is None or index.static_slots(job.gpus, True) < job.replicas or index.fits(
-                    job.gpus, job.replicas, job.cpus, job.memory_gb):
+            if index is None or index.static_slots(job.gpus, True) < job.replicas:
                 continue
+            # A job older than a reservation that fits now holds what it fits from now: the younger one's
+            # reservation is set beside it, not in its way (else the queue's fair-share order reaches the
+            # younger one's hold first and the older job waits for a younger one). It counts against no depth.
+            fits_now = index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb)
             tenant_q, project_q = cover(job.tenant, job.project, job.pool, job.gpu_model, job.workload_class)
             need = job.gpus * job.replicas
             if tenant_q is None or any(q is not None and used.get(q.id, 0) + need > q.gpus
                                        for q in (tenant_q, project_q)):
                 continue
-            if self._reserve(job, lane, tenant_q, project_q):
+            if self._reserve(job, lane, tenant_q, project_q) and not fits_now:
                 taken[key] = taken.get(key, 0) + 1
 
     def blocked(self, job: PendingJob, lane: Lane, tenant_q: Quota | None, project_q: Quota | None) -> None:

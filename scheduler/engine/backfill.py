@@ -270,6 +270,10 @@ class Backfill:
         for node_id in avail:  # what came back already (a release at or before now)
             avail[node_id] += sum(g for end, g in book.releases.get(node_id, ()) if end <= self.now)
         slots = sum(a // gpus for a in avail.values())
+        # A reserved node's step (`_profile`) at the moment the sweep is at: what it has free then bounds what
+        # it has free over the whole window, so the window is worked out only where the bound could do.
+        steps = [(self._profile(book, index, node_id), node_id) for node_id in reserved]
+        at = [0] * len(steps)
         k = 0
         for moment in (self.now, *moments):
             while k < len(events) and events[k][0] <= moment:
@@ -279,9 +283,19 @@ class Backfill:
                 slots += (before + g) // gpus - before // gpus
                 k += 1
             window = {}
-            if reserved:
+            if steps:
+                bound = slots
+                for s, ((times, free), _) in enumerate(steps):
+                    i = at[s]
+                    while i + 1 < len(times) and times[i + 1] <= moment:
+                        i += 1
+                    at[s] = i
+                    if free[i] > 0:
+                        bound += free[i] // gpus
+                if bound < replicas:
+                    continue
                 end = _end(moment, job.max_runtime_minutes, self.scale)
-                for node_id in reserved:
+                for _, node_id in steps:
                     window[node_id] = self._least_free(book, index, node_id, moment, end)
             if slots + sum(w // gpus for w in window.values()) >= replicas:
                 return moment, _best_fit({**avail, **window}, gpus, replicas)

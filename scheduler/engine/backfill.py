@@ -217,14 +217,14 @@ class Backfill:
                 continue
             # A job older than a reservation that fits now holds what it fits from now: the younger one's
             # reservation is set beside it, not in its way (else the queue's fair-share order reaches the
-            # younger one's hold first and the older job waits for a younger one). It counts against no depth.
-            fits_now = index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb)
+            # younger one's hold first and the older job waits for a younger one). It counts against the depth,
+            # which bounds the cycle's cost (a queue of 10,000 jobs that fit would otherwise each take a hold).
             tenant_q, project_q = cover(job.tenant, job.project, job.pool, job.gpu_model, job.workload_class)
             need = job.gpus * job.replicas
             if tenant_q is None or any(q is not None and used.get(q.id, 0) + need > q.gpus
                                        for q in (tenant_q, project_q)):
                 continue
-            if self._reserve(job, lane, tenant_q, project_q) and not fits_now:
+            if self._reserve(job, lane, tenant_q, project_q):
                 taken[key] = taken.get(key, 0) + 1
 
     def blocked(self, job: PendingJob, lane: Lane, tenant_q: Quota | None, project_q: Quota | None) -> None:

@@ -61,21 +61,30 @@ def _form_access(user, slug: str):
     return access
 
 
+def _create_from(request, form, **subject):
+    """Create the request a valid form asks for (team or unit: one flow) and redirect to it; None when the
+    form or the service refused it, with the service's errors on the form's fields."""
+    if not form.is_valid():
+        return None
+    try:
+        qr = services.quota_request_create(actor=request.user, submit=request.POST.get("save") != "draft",
+                                           **subject, **form.cleaned_data)
+    except ValidationError as exc:
+        _add_errors(form, exc)
+        return None
+    messages.success(request, REQUEST_SAVED.format(id=qr.pk, state=qr.get_state_display()))
+    return redirect("quota-request-detail", qr.pk)
+
+
 @login_required
 def quota_request_new(request, slug: str):
     access = _form_access(request.user, slug)
     tenant = access.tenant
     if request.method == "POST":
         form = QuotaRequestForm(request.POST)
-        if form.is_valid():
-            try:
-                qr = services.quota_request_create(actor=request.user, tenant=tenant,
-                                                   submit=request.POST.get("save") != "draft", **form.cleaned_data)
-            except ValidationError as exc:
-                _add_errors(form, exc)
-            else:
-                messages.success(request, REQUEST_SAVED.format(id=qr.pk, state=qr.get_state_display()))
-                return redirect("quota-request-detail", qr.pk)
+        saved = _create_from(request, form, tenant=tenant)
+        if saved is not None:
+            return saved
     else:
         # Prefilled from a queue page's "request quota" action: pool, model and the new base quota.
         form = QuotaRequestForm(initial={"pool": request.GET.get("pool"), "gpu_model": request.GET.get("gpu_model"),
@@ -94,15 +103,9 @@ def unit_quota_request_new(request, slug: str):
     impact = None
     if request.method == "POST":
         form = UnitQuotaRequestForm(request.POST)
-        if form.is_valid():
-            try:
-                qr = services.quota_request_create(actor=request.user, unit=unit,
-                                                   submit=request.POST.get("save") != "draft", **form.cleaned_data)
-            except ValidationError as exc:
-                _add_errors(form, exc)
-            else:
-                messages.success(request, REQUEST_SAVED.format(id=qr.pk, state=qr.get_state_display()))
-                return redirect("quota-request-detail", qr.pk)
+        saved = _create_from(request, form, unit=unit)
+        if saved is not None:
+            return saved
         data = getattr(form, "cleaned_data", {})
         if all(data.get(f) is not None for f in ("pool", "gpu_model", "gpus")):
             impact = selectors.unit_request_impact(unit=unit, pool=data["pool"], gpu_model=data["gpu_model"],

@@ -48,7 +48,18 @@ def django_db_setup(request, django_test_environment, django_db_blocker, django_
                                  serialized_aliases=serialized_aliases, keepdb=cloned)
     yield
     with django_db_blocker.unblock():
+        _end_other_sessions(connection)
         teardown_databases(config, verbosity=request.config.option.verbose)
+
+
+def _end_other_sessions(connection) -> None:
+    """A session a test's thread or child process left open (a live server's, a replay worker's) would make the
+    final DROP DATABASE fail ("being accessed by other users") after every test passed: end them first."""
+    name = connection.settings_dict["NAME"]
+    connection.close()
+    with connection._nodb_cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s "
+                       "AND pid <> pg_backend_pid()", [name])
 
 
 @pytest.fixture(autouse=True)

@@ -84,8 +84,8 @@ def _latencies(sent: dict[str, float], seen: dict[str, float]) -> list[float]:
 
 
 def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_settings: dict, env: dict,
-                 port: int = 9620, timeout: float = 600) -> dict:
-    from portal.accounts.tokens import personal_token_create
+                 token_for, port: int = 9620, timeout: float = 600) -> dict:
+    """`token_for(user) -> key`: the web shell's personal token for the clients (the scheduler knows no tokens)."""
     from quotas.models import GpuModel, Membership, Pool, Project, Tenant
     from quotas.services import quota_set
     from scheduler.cycle.services import scheduler_cycle_run
@@ -111,7 +111,7 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
     quota_set(actor=None, tenant=tenant, pool=pool, gpu_model=model, gpus=capacity, reason="bench")
     user = get_user_model().objects.create_user(username=f"{tag}-user")
     Membership.objects.create(user=user, tenant=tenant, role=Membership.Role.MEMBER)
-    _, key = personal_token_create(user=user, name="bench", lifetime_days=7)
+    key = token_for(user)
     prefix = cluster_settings.get("job_prefix", "portal")
 
     # --- the portal: 4 clients × bulk 100 over HTTP, the workers' loop in this process --------------------

@@ -214,8 +214,8 @@ class _Sim:
 
     # --- state changes ------------------------------------------------------------------------------
 
-    def _pending_from(self, job: TraceJob) -> PendingJob:
-        return PendingJob(
+    def _pending_from(self, job: TraceJob, yields_to: int | None = None) -> PendingJob:
+        return PendingJob(yields_to=yields_to,
             id=job.id, tenant=job.tenant, project=job.project, pool=self.trace.pool, gpu_model=job.gpu_model,
             gpus=job.gpus, replicas=job.replicas, workload_class=job.workload_class,
             priority_class=job.priority_class, submitted_at=job.submitted_at,
@@ -296,6 +296,7 @@ class _Sim:
         run = self.running.get(job_id)
         if run is None or run.token != token:
             return
+        served = run.engine.stopping_for  # the job this stop was for: the victim queues behind it (ordering.py)
         elapsed = (self.now - run.engine.started_at).total_seconds()
         saved = 0.0
         interval = run.job.checkpoint_interval_minutes
@@ -310,10 +311,10 @@ class _Sim:
         self.stops.setdefault(job_id, []).append(self.now)
         self.push(self.now + timedelta(hours=24), _WAKE, None)  # leaves the thrash count then
         remaining = max(run.remaining - saved, 1.0)
-        self._requeue(run.job, remaining)
+        self._requeue(run.job, remaining, yields_to=served)
 
-    def _requeue(self, job: TraceJob, remaining: float) -> None:
-        self.pending[job.id] = self._pending_from(job)
+    def _requeue(self, job: TraceJob, remaining: float, yields_to: int | None = None) -> None:
+        self.pending[job.id] = self._pending_from(job, yields_to)
         self.remaining[job.id] = remaining
         self.touch(job.gpu_model)
         self.dirty = True

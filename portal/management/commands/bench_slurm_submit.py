@@ -1,6 +1,7 @@
 """Intake at scale on a real Slurm: 4 clients × bulk 100 submit 1,000 jobs over HTTP (gunicorn) to a pool of a
 private local Slurm of 50 nodes (needs root and Debian's slurm packages), submit → RUNNING in squeue p50/p95
-beside Slurm alone's on the same cluster, then fault rounds. Prints one JSON line with R beside."""
+beside Slurm alone's on the same cluster, then fault rounds. Prints one JSON line with R beside. A command of the
+web shell, not the scheduler's: its clients sign in with personal tokens, which the scheduler does not know."""
 import os
 import tempfile
 from pathlib import Path
@@ -21,6 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=9620)
 
     def handle(self, *args, jobs, clients, bulk, nodes, gpus_per_node, rounds, port, **options):
+        from portal.accounts.tokens import personal_token_create
         from scheduler.bench.localcluster import LocalCluster, LocalClusterError
         from scheduler.bench.slurm_start import main_json
         from scheduler.bench.slurm_submit import bench_nodes, bench_submit
@@ -34,7 +36,8 @@ class Command(BaseCommand):
         settings = {"slurm_conf": str(cluster.conf), "partition": cluster.partition, "gres_models": {"h100": "H100-80G"}}
         try:
             result = bench_submit(jobs=jobs, clients=clients, bulk=bulk, rounds=rounds, cluster_settings=settings,
-                                  env={**os.environ, "SLURM_CONF": str(cluster.conf)}, port=port)
+                                  env={**os.environ, "SLURM_CONF": str(cluster.conf)}, port=port,
+                                  token_for=lambda user: personal_token_create(user=user, name="bench", lifetime_days=7)[1])
         finally:
             cluster.stop()
         self.stdout.write(main_json(result))

@@ -32,7 +32,6 @@ places it.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from datetime import datetime
 
 from . import reasons as R
@@ -62,16 +61,13 @@ class _LaneBook:
     """One lane's reservations and when GPUs come back on each of its nodes (running jobs at their
     release time, this cycle's admissions at the end of their runtime limit)."""
 
-    __slots__ = ("reservations", "releases", "on_node", "first_blocked", "profiles")
+    __slots__ = ("reservations", "releases", "on_node", "first_blocked")
 
     def __init__(self) -> None:
         self.reservations: list[Reservation] = []
         self.first_blocked: int | None = None
         self.releases: dict[int, list[tuple[datetime, int]]] = {}
         self.on_node: dict[int, list[Reservation]] = {}  # node id -> the reservations that take GPUs there
-        # node id -> its free GPUs over time, (from, free) steps (`_profile`); dropped when the node's releases
-        # or reservations change. It lives as long as the cycle's book, like everything here.
-        self.profiles: dict[int, tuple[list[datetime], list[int]]] = {}
 
 
 def _end(now: datetime, minutes: int, scale: float = 1.0) -> datetime:
@@ -133,67 +129,16 @@ class Backfill:
         if book is None:
             self._early.setdefault(key, []).append((end, job.gpus, placements))
             return
-        held = self.reserved.pop(job.id, None)
-        if held is not None:  # it started: its reservation holds nothing for it any more
-            reservation = held[0]
-            book.reservations.remove(reservation)
-            for node_id in reservation.nodes:
-                book.on_node[node_id].remove(reservation)
-                if not book.on_node[node_id]:
-                    del book.on_node[node_id]
-                book.profiles.pop(node_id, None)
         releases = book.releases
         for node_id in placements:
             releases.setdefault(node_id, []).append((end, job.gpus))
-            book.profiles.pop(node_id, None)
 
-    def _profile(self, book: _LaneBook, index: ModelIndex, node_id: int) -> tuple[list[datetime], list[int]]:
-        """A node's free GPUs over time as steps: from times[i] on, free[i] GPUs are free (free now, plus
-        what the running jobs give back by then, less what the reservations under way then take). Built
-        once per node and cycle, not summed again for every moment a sweep looks at."""
-        profile = book.profiles.get(node_id)
-        if profile is not None:
-            return profile
-        now = self.now
-        base, deltas = index.free[node_id], {}
-        for end, g in book.releases.get(node_id, ()):
-            if end <= now:
-                base += g
-            else:
-                deltas[end] = deltas.get(end, 0) + g
-        for r in book.on_node.get(node_id, ()):
-            if r.end <= now:
-                continue
-            n = r.nodes[node_id]
-            if r.start <= now:
-                base -= n
-            else:
-                deltas[r.start] = deltas.get(r.start, 0) - n
-            deltas[r.end] = deltas.get(r.end, 0) + n
-        times, free = [now], [base]
-        for moment in sorted(deltas):
-            base += deltas[moment]
-            times.append(moment)
-            free.append(base)
-        profile = book.profiles[node_id] = (times, free)
-        return profile
-
-    def _least_free(self, book: _LaneBook, index: ModelIndex, node_id: int, start: datetime,
-                    end: datetime, own: Reservation | None = None) -> int:
-        """The fewest GPUs of a node free at any moment from `start` until `end` (never below 0); `own`, the
-        asking job's reservation, takes nothing from it."""
-        times, free = self._profile(book, index, node_id)
-        back = own.nodes.get(node_id, 0) if own is not None else 0
-        i = max(bisect_right(times, start) - 1, 0)
-        least = None
-        while i < len(times) and (least is None or times[i] < end):
-            f = free[i]
-            if back and own.start <= times[i] < own.end:
-                f += back
-            if least is None or f < least:
-                least = f
-            i += 1
-        return max(least, 0)
+    @staticmethod
+    def _free_at(book: _LaneBook, index: ModelIndex, node_id: int, moment: datetime) -> int:
+        """GPUs of a node free at `moment`: free now, plus what comes back by then, less what the
+        reservations under way then take."""
+        free = index.free[node_id] + sum(g for end, g in book.releases.get(node_id, ()) if end <= moment)
+        return free - sum(r.nodes[node_id] for r in book.on_node.get(node_id, ()) if r.start <= moment < r.end)
 
     # --- phase 3: a job blocked on nodes --------------------------------------------------------
 
@@ -213,12 +158,9 @@ class Backfill:
                 continue
             lane = lane_of(job)
             index = lane.index
-            if index is None or index.static_slots(job.gpus, True) < job.replicas:
+            if index is None or index.static_slots(job.gpus, True) < job.replicas or index.fits(
+                    job.gpus, job.replicas, job.cpus, job.memory_gb):
                 continue
-            # A job older than a reservation that fits now holds what it fits from now: the younger one's
-            # reservation is set beside it, not in its way (else the queue's fair-share order reaches the
-            # younger one's hold first and the older job waits for a younger one). It counts against the depth,
-            # which bounds the cycle's cost (a queue of 10,000 jobs that fit would otherwise each take a hold).
             tenant_q, project_q = cover(job.tenant, job.project, job.pool, job.gpu_model, job.workload_class)
             need = job.gpus * job.replicas
             if tenant_q is None or any(q is not None and used.get(q.id, 0) + need > q.gpus
@@ -251,7 +193,6 @@ class Backfill:
         book.reservations.append(reservation)
         for node_id in nodes:
             book.on_node.setdefault(node_id, []).append(reservation)
-            book.profiles.pop(node_id, None)
         self.reserved[job.id] = (reservation, lane.index.gpu_model)
         return True
 
@@ -270,10 +211,6 @@ class Backfill:
         for node_id in avail:  # what came back already (a release at or before now)
             avail[node_id] += sum(g for end, g in book.releases.get(node_id, ()) if end <= self.now)
         slots = sum(a // gpus for a in avail.values())
-        # A reserved node's step (`_profile`) at the moment the sweep is at: what it has free then bounds what
-        # it has free over the whole window, so the window is worked out only where the bound could do.
-        steps = [(self._profile(book, index, node_id), node_id) for node_id in reserved]
-        at = [0] * len(steps)
         k = 0
         for moment in (self.now, *moments):
             while k < len(events) and events[k][0] <= moment:
@@ -283,20 +220,12 @@ class Backfill:
                 slots += (before + g) // gpus - before // gpus
                 k += 1
             window = {}
-            if steps:
-                bound = slots
-                for s, ((times, free), _) in enumerate(steps):
-                    i = at[s]
-                    while i + 1 < len(times) and times[i + 1] <= moment:
-                        i += 1
-                    at[s] = i
-                    if free[i] > 0:
-                        bound += free[i] // gpus
-                if bound < replicas:
-                    continue
+            if reserved:
                 end = _end(moment, job.max_runtime_minutes, self.scale)
-                for _, node_id in steps:
-                    window[node_id] = self._least_free(book, index, node_id, moment, end)
+                starts = [r.start for r in book.reservations if moment < r.start < end]
+                for node_id in reserved:
+                    window[node_id] = max(min(self._free_at(book, index, node_id, t) for t in (moment, *starts)
+                                              if t == moment or any(r.start == t for r in reserved[node_id])), 0)
             if slots + sum(w // gpus for w in window.values()) >= replicas:
                 return moment, _best_fit({**avail, **window}, gpus, replicas)
         return None
@@ -321,7 +250,6 @@ class Backfill:
         if not ahead:
             return index.place_for(job.gpus, job.replicas, job.cpus, job.memory_gb)
         first = min(ahead, key=lambda r: r.start)
-        own = self.reserved[job.id][0] if job.id in self.reserved else None
         need = job.gpus * job.replicas
         if check_quota:
             for quota in quotas:
@@ -334,7 +262,8 @@ class Backfill:
         excess: dict[int, int] = {}
         for node_id in {n for r in ahead for n in r.nodes}:
             free = index.free[node_id]
-            over = free - min(free, self._least_free(book, index, node_id, self.now, end, own))
+            spare = min(self._free_at(book, index, node_id, r.start) for r in ahead)
+            over = free - max(min(free, spare), 0)
             if over > 0:
                 excess[node_id] = over
         if not excess:

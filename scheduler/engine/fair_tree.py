@@ -71,7 +71,8 @@ def level_shares(tree, usage: Mapping[str, float],
         total_u = sum(rolled.get(n, 0.0) for n in siblings)
         for n in siblings:
             w, u = weight_of[n], rolled.get(n, 0.0)
-            lfs = AT_SHARE if total_u <= 0 else (u * total_w) / (total_u * w)
+            # Shares first, then their ratio: a product of a tiny usage and a small weight underflows to 0.
+            lfs = AT_SHARE if total_u <= 0 else (u / total_u) * (total_w / w)
             out[n] = LevelShare(weight=w, share=w / total_w, usage=u, level_fair_share=lfs)
     return out
 

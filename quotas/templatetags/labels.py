@@ -16,15 +16,19 @@ def priority_label(code: str) -> str:
     return labels.priority_class_label(code)
 
 
+def _joined(label, codes) -> str:
+    return ", ".join(label(c) for c in codes or ())
+
+
 @register.filter
 def workload_labels(codes) -> str:
     """A quota's or request's workload classes, as words, comma separated."""
-    return ", ".join(labels.workload_class_label(c) for c in codes or ())
+    return _joined(labels.workload_class_label, codes)
 
 
 @register.filter
 def priority_labels(codes) -> str:
-    return ", ".join(labels.priority_class_label(c) for c in codes or ())
+    return _joined(labels.priority_class_label, codes)
 
 
 @register.filter

@@ -1,6 +1,6 @@
 """Leases that fit (DESIGN §4, issue 40): a job borrows only where its runtime limit ends before the lease
 expires and before the lender's demand is expected back, unless it checkpoints often enough that a reclaim
-loses little. Borrowed work that a reclaim throws away costs the borrower its GPU-hours and the lender its
+loses little, or its team's jobs of its class lately ended within that time whatever their limits said. Borrowed work that a reclaim throws away costs the borrower its GPU-hours and the lender its
 wait; a lease that outlives the job's limit costs neither. On in the time-aware scheduling modes."""
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from quotas.leases import selectors as lease_selectors
 from quotas.classes import selectors as class_selectors
 from quotas.orgs import selectors as org_selectors
 from quotas.models import GpuModel, Node, Pool, Project, Quota, Tenant
+from scheduler.cycle import lease_fit_inputs
 from scheduler.engine.job_resources import per_replica, quota_limit
 from scheduler.engine import reasons
 from scheduler.engine.resources import Resources
@@ -196,12 +197,17 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
             priority, submitted_at, env_ready, env_detail or NOT_READY_DETAIL, max_runtime, cpus, memory_gb, 0,
             checkpoint_every, yields.get(i)))
         stored[i] = StoredPending(status, wait_code, wait_digest, tenant_id, name)
+    switches = lease_selectors.engine_switches(pool)
+    typical, back = {}, {}
+    if switches.lease_fit and pending:  # how long each team's jobs lately ran, when each lender comes back
+        typical = lease_fit_inputs.typical_run_minutes(tenant_ids={row[1] for row in rows}, slugs=tenants, now=now)
+        back = lease_fit_inputs.lenders_back(pool=pool, models={q.gpu_model for q in quotas}, now=now)
     snapshot = Snapshot(
         now=now, nodes=nodes, quotas=quotas, running=tuple(running), pending=tuple(pending),
         usage=fair_share_usage(pool=pool, now=now, half_life=half_life),
         priority_classes=class_selectors.engine_priority_classes(), half_life_hours=half_life, leases=leases,
-        switches=lease_selectors.engine_switches(pool), policies=lease_selectors.engine_policies(),
+        switches=switches, policies=lease_selectors.engine_policies(),
         preemption_cap_24h=preemption_cap_24h(), grace_minutes=grace_minutes(), time_scale=clock.time_scale(),
-        org=org_selectors.engine_tree(pool),
+        org=org_selectors.engine_tree(pool), typical_run_minutes=typical, lender_back=back,
     )
     return PoolSnapshot(pool=pool, snapshot=snapshot, stored=stored)

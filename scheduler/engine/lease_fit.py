@@ -1,10 +1,11 @@
 """Leases that fit (DESIGN §4, issue 40): a job borrows only where its runtime limit ends before the lease
 expires and before the lender's demand is expected back, unless it checkpoints often enough that a reclaim
-loses little. Borrowed work that a reclaim throws away costs the borrower its GPU-hours and the lender its
+loses little, or its team's jobs of its class lately ended within that time whatever their limits said. Borrowed work that a reclaim throws away costs the borrower its GPU-hours and the lender its
 wait; a lease that outlives the job's limit costs neither. On in the time-aware scheduling modes."""
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left, insort
 from collections import deque
 from datetime import datetime, timedelta
@@ -33,11 +34,48 @@ def lease_fit_blocker(snapshot: Snapshot, job: PendingJob, lender: str | None, n
     limit = job.max_runtime_minutes
     if 0 < limit <= horizon:
         return None
+    typical = snapshot.typical_run_minutes.get((job.tenant, job.workload_class))
+    if typical is not None and 0 < limit and typical <= horizon:
+        return None  # its team's jobs of this class have lately ended well inside their limits
     checkpoint = job.checkpoint_interval_minutes
     if checkpoint and checkpoint <= switches.lease_checkpoint_minutes:
         return None  # a reclaim loses at most one checkpoint interval of work
     return R.lease_would_not_fit(job.tenant, job.pool, job.gpu_model, need, horizon, limit,
                                  switches.lease_checkpoint_minutes, back_first)
+
+
+class RunTimes:
+    """How long a team's jobs of one workload class have lately run, from the runs that ended by themselves
+    (completed, never stopped): users set limits far above what their jobs take (Slurm's experience, and
+    the what-if month's), so a limit alone makes nearly every borrower look too long for a lease. The
+    `quantile` of the last `keep` runs, once there are `least` of them, is what a lease that fits may count
+    on; a job that runs longer loses what it ran, at the borrower's cost only (the lender gets its GPUs back
+    at the lease's end either way). Kept by a caller that sees the runs end (the what-if replay; the cycle's
+    snapshot asks `typical_minutes` of the stored runs); not shared between callers."""
+
+    __slots__ = ("keep", "least", "quantile", "recent")
+
+    def __init__(self, keep: int = 50, least: int = 10, quantile: float = 0.95) -> None:
+        self.keep, self.least, self.quantile = keep, least, quantile
+        self.recent: dict[tuple[str, str], deque[float]] = {}
+
+    def add(self, tenant: str, workload_class: str, minutes: float) -> None:
+        runs = self.recent.get((tenant, workload_class))
+        if runs is None:
+            runs = self.recent[(tenant, workload_class)] = deque(maxlen=self.keep)
+        runs.append(minutes)
+
+    def typical(self) -> dict[tuple[str, str], int]:
+        return {key: minutes for key, runs in self.recent.items()
+                if (minutes := typical_minutes(runs, self.least, self.quantile)) is not None}
+
+
+def typical_minutes(runs, least: int = 10, quantile: float = 0.95) -> int | None:
+    """The `quantile` of the run minutes in `runs`, rounded up; None with fewer than `least` runs."""
+    if len(runs) < least:
+        return None
+    ordered = sorted(runs)
+    return math.ceil(ordered[min(math.ceil(quantile * len(ordered)) - 1, len(ordered) - 1)])
 
 
 class DemandClock:

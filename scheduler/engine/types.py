@@ -245,6 +245,9 @@ class Snapshot:
     # (lender tenant, pool, GPU model) -> when its own demand is expected back (from its recent usage):
     # a lease that fits ends before then (lease_fit.py). Absent: only the lease's expiry bounds it.
     lender_back: Mapping[tuple[str, str, str], datetime] = _EMPTY
+    # (tenant, workload class) -> policy minutes its recent jobs ran at most (lease_fit.RunTimes): a job whose
+    # limit is longer than a lease may still borrow when its team's jobs of that class end well within it.
+    typical_run_minutes: Mapping[tuple[str, str], int] = _EMPTY
 
 
 # --- outputs --------------------------------------------------------------------------------

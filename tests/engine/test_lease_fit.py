@@ -19,12 +19,13 @@ from tests.engine.builders import NOW, POOL, H100, admitted, nodes, pending, quo
 FIT = PolicySwitches(lease_fit=True)
 
 
-def _snap(limit, *, switches=FIT, checkpoint=None, lender_back_in=None):
+def _snap(limit, *, switches=FIT, checkpoint=None, lender_back_in=None, typical=None):
     job = replace(pending(200, "beta", 8, max_runtime=limit), checkpoint_interval_minutes=checkpoint)
     return snapshot(nodes=nodes(8, 8, 8), quotas=[quota("alpha", 16), quota("beta", 8)],
                     running=[running("beta", [1], 8, id=50, ends_in=600)], pending=[job], switches=switches,
                     lender_back={} if lender_back_in is None else {
-                        ("alpha", POOL, H100): NOW + timedelta(minutes=lender_back_in)})
+                        ("alpha", POOL, H100): NOW + timedelta(minutes=lender_back_in)},
+                    typical_run_minutes={} if typical is None else {("beta", "training"): typical})
 
 
 @pytest.mark.parametrize("limit, checkpoint, back_in, borrows, kind", [
@@ -66,3 +67,34 @@ def test_the_demand_clock_expects_a_lender_back_at_the_time_of_day_it_came_back_
     assert clock.back(evening) == morning + timedelta(days=2)  # the earliest time of day it came back
     assert clock.back(morning + timedelta(days=1, minutes=5)) == morning + timedelta(days=1, minutes=10)
     assert clock.back(morning + timedelta(days=9)) is None  # a week later it is forgotten
+
+
+@pytest.mark.parametrize("limit, typical, back_in, borrows", [
+    (360, 170, None, True),  # limit 6 h, but beta's trainings lately end within 170 min: in the 240-min lease
+    (360, 240, None, True),
+    (360, 241, None, False),  # its recent runs outlast the lease too
+    (360, 170, 120, False),  # alpha's demand is back in 120 min, before beta's typical 170
+    (360, 100, 120, True),
+    (0, 100, None, False),  # no limit: nothing bounds it, whatever its team's history
+])
+def test_a_job_whose_team_runs_short_borrows_although_its_limit_is_long(limit, typical, back_in, borrows):
+    """Users set limits far above what their jobs take: a limit alone made nearly every borrower look too long
+    for a lease (the what-if month lent half of today). Its team's recent runs of its class say what it will
+    take; the rule counts on them only when they also end before the lease and the lender's demand."""
+    d = decide(_snap(limit, typical=typical, lender_back_in=back_in))
+    assert (200 in admitted(d)) is borrows
+    if not borrows:
+        blocker = next(b for b in wait_of(d, 200).blockers if b.code == R.NOT_BORROWABLE)
+        assert blocker.details["limit"] == limit
+
+
+def test_a_teams_typical_run_is_a_high_quantile_of_its_runs_that_ended_by_themselves():
+    from scheduler.engine.lease_fit import RunTimes, typical_minutes
+
+    assert typical_minutes([30.0] * 9) is None  # too few to count on
+    assert typical_minutes([float(m) for m in range(1, 101)], least=10, quantile=0.95) == 95
+    times = RunTimes(keep=20, least=10)
+    for minutes in range(1, 31):  # only the last 20 (11-30) are kept
+        times.add("beta", "training", minutes + 0.5)
+    times.add("beta", "experiment", 5)
+    assert times.typical() == {("beta", "training"): 30}  # ceil of the 95th percentile, 29.5

@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 
 from scheduler.engine import decide
 from scheduler.engine.incremental import IncrementalDecider
-from scheduler.engine.lease_fit import DemandClock
+from scheduler.engine.lease_fit import DemandClock, RunTimes
 from scheduler.engine.backfill import BEST_EFFORT
 from scheduler.engine.quiet import sort_out
 from scheduler.engine.standing import Standing
@@ -167,6 +167,7 @@ class _Sim:
         # touched are decided again; the others keep their decisions. Off with `fast`: a plain decide.
         self.decider = IncrementalDecider(describe=False)
         self.demand_clocks: dict[str, DemandClock] | None = {} if t.switches.lease_fit else None
+        self.run_times: RunTimes | None = RunTimes() if t.switches.lease_fit else None
 
     def touch(self, gpu_model: str) -> None:
         self.decider.touch((self.trace.pool, gpu_model))
@@ -289,7 +290,11 @@ class _Sim:
         if run is None or run.token != token:
             return
         self._leave(run, "completed")
-        self.jobs[job_id].completed = True
+        record = self.jobs[job_id]
+        record.completed = True
+        if self.run_times is not None and not record.preemptions:  # leases that fit learn how long jobs run
+            job = run.job
+            self.run_times.add(job.tenant, job.workload_class, (self.now - run.engine.started_at).total_seconds() / 60)
 
     def _stop(self, job_id: int, token: int) -> None:
         """Grace is over (or the lease closed): stop, count the lost work, requeue."""
@@ -543,7 +548,8 @@ class _Sim:
             leases=tuple(self.leases[i].engine for i in sorted(self.leases)),  # keyed by lease id
             switches=trace.switches, half_life_hours=trace.half_life_hours, policies=trace.policies,
             preemption_cap_24h=trace.preemption_cap_24h, grace_minutes=trace.grace_minutes,
-            lender_back=self._lender_back(), org=trace.org)
+            lender_back=self._lender_back(), org=trace.org,
+            typical_run_minutes=self.run_times.typical() if self.run_times is not None else {})
         # The replay reads no waits, and keeps what the running jobs hold (standing.py) across cycles.
         if self.fast:
             decisions = self.decider.decide(snapshot, standing=self.standing)

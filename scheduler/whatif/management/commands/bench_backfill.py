@@ -156,7 +156,9 @@ def lending_figures(trace: Trace, fit: bool, cycle_seconds: float) -> dict:
         if run.lender is not None:
             borrowed += run.gpus * ((run.end or trace.end) - run.start).total_seconds() / 3600
             lost += run.lost_gpu_hours
+    # kept: borrowed work not thrown away (today's borrowed GPU-hours count the work its reclaims destroyed)
     return {"borrowed_gpu_hours": round(borrowed, 1), "lost_gpu_hours": round(lost, 1),
+            "kept_gpu_hours": round(borrowed - lost, 1),
             "lost_share": round(lost / borrowed, 3) if borrowed else None, "utilisation": utilisation(outcome)[1],
             "preemptions": sum(1 for run in outcome.runs if run.outcome == "preempted")}
 
@@ -193,7 +195,8 @@ class Command(BaseCommand):
             lending = lending_trace(nodes=o["lending_nodes"], days=o["days"], load=o["lending_load"], seed=o["seed"])
             today, fit = (lending_figures(lending, flag, o["cycle_seconds"]) for flag in (False, True))
             result["lending"] = {"jobs": len(lending.jobs), "today": today, "fit": fit,
-                                 "borrowed_ratio": _ratio(fit["borrowed_gpu_hours"], today["borrowed_gpu_hours"])}
+                                 "borrowed_ratio": _ratio(fit["borrowed_gpu_hours"], today["borrowed_gpu_hours"]),
+                                 "kept_ratio": _ratio(fit["kept_gpu_hours"], today["kept_gpu_hours"])}
         self.stdout.write(json.dumps(result))
 
 

@@ -9,7 +9,8 @@ does not hold back the jobs behind it (as kueue's default), so a small later job
 big blocked one (whose base quota is then judged again, `_settle_quota`). This never admits a
 lower-priority job of a tenant while a higher-priority job of the same tenant that fits waits:
 the higher one was tried first against at least as much free quota and capacity, and a cycle only
-ever consumes capacity. Nor does it admit one into what
+ever consumes capacity (a requeued victim excepted: it queues behind the job its stop served while that
+job waits, ordering.py). Nor does it admit one into what
 a job ahead of it counts on from stops, under way or planned in this cycle: that job holds it
 (`_hold_if_stopping_for`), as kueue keeps the usage of a workload that preempts from the
 workloads after it in the cycle.
@@ -138,9 +139,14 @@ def _nominate(cycle: CycleState, queue) -> None:
     for job in queue:
         lane = cycle.lane(job)
         priority = priority_of.get(job.priority_class, 0)
+        higher = None
         if priority != lane.priority:
-            lane.priority = priority
-            lane.higher_jobs, lane.higher_gpus = lane.jobs, lane.gpus
+            if lane.priority is None or priority < lane.priority:
+                lane.priority = priority
+                lane.higher_jobs, lane.higher_gpus = lane.jobs, lane.gpus
+                lane.groups.append((priority, lane.jobs, lane.gpus))
+            else:  # a requeued victim behind the lower job its stop served: that job is not of a higher class
+                higher = lane.higher_than(priority)
         index = lane.index
         g, replicas = job.gpus, job.replicas
         need = g * replicas
@@ -175,7 +181,8 @@ def _nominate(cycle: CycleState, queue) -> None:
         node_blocked = False
         if shape_ok and not index.fits(g, replicas, c, m):
             node_blocked = True
-            _add_node_blockers(reasons, blockers, job, index, need, lane.higher_jobs, lane.higher_gpus)
+            _add_node_blockers(reasons, blockers, job, index, need,
+                               *(higher or (lane.higher_jobs, lane.higher_gpus)))
         placements = None
         backfill_held = False
         if backfill is not None and shape_ok and quota_ok and job.env_ready:
@@ -190,6 +197,9 @@ def _nominate(cycle: CycleState, queue) -> None:
         if shape_ok and quota_ok:  # a legitimate claim on this lane's GPUs
             lane.jobs += 1
             lane.gpus += need
+            if higher is not None:  # and of a higher class than the jobs after it
+                lane.higher_jobs += 1
+                lane.higher_gpus += need
             if node_blocked and job.env_ready:
                 dkey = (job.tenant, job.pool, job.gpu_model)
                 demand[dkey] = demand.get(dkey, 0) + need

@@ -11,7 +11,6 @@ nothing stays in memory and two cycles in one process never share or clear each 
 from __future__ import annotations
 
 from datetime import datetime
-from functools import lru_cache
 from typing import Mapping
 
 from .texts import NOT_REPORTED
@@ -436,6 +435,25 @@ class Reasons:
         fn = Reasons._REMEMBERED.get(name)
         if fn is None:
             raise AttributeError(name)
-        remembered = lru_cache(maxsize=None)(fn)
+        remembered = _remembering(fn)
         setattr(self, name, remembered)
         return remembered
+
+
+_KEYWORDS = object()  # parts a key's keyword arguments from its positional ones, as lru_cache does
+
+
+def _remembering(fn):
+    """`fn` remembering its blocker per identical arguments in a dict of its own, which lives as long as
+    the `Reasons` object that holds it (one cycle): an explicit memo, not a process-wide cache."""
+    memo: dict = {}
+    get = memo.get
+
+    def remembered(*args, **kwargs):
+        key = (*args, _KEYWORDS, *kwargs.items()) if kwargs else args
+        blocker = get(key)
+        if blocker is None:
+            blocker = memo[key] = fn(*args, **kwargs)
+        return blocker
+
+    return remembered

@@ -33,10 +33,12 @@ class Lane:
     """Per (pool, gpu_model) state of one cycle, so the per-job loop does one lookup.
 
     Jobs arrive in descending priority, so "strictly higher priority than me" is everything
-    counted before the current priority group started.
+    counted before the current priority group started; but a requeued victim queues behind the job its
+    stop served (ordering.py), which may be of a lower class: for it, the jobs ahead of higher priority
+    than its own are those counted before the first group not above it (`higher_than`).
     """
 
-    __slots__ = ("index", "releases", "priority", "jobs", "gpus", "higher_jobs", "higher_gpus",
+    __slots__ = ("index", "releases", "priority", "jobs", "gpus", "higher_jobs", "higher_gpus", "groups",
                  "ahead_gpus", "ahead_longest", "shapes", "loaned")
 
     def __init__(self, index: ModelIndex | None, releases: Timeline) -> None:
@@ -44,9 +46,17 @@ class Lane:
         self.releases = releases
         self.priority = None
         self.jobs = self.gpus = self.higher_jobs = self.higher_gpus = 0
+        self.groups: list[tuple[int, int, int]] = []  # (priority, jobs, GPUs counted before it), as they started
         self.ahead_gpus = self.ahead_longest = 0  # describe phase: waiting jobs met so far
         self.shapes: dict[tuple[int, int], Blocker | None] = {}  # (gpus, replicas) -> shape check
         self.loaned = False  # phase 5: some running job here is on a lease
+
+    def higher_than(self, priority: int) -> tuple[int, int]:
+        """The jobs and GPUs counted before the first priority group at or below `priority`."""
+        for group_priority, jobs, gpus in self.groups:
+            if group_priority <= priority:
+                return jobs, gpus
+        return self.jobs, self.gpus
 
 
 @dataclass(slots=True)

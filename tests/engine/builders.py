@@ -69,13 +69,14 @@ def policy(tenant, **kw) -> TenantPolicy:
 
 def pending(id, tenant, gpus=8, *, replicas=1, project="p", pool=POOL, model=H100,
             workload="training", priority=None, submitted_ago=10, env_ready=True,
-            env_detail="", max_runtime=60) -> PendingJob:
+            env_detail="", max_runtime=60, yields_to=None) -> PendingJob:
+    """`yields_to`: a requeued victim's, the waiting job its stop served."""
     return PendingJob(
         id=id, tenant=tenant, project=project, pool=pool, gpu_model=model, gpus=gpus,
         replicas=replicas, workload_class=workload,
         priority_class=priority or WORKLOAD_TO_PRIORITY[workload],
         submitted_at=NOW - timedelta(minutes=submitted_ago), env_ready=env_ready,
-        env_detail=env_detail, max_runtime_minutes=max_runtime,
+        env_detail=env_detail, max_runtime_minutes=max_runtime, yields_to=yields_to,
     )
 
 

@@ -52,3 +52,18 @@ def test_the_check_would_catch_django(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("from django.db import models\nimport numpy\n")
     assert list(_imports(bad)) == ["django.db", "numpy"]
+
+
+def test_engine_keeps_no_function_caches():
+    """No process-wide caches (CONVENTIONS): a cycle's memo lives in its own objects (reasons.Reasons), so no
+    `functools.lru_cache` / `functools.cache` in the engine, not even on a per-object wrapper."""
+    caches = {"lru_cache", "cache", "cached_property"}
+    offenders = []
+    for path in sorted(ENGINE_DIR.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and node.module == "functools":
+                offenders += [(path.name, node.lineno, a.name) for a in node.names if a.name in caches]
+            elif isinstance(node, ast.Attribute) and node.attr in caches and isinstance(node.value, ast.Name) \
+                    and node.value.id == "functools":
+                offenders.append((path.name, node.lineno, node.attr))
+    assert offenders == []

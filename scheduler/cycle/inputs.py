@@ -43,10 +43,13 @@ WHOLE_TABLES = (Tenant, Project, GpuModel, LendingPolicy, PolicySwitch, Priority
 
 
 def row_sets(pool: Pool, now: datetime) -> list[QuerySet]:
-    """Every set of rows a cycle of `pool` at `now` reads, usage aside."""
+    """Every set of rows a cycle of `pool` at `now` reads, usage aside. The cluster-pending runs are the
+    one set read for which rows, not what they hold: the backend's tick rewrites every active run at each
+    poll, and the cycle only asks which jobs have one (snapshot.py `_off_cluster`)."""
     return [
         considered_pending(pool, now), Job.objects.filter(pool=pool, status__in=HOLDING_STATUSES),
-        pending_runs(pool), Node.objects.filter(pool=pool), Quota.objects.filter(pool=pool, status=Quota.Status.ACTIVE),
+        pending_runs(pool).values_list("job_id", flat=True), Node.objects.filter(pool=pool),
+        Quota.objects.filter(pool=pool, status=Quota.Status.ACTIVE),
         Lease.objects.filter(pool=pool, state__in=Lease.OPEN_STATES), victim_stops(pool, now), requeuing_stops(pool),
         UnitQuota.objects.filter(pool=pool), Pool.objects.filter(pk=pool.pk),
         *(model.objects.all() for model in WHOLE_TABLES),
@@ -54,9 +57,13 @@ def row_sets(pool: Pool, now: datetime) -> list[QuerySet]:
 
 
 def _folded(rows: QuerySet) -> tuple[str, list]:
-    table = connection.ops.quote_name(rows.model._meta.db_table)
-    # The base table is never aliased in these querysets' SQL, so its name reaches its own xmin.
-    rows = rows.order_by().annotate(_version=RawSQL(f"{table}.xmin::text::bigint", ())).values_list("pk", "_version")
+    if rows._fields:  # a values_list: which rows, not their versions
+        rows = rows.order_by().annotate(_version=RawSQL("0", ())).values_list(*rows._fields, "_version")
+    else:
+        table = connection.ops.quote_name(rows.model._meta.db_table)
+        # The base table is never aliased in these querysets' SQL, so its name reaches its own xmin.
+        rows = rows.order_by().annotate(_version=RawSQL(f"{table}.xmin::text::bigint", ())).values_list(
+            "pk", "_version")
     sql, params = rows.query.sql_with_params()
     return f"(SELECT count(*) || ':' || coalesce(sum(hashtextextended(t.k::text, t.v)), 0) FROM ({sql}) t(k, v))", \
         list(params)

@@ -38,6 +38,10 @@ from scheduler.cycle.snapshot import (
 )
 from scheduler.models import HOLDING_STATUSES, Job
 
+# The settings the snapshot's selectors read (grace.py, clock.py, leases/selectors.py, usage/selectors.py).
+SETTINGS_READ = ("PREEMPTION_GRACE_MINUTES", "PREEMPTION_CAP_24H", "POLICY_TIME_SCALE",
+                 "SCHEDULER_FAIR_SHARE_HALF_LIFE_HOURS", "SCHEDULER_BACKFILL_DEPTH", "LEASE_FIT_CHECKPOINT_MINUTES")
+
 # Read whole by the snapshot's selectors (names, policies, switches, classes, the tree); all small.
 WHOLE_TABLES = (Tenant, Project, GpuModel, LendingPolicy, PolicySwitch, PriorityClass, OrgUnit)
 
@@ -81,6 +85,5 @@ def inputs_digest(*, pool: Pool, now: datetime) -> str:
     with connection.cursor() as cursor:
         cursor.execute("SELECT " + ", ".join(parts), params)
         folded = cursor.fetchone()
-    values = (settings.PREEMPTION_GRACE_MINUTES, settings.PREEMPTION_CAP_24H,
-              getattr(settings, "POLICY_TIME_SCALE", 1.0), settings.SCHEDULER_FAIR_SHARE_HALF_LIFE_HOURS)
+    values = tuple(getattr(settings, name, None) for name in SETTINGS_READ)
     return blake2b(repr((folded, values)).encode(), digest_size=12).hexdigest()

@@ -28,7 +28,11 @@ What the digest leaves out moves only with the clock (fair-share usage, a lease'
 ETAs): the first cycle after SCHEDULER_FULL_DECIDE_SECONDS decides in full whatever the digest says;
 beat's sweep (scheduler.evaluate_all_pools, every SCHEDULER_EVALUATION_INTERVAL_SECONDS) asks for that
 cycle, so the full decide is the periodic safety net. A decide that had a lease refused records no
-digest (its job is tried again by the next cycle, as before).
+digest (its job is tried again by the next cycle, as before). A cycle's own writes give the rows it wrote
+new versions, so the cycle after a decide that wrote anything decides once more; finding nothing to write,
+it settles the pool. (Storing the digest after its own writes would need the cycle's reads and that digest
+in one database snapshot, REPEATABLE READ, which the compare-and-swap writes of this READ COMMITTED cycle
+do not allow today.)
 Any change decides the whole pool: a wait's position and GPUs ahead count the pool's whole queue, and
 its next actions name the pool's other models, so the pool is one partition of the engine's
 incremental decider (engine/incremental.py) while waits are described; docs/design.md §11.

@@ -60,6 +60,7 @@ def _off_cluster() -> Exists:
     return Exists(JobRun.objects.filter(job_id=OuterRef("pk"), state=JobRun.State.PENDING))
 
 
+# The filtered row sets the snapshot reads that the cycle's digest of its inputs (cycle/inputs.py) reads too.
 def pending_runs(pool: Pool):
     """The runs the cluster keeps pending, of the pool's jobs (what `_off_cluster` looks up)."""
     return JobRun.objects.filter(job__pool=pool, state=JobRun.State.PENDING)
@@ -77,6 +78,14 @@ def requeuing_stops(pool: Pool):
     """The done stops of the pool's waiting jobs (the last one of each requeued it)."""
     return Preemption.objects.filter(victim__pool=pool, victim__status__in=PENDING_STATUSES,
                                      state__in=Preemption.DONE_STATES, ended_at__isnull=False)
+
+
+def considered_pending(pool: Pool, now: datetime):
+    """The waiting jobs a cycle considers. A job already told its environment is not ready is left out
+    until the environment changes (job_environment_update clears the stored code); a job whose last
+    cycle raised (scheduler.queue.faults) sits out until its retry time."""
+    return Job.objects.filter(not_faulted(now), pool=pool, status__in=PENDING_STATUSES).exclude(
+        env_ready=False, wait_code=reasons.ENV_NOT_READY).order_by("id")
 
 
 def _victim_state(*, pool: Pool, now: datetime) -> tuple[dict[int, tuple[datetime, int | None]], dict[int, int],
@@ -98,28 +107,15 @@ def _victim_state(*, pool: Pool, now: datetime) -> tuple[dict[int, tuple[datetim
     return stopping, counts, refused
 
 
-def _served(*, pool: Pool) -> dict[int, int]:
-    """One query: each requeued victim -> the job its last stop served. The engine queues the victim
-    behind that job while it still waits (ordering.py), so it does not start again into what it freed."""
+def _yields(*, pool: Pool, pending_ids: set[int]) -> dict[int, int]:
+    """One query: each requeued victim whose last stop served a job that still waits -> that job. The
+    engine queues the victim behind it (ordering.py), so it does not start again into what it freed."""
     served: dict[int, int | None] = {}
     for victim, preemptor in requeuing_stops(pool).order_by("victim_id", "ended_at", "pk").values_list(
             "victim_id", "preemptor_id"):
         served[victim] = preemptor  # the last stop of each victim: the one that requeued it
-    return {victim: job for victim, job in served.items() if job is not None}
-
-
-def small_inputs(*, pool: Pool, now: datetime) -> dict:
-    """Everything a cycle reads besides the rows of nodes, quotas and jobs and the fair-share usage: a
-    few small queries, shared by the snapshot and the cycle's digest of its inputs (cycle/inputs.py)."""
-    return {
-        "pool_defaults": (pool.default_cpus_per_gpu, pool.default_memory_gb_per_gpu),
-        "half_life_hours": half_life_hours(), "leases": lease_selectors.engine_leases(pool),
-        "victims": _victim_state(pool=pool, now=now), "served": _served(pool=pool),
-        "priority_classes": class_selectors.engine_priority_classes(),
-        "switches": lease_selectors.engine_switches(pool), "policies": lease_selectors.engine_policies(),
-        "preemption_cap_24h": preemption_cap_24h(), "grace_minutes": grace_minutes(),
-        "time_scale": clock.time_scale(), "org": org_selectors.engine_tree(pool),
-    }
+    return {victim: job for victim, job in served.items()
+            if job is not None and victim in pending_ids and job in pending_ids}
 
 
 def _names(tenant_ids: set[int], project_ids: set[int]) -> tuple[dict[int, str], dict[int, str], dict[int, str]]:
@@ -139,70 +135,42 @@ def _within_limits(gpus: int, replicas: int, max_runtime: int) -> bool:
             and 0 < max_runtime <= limits.JOB_MAX_RUNTIME_MINUTES)
 
 
-# The rows a cycle reads, one function each, so that the cycle's digest of its inputs (cycle/inputs.py)
-# reads exactly what the snapshot reads.
-def node_rows(pool: Pool):
-    return Node.objects.filter(pool=pool).order_by("id").values_list(
-        "id", "gpu_model__name", "gpus", "state", "maintenance_end", "maintenance_reason", "cpu_cores",
-        "memory_gb", "gpu_model__memory_gb", "outside_gpus", "outside_cpus", "outside_memory_gb", "outside_jobs",
-        "name")
-
-
-def quota_rows(pool: Pool):
-    return Quota.objects.filter(pool=pool, status=Quota.Status.ACTIVE).order_by("id").values_list(
-        "id", "tenant__slug", "gpu_model__name", "gpus", "workload_classes", "project__slug", "gpu_memory_gb",
-        "cpu_cores", "memory_gb")
-
-
-def holding_rows(pool: Pool):
-    return Job.objects.filter(pool=pool, status__in=HOLDING_STATUSES).annotate(off_cluster=_off_cluster()).order_by(
-        "id").values_list("id", "tenant__slug", "project__slug", "gpu_model__name", "gpus", "replicas",
-                          "priority_class", "placements", "admitted_at", "started_at", "expected_end",
-                          "lease_id", "workload_class", "max_runtime_minutes", "last_checkpoint_at", "cpu",
-                          "memory_gb", "off_cluster")
-
-
-# What the engine reads of a waiting job, then what only the write-back reads (the unchanged-wait check
-# and the audit's name): a cycle's own wait writes change the latter, never the former.
-PENDING_ENGINE_COLUMNS = ("id", "tenant_id", "project_id", "gpu_model_id", "gpus", "replicas", "workload_class",
-                          "priority_class", "submitted_at", "env_ready", "env_detail", "max_runtime_minutes", "cpu",
-                          "memory_gb", "checkpoint_interval_minutes")
-PENDING_STORED_COLUMNS = ("status", "wait_code", "wait_digest", "name")
-
-
-def considered_pending(pool: Pool, now: datetime):
-    """The waiting jobs a cycle considers. A job already told its environment is not ready is left out
-    until the environment changes (job_environment_update clears the stored code); a job whose last
-    cycle raised (scheduler.queue.faults) sits out until its retry time."""
-    return Job.objects.filter(not_faulted(now), pool=pool, status__in=PENDING_STATUSES).exclude(
-        env_ready=False, wait_code=reasons.ENV_NOT_READY).order_by("id")
-
-
 def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
     """Fourteen queries whatever the number of nodes, quotas, leases and jobs."""
     now = now or timezone.now()
-    small = small_inputs(pool=pool, now=now)
-    half_life, leases = small["half_life_hours"], small["leases"]
+    half_life = half_life_hours()
+    leases = lease_selectors.engine_leases(pool)
     open_lease_ids = {lease.id for lease in leases}
-    stopping, preempted, refused = small["victims"]
+    stopping, preempted, refused = _victim_state(pool=pool, now=now)
     nodes = tuple(
         EngineNode(id=i, pool=pool.name, gpu_model=model, gpus=gpus, state=state, maintenance_until=until,
                    maintenance_reason=why, cpus=cpus, memory_gb=memory, gpu_memory_gb=gpu_memory,
                    outside=Resources(o_gpus, 0, o_cpus, o_memory), outside_jobs=o_jobs, name=name)
         for i, model, gpus, state, until, why, cpus, memory, gpu_memory, o_gpus, o_cpus, o_memory, o_jobs, name
-        in node_rows(pool)
+        in Node.objects.filter(pool=pool).order_by("id").values_list(
+            "id", "gpu_model__name", "gpus", "state", "maintenance_end", "maintenance_reason", "cpu_cores",
+            "memory_gb", "gpu_model__memory_gb", "outside_gpus", "outside_cpus", "outside_memory_gb", "outside_jobs",
+            "name")
     )
     quotas = tuple(
         EngineQuota(id=i, tenant=tenant, pool=pool.name, gpu_model=model, gpus=gpus, classes=frozenset(classes or ()),
                     project=project, gpu_memory_gb=quota_limit(gpu_memory), cpus=quota_limit(cpus),
                     memory_gb=quota_limit(memory))
-        for i, tenant, model, gpus, classes, project, gpu_memory, cpus, memory in quota_rows(pool)
+        for i, tenant, model, gpus, classes, project, gpu_memory, cpus, memory in Quota.objects.filter(
+            pool=pool, status=Quota.Status.ACTIVE).order_by("id").values_list(
+            "id", "tenant__slug", "gpu_model__name", "gpus", "workload_classes", "project__slug", "gpu_memory_gb",
+            "cpu_cores", "memory_gb")
     )
     defaults = {"default_cpus_per_gpu": pool.default_cpus_per_gpu,
                 "default_memory_gb_per_gpu": pool.default_memory_gb_per_gpu}
     running = []
     for (i, tenant, project, model, gpus, replicas, priority, placements, admitted_at, started_at, expected_end,
-         lease_id, workload, max_runtime, checkpoint, cpu, memory, off_cluster) in holding_rows(pool):
+         lease_id, workload, max_runtime, checkpoint, cpu, memory, off_cluster) in Job.objects.filter(
+            pool=pool, status__in=HOLDING_STATUSES).annotate(off_cluster=_off_cluster()).order_by(
+            "id").values_list("id", "tenant__slug", "project__slug", "gpu_model__name", "gpus", "replicas",
+                              "priority_class", "placements", "admitted_at", "started_at", "expected_end",
+                              "lease_id", "workload_class", "max_runtime_minutes", "last_checkpoint_at", "cpu",
+                              "memory_gb", "off_cluster"):
         started = started_at or admitted_at or now
         until, stopping_for = stopping.get(i, (None, None))
         if lease_id is not None and lease_id not in open_lease_ids:
@@ -222,14 +190,17 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
     # The deepest read of the cycle: plain columns, no joins (names come from the small tables once),
     # and only what the engine and the unchanged-wait check need; the cycle reads the rest of the
     # rows it writes.
-    rows = list(considered_pending(pool, now).values_list(*PENDING_ENGINE_COLUMNS, *PENDING_STORED_COLUMNS))
-    pending_ids = {row[0] for row in rows}
-    yields = {victim: job for victim, job in small["served"].items() if victim in pending_ids and job in pending_ids}
+    rows = considered_pending(pool, now).values_list(
+        "id", "tenant_id", "project_id", "gpu_model_id", "gpus", "replicas", "workload_class",
+        "priority_class", "submitted_at", "env_ready", "env_detail", "max_runtime_minutes", "status", "wait_code",
+        "wait_digest", "name", "cpu", "memory_gb", "checkpoint_interval_minutes")
+    rows = list(rows)
+    yields = _yields(pool=pool, pending_ids={row[0] for row in rows})
     tenants, projects, models = _names({row[1] for row in rows}, {row[2] for row in rows})
     pool_name = pool.name
     extra_defaults = pool.default_cpus_per_gpu or pool.default_memory_gb_per_gpu
     for (i, tenant_id, project_id, model_id, gpus, replicas, workload, priority, submitted_at, env_ready, env_detail,
-         max_runtime, cpu, memory, checkpoint_every, status, wait_code, wait_digest, name) in rows:
+         max_runtime, status, wait_code, wait_digest, name, cpu, memory, checkpoint_every) in rows:
         if not _within_limits(gpus, replicas, max_runtime):
             job_fault_record(job_id=i, tenant_id=tenant_id, stage="cycle",
                              error=ValueError(OUT_OF_LIMITS.format(gpus=gpus, replicas=replicas,
@@ -248,8 +219,9 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
     snapshot = Snapshot(
         now=now, nodes=nodes, quotas=quotas, running=tuple(running), pending=tuple(pending),
         usage=fair_share_usage(pool=pool, now=now, half_life=half_life),
-        priority_classes=small["priority_classes"], half_life_hours=half_life, leases=leases,
-        switches=small["switches"], policies=small["policies"], preemption_cap_24h=small["preemption_cap_24h"],
-        grace_minutes=small["grace_minutes"], time_scale=small["time_scale"], org=small["org"],
+        priority_classes=class_selectors.engine_priority_classes(), half_life_hours=half_life, leases=leases,
+        switches=lease_selectors.engine_switches(pool), policies=lease_selectors.engine_policies(),
+        preemption_cap_24h=preemption_cap_24h(), grace_minutes=grace_minutes(), time_scale=clock.time_scale(),
+        org=org_selectors.engine_tree(pool),
     )
     return PoolSnapshot(pool=pool, snapshot=snapshot, stored=stored)

@@ -342,6 +342,12 @@ SCHEDULER_BACKFILL_DEPTH = int(os.environ.get("SCHEDULER_BACKFILL_DEPTH", 10))
 # checkpoints at least this often, since a reclaim then loses at most this much of its work.
 LEASE_FIT_CHECKPOINT_MINUTES = int(os.environ.get("LEASE_FIT_CHECKPOINT_MINUTES", 30))
 SCHEDULER_EVALUATION_INTERVAL_SECONDS = float(os.environ.get("SCHEDULER_EVALUATION_INTERVAL_SECONDS", 5))
+# A cycle whose inputs are unchanged since the last full decide skips deciding, for at most this long
+# (scheduler.cycle.services): then beat's sweep decides in full, the safety net that also picks up what
+# only moves with the clock (fair-share usage, a lease's protection ending). Keep it well under
+# HEALTH_EVALUATION_STALL_SECONDS. The demo's clock runs faster, so there every sweep decides.
+SCHEDULER_FULL_DECIDE_SECONDS = float(os.environ.get("SCHEDULER_FULL_DECIDE_SECONDS", 0) or (
+    SCHEDULER_EVALUATION_INTERVAL_SECONDS if PORTAL_ENV == "development" else 30))
 SCHEDULER_BACKEND_TICK_SECONDS = float(os.environ.get("SCHEDULER_BACKEND_TICK_SECONDS", 3))
 SIMULATED_FAILURE_RATE = float(os.environ.get("SIMULATED_FAILURE_RATE", 0.05))
 # Leases: how long before expiry the borrower is warned, the grace a reclaim gives, the worker's period.

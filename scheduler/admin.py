@@ -39,7 +39,7 @@ class PoolCycleAdmin(admin.ModelAdmin):
     list_display = ["pool", "requested", "last_started_at", "last_duration_ms", "last_admitted", "last_waiting",
                     "runs"]
     readonly_fields = ["pool", "requested", "requested_at", "last_started_at", "last_duration_ms", "last_admitted",
-                       "last_waiting", "runs"]
+                       "last_waiting", "runs", "settled_digest", "settled_at"]
 
     def has_add_permission(self, request):
         return False

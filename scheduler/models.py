@@ -124,6 +124,10 @@ class PoolCycle(models.Model):
     order = models.JSONField(default=dict, blank=True)
     order_digest = models.CharField(max_length=24, blank=True)
     order_at = models.DateTimeField(null=True, blank=True)
+    # The digest of what the last full decide read (scheduler.cycle.inputs) and that decide's clock: a
+    # cycle that finds the same digest within SCHEDULER_FULL_DECIDE_SECONDS has nothing to decide.
+    settled_digest = models.CharField(max_length=24, blank=True)
+    settled_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"cycle of {self.pool_id}"

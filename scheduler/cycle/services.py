@@ -3,6 +3,8 @@
 Phases:
   1. take the per-pool lock (PostgreSQL advisory transaction lock; SQLite's IMMEDIATE transactions
      already serialise writers), or return at once when another worker holds it;
+  1b. digest what the cycle reads (scheduler.cycle.inputs) and return without deciding when the digest
+     is the last full decide's and that decide is younger than SCHEDULER_FULL_DECIDE_SECONDS (below);
   2. build the snapshot from the database;
   3. run the engine;
   4. write admissions (compare-and-swap against concurrent cancels) and their audit events; an
@@ -14,20 +16,43 @@ Phases:
   6. write every wait whose data (code, blockers, numbers) changed, with an audit event when a code
      changes; unchanged waits are not touched (scheduler.queue.waits);
   7. record the cycle's figures on the pool's PoolCycle row, with the pool's queue order (positions,
-     GPUs ahead, ETAs; scheduler.queue.order) when it differs from the stored one.
+     GPUs ahead, ETAs; scheduler.queue.order) when it differs from the stored one, and the digest of
+     what it read.
+
+Deciding only what changed. The engine is deterministic: the same inputs give the same decisions, so
+a cycle whose inputs equal those of the last full decide would write nothing, and is skipped. The cycle
+finds that for itself, from the rows it reads (their PostgreSQL row versions, inputs.py), not from
+marks left by the services that change them: no writer can forget to mark, and nothing is kept in a
+worker's memory, so a restarted worker, or another one, skips or decides exactly as this one would.
+What the digest leaves out moves only with the clock (fair-share usage, a lease's protection ending,
+ETAs): the first cycle after SCHEDULER_FULL_DECIDE_SECONDS decides in full whatever the digest says;
+beat's sweep (scheduler.evaluate_all_pools, every SCHEDULER_EVALUATION_INTERVAL_SECONDS) asks for that
+cycle, so the full decide is the periodic safety net. A decide that had a lease refused records no
+digest (its job is tried again by the next cycle, as before). A cycle's own writes give the rows it wrote
+new versions, so the cycle after a decide that wrote anything decides once more; finding nothing to write,
+it settles the pool. (Storing the digest after its own writes would need the cycle's reads and that digest
+in one database snapshot, REPEATABLE READ, which the compare-and-swap writes of this READ COMMITTED cycle
+do not allow today.)
+Any change decides the whole pool: a wait's position and GPUs ahead count the pool's whole queue, and
+its next actions name the pool's other models, so the pool is one partition of the engine's
+incremental decider (engine/incremental.py) while waits are described; docs/design.md §11.
 """
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import F
+from django.utils import timezone
 
 from audit.chain.services import audit_record_bulk
 from quotas.leases.grants import lease_requests_for_plans, leases_grant
 from quotas.common import clock
 from quotas.models import Pool
 from scheduler.queue.order import order_payload
+from scheduler.cycle.inputs import inputs_digest
 from scheduler.cycle.snapshot import build_snapshot
 from scheduler.queue.triggers import request_pool_evaluation
 from scheduler.queue.waits import WaitDigests
@@ -46,6 +71,7 @@ LOCK_NAMESPACE = 0x5CED
 class CycleResult:
     pool: str
     ran: bool  # False: another worker holds the pool's lock, nothing was done
+    decided: bool = True  # False: its inputs were the last full decide's, so it decided nothing again
     admitted: int = 0
     waiting: int = 0
     leases: int = 0  # leases opened for admissions on borrowed capacity
@@ -68,15 +94,32 @@ def _audit(event_type: str, job_id: int, tenant_id: int, now, payload: dict) -> 
             "object_id": job_id, "payload": payload}
 
 
-def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
+def _unchanged(pool: Pool, digest: str, now) -> bool:
+    """True when `digest` is the last full decide's and that decide is recent enough to stand."""
+    if not digest:
+        return False
+    settled = PoolCycle.objects.filter(pool=pool).values_list("settled_digest", "settled_at").first()
+    if settled is None or settled[0] != digest or settled[1] is None:
+        return False
+    return timedelta(0) <= now - settled[1] < timedelta(seconds=float(settings.SCHEDULER_FULL_DECIDE_SECONDS))
+
+
+def scheduler_cycle_run(*, pool: Pool, now=None, full: bool = False) -> CycleResult:
+    """One cycle of `pool`. `full`: decide even when nothing changed (the oracle in tests)."""
     started = time.perf_counter()
     with transaction.atomic():
         # 1. lock
         if not _try_pool_lock(pool.id):
             return CycleResult(pool=pool.name, ran=False)
+        # 1b. what it reads, before reading it: a change committed after this digest is seen by the next
+        #     cycle, which finds a different digest
+        now = now or timezone.now()
+        read = inputs_digest(pool=pool, now=now)
+        if not full and _unchanged(pool, read, now):
+            return CycleResult(pool=pool.name, ran=True, decided=False,
+                               ms=(time.perf_counter() - started) * 1000.0)
         # 2. snapshot
         bundle = build_snapshot(pool=pool, now=now)
-        now = bundle.snapshot.now
         pending_by_id = {job.id: job for job in bundle.snapshot.pending}
         # 3. decide
         decisions = decide(bundle.snapshot)
@@ -85,6 +128,7 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
         still_pending = {row[0]: row[1:] for row in Job.objects.select_for_update().filter(
             pk__in=wanted, status__in=PENDING_STATUSES).values_list("pk", "queued_at", "name")} if wanted else {}
         admitted_rows, events = [], []
+        refused = False
         placed = []  # (admission, job, tenant id, name, queued_at, expected end) of the still-pending
         for admission in decisions.admissions:
             if admission.job_id not in still_pending:
@@ -109,6 +153,7 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
         for admission, job, tenant_id, name, queued_at, expected_end in placed:
             lease = next(granted) if admission.lease is not None else None
             if isinstance(lease, ValidationError):
+                refused = True
                 events.append(_audit("job.lease_refused", job.id, tenant_id, now, {
                     "name": name, "reason": "; ".join(lease.messages)}))
                 continue
@@ -166,7 +211,8 @@ def scheduler_cycle_run(*, pool: Pool, now=None) -> CycleResult:
         order, order_digest = order_payload(decisions.waits)
         ms = (time.perf_counter() - started) * 1000.0
         figures = {"last_started_at": now, "last_duration_ms": ms, "last_admitted": len(admitted_rows),
-                   "last_waiting": len(decisions.waits)}
+                   "last_waiting": len(decisions.waits), "settled_digest": "" if refused else read,
+                   "settled_at": now}
         # The stored order is never read back here (it is large): only its digest.
         cycle, created = PoolCycle.objects.only("id", "order_digest").get_or_create(
             pool=pool, defaults={**figures, "runs": 1})

@@ -61,6 +61,34 @@ def _off_cluster() -> Exists:
     return Exists(JobRun.objects.filter(job_id=OuterRef("pk"), state=JobRun.State.PENDING))
 
 
+# The filtered row sets the snapshot reads that the cycle's digest of its inputs (cycle/inputs.py) reads too.
+def pending_runs(pool: Pool):
+    """The runs the cluster keeps pending, of the pool's jobs (what `_off_cluster` looks up)."""
+    return JobRun.objects.filter(job__pool=pool, state=JobRun.State.PENDING)
+
+
+def victim_stops(pool: Pool, now: datetime):
+    """The stops a cycle reads of the pool's holding jobs: open, done in the last 24 h, or refused."""
+    return Preemption.objects.filter(victim__pool=pool, victim__status__in=HOLDING_STATUSES).filter(
+        Q(state__in=Preemption.OPEN_STATES)
+        | Q(state__in=Preemption.DONE_STATES, ended_at__gte=now - timedelta(hours=24))
+        | Q(state=Preemption.State.REJECTED, planned_at__gte=F("victim__admitted_at")))
+
+
+def requeuing_stops(pool: Pool):
+    """The done stops of the pool's waiting jobs (the last one of each requeued it)."""
+    return Preemption.objects.filter(victim__pool=pool, victim__status__in=PENDING_STATUSES,
+                                     state__in=Preemption.DONE_STATES, ended_at__isnull=False)
+
+
+def considered_pending(pool: Pool, now: datetime):
+    """The waiting jobs a cycle considers. A job already told its environment is not ready is left out
+    until the environment changes (job_environment_update clears the stored code); a job whose last
+    cycle raised (scheduler.queue.faults) sits out until its retry time."""
+    return Job.objects.filter(not_faulted(now), pool=pool, status__in=PENDING_STATUSES).exclude(
+        env_ready=False, wait_code=reasons.ENV_NOT_READY).order_by("id")
+
+
 def _victim_state(*, pool: Pool, now: datetime) -> tuple[dict[int, tuple[datetime, int | None]], dict[int, int],
                                                          set[int]]:
     """One query: the grace deadline of each running job with an open stop planned and the job it stops
@@ -69,11 +97,7 @@ def _victim_state(*, pool: Pool, now: datetime) -> tuple[dict[int, tuple[datetim
     stopping: dict[int, tuple[datetime, int | None]] = {}
     counts: dict[int, int] = {}
     refused: set[int] = set()
-    rows = Preemption.objects.filter(victim__pool=pool, victim__status__in=HOLDING_STATUSES).filter(
-        Q(state__in=Preemption.OPEN_STATES)
-        | Q(state__in=Preemption.DONE_STATES, ended_at__gte=now - timedelta(hours=24))
-        | Q(state=Preemption.State.REJECTED, planned_at__gte=F("victim__admitted_at"))
-    ).values_list("victim_id", "state", "grace_until", "preemptor_id")
+    rows = victim_stops(pool, now).values_list("victim_id", "state", "grace_until", "preemptor_id")
     for victim, state, grace_until, preemptor in rows:
         if state in Preemption.OPEN_STATES:
             stopping[victim] = (grace_until, preemptor)
@@ -88,9 +112,8 @@ def _yields(*, pool: Pool, pending_ids: set[int]) -> dict[int, int]:
     """One query: each requeued victim whose last stop served a job that still waits -> that job. The
     engine queues the victim behind it (ordering.py), so it does not start again into what it freed."""
     served: dict[int, int | None] = {}
-    for victim, preemptor in Preemption.objects.filter(
-            victim__pool=pool, victim__status__in=PENDING_STATUSES, state__in=Preemption.DONE_STATES,
-            ended_at__isnull=False).order_by("victim_id", "ended_at", "pk").values_list("victim_id", "preemptor_id"):
+    for victim, preemptor in requeuing_stops(pool).order_by("victim_id", "ended_at", "pk").values_list(
+            "victim_id", "preemptor_id"):
         served[victim] = preemptor  # the last stop of each victim: the one that requeued it
     return {victim: job for victim, job in served.items()
             if job is not None and victim in pending_ids and job in pending_ids}
@@ -165,13 +188,10 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
             memory_gb=memory_gb))
     pending = []
     stored: dict[int, StoredPending] = {}
-    # A job already told its environment is not ready is left out until the environment changes
-    # (job_environment_update clears the stored code).
     # The deepest read of the cycle: plain columns, no joins (names come from the small tables once),
     # and only what the engine and the unchanged-wait check need; the cycle reads the rest of the
-    # rows it writes. A job whose last cycle raised (scheduler.queue.faults) sits out until its retry time.
-    rows = Job.objects.filter(not_faulted(now), pool=pool, status__in=PENDING_STATUSES).exclude(
-        env_ready=False, wait_code=reasons.ENV_NOT_READY).order_by("id").values_list(
+    # rows it writes.
+    rows = considered_pending(pool, now).values_list(
         "id", "tenant_id", "project_id", "gpu_model_id", "gpus", "replicas", "workload_class",
         "priority_class", "submitted_at", "env_ready", "env_detail", "max_runtime_minutes", "status", "wait_code",
         "wait_digest", "name", "cpu", "memory_gb", "checkpoint_interval_minutes")

@@ -1,6 +1,10 @@
 """Benchmark the live cycle on the configured database: the real cycle service (snapshot, engine,
 write-back, audit, commit) over a settled queue, after new submits, and a stream of submits decided by
 a real Celery worker; then the team queue page and the job list API as served. Prints one JSON line.
+Then, with the admitted jobs started by the backend's tick (runs and usage in flight), it times on the
+settled pool, in the same run, the no-change cycle and the cycles after one submit and after one end as the
+worker runs them (`live_*`: decides only when what it reads changed) and as full
+decides (`full_*`), with R.
 
 Use a migrated database kept for benchmarks: the rows stay (audit evidence protects them)."""
 import json
@@ -22,21 +26,53 @@ from scheduler.bench.world import bench_world
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.jobs.submit import BULK_LIMIT, job_submit_bulk
 from scheduler.models import PENDING_STATUSES, Job
+from scheduler.runs.lifecycle import job_finish
+from scheduler.sync.tick import backend_tick
 
 ROOT = Path(__file__).resolve().parents[3]
 CLIENTS = 4
 
 
 CPU_MS: dict[str, list[float]] = {}
+DECIDED: dict[str, list[bool]] = {}
 
 
-def _timed_cycle(pool, label: str = "") -> tuple[float, int]:
+def _timed_cycle(pool, label: str = "", full: bool = True) -> tuple[float, int]:
     """Wall milliseconds of one cycle, commit included, and the rows it wrote. The process's own CPU
-    time (the Python side, without the database server) is kept per label beside the wall figure."""
+    time (the Python side, without the database server) is kept per label beside the wall figure.
+    `full`: decide whatever the inputs' digest says, as every cycle did before the digest (the figures
+    labelled `live_` are the worker's cycle, which skips deciding when nothing it reads changed)."""
     cpu, start = time.process_time(), time.perf_counter()
-    result = scheduler_cycle_run(pool=pool)  # its transaction commits before it returns
+    result = scheduler_cycle_run(pool=pool, full=full)  # its transaction commits before it returns
     CPU_MS.setdefault(label, []).append((time.process_time() - cpu) * 1000.0)
+    DECIDED.setdefault(label, []).append(result.decided)
     return (time.perf_counter() - start) * 1000.0, result.rows_written
+
+
+def _settle(pool) -> int:
+    """Live cycles until one finds nothing changed (the pool is settled); how many decided."""
+    for k in range(6):
+        if not scheduler_cycle_run(pool=pool).decided:
+            return k
+    return 6
+
+
+def _runs_in_flight(pool) -> int:
+    """The backend's tick (the simulated backend) starts every admitted job, which opens its run and its
+    usage record, as beat's tick does; then the pool settles. Returns the runs in flight."""
+    for _ in range(5):
+        if not Job.objects.filter(pool=pool, status=Job.Status.ADMITTED).exists():
+            break
+        backend_tick(pools=[pool])
+    _settle(pool)
+    return Job.objects.filter(pool=pool, status=Job.Status.RUNNING).count()
+
+
+def _one_job_ends(pool) -> None:
+    """A running job ends (runs/lifecycle.py, as a backend's report does): the cycle timed next is the one
+    after one end."""
+    job = Job.objects.filter(pool=pool, status=Job.Status.RUNNING).order_by("id").first()
+    job_finish(job=job, outcome=Job.Status.SUCCEEDED)
 
 
 def _p95(values: list[float]) -> float:
@@ -82,6 +118,8 @@ class Command(BaseCommand):
         first_ms, first_rows = _timed_cycle(world.pool, "first")
         second_ms, second_rows = _timed_cycle(world.pool, "second")  # numbers charged late in the first settle
         settled = [_timed_cycle(world.pool, "nochange") for _ in range(repeats)]
+        # The worker's cycle (decides only when what it reads changed) beside the full one, same pool.
+        live = self._live(world, repeats, reference)
         self._submit(world.specs(1, seed=5))
         one_ms, one_rows = _timed_cycle(world.pool, "after_one_submit")
         self._submit(world.specs(100, seed=2))
@@ -99,7 +137,9 @@ class Command(BaseCommand):
             "nochange_cycle_r": round(statistics.median(ms for ms, _ in settled) / 1000 / reference, 4),
             "rows_written": {"first": first_rows, "second": second_rows, "nochange": max(rows for _, rows in settled),
                              "after_one_submit": one_rows, "after_100_submits": after_rows},
+            **live,
             "python_cpu_ms": {label: round(statistics.median(v)) for label, v in CPU_MS.items()},
+            "decided": {label: sum(v) for label, v in DECIDED.items()},
             "waiting": Job.objects.filter(pool=world.pool, status__in=PENDING_STATUSES).count(),
         })
         if tree:  # after the flat figures: once units exist, every pool's snapshot carries the tree
@@ -115,6 +155,33 @@ class Command(BaseCommand):
         if not no_stream:
             out.update(self._stream(jobs, nodes, tenants))
         self.stdout.write(json.dumps(out))
+
+    def _live(self, world, repeats: int, reference: float) -> dict:
+        """On the settled pool: the no-change cycle, the cycle after one submit and after one end, each as
+        the worker runs it (`live_`) and as a full decide (`full_`), in the same run, with R."""
+        pool = world.pool
+        figures = {"runs_in_flight": _runs_in_flight(pool)}
+        for label, full in (("live", False), ("full", True)):
+            nochange = [_timed_cycle(pool, f"{label}_nochange", full) for _ in range(repeats)]
+            _settle(pool)
+            self._submit(world.specs(1, seed=11 if full else 10))
+            submit_ms, submit_rows = _timed_cycle(pool, f"{label}_after_one_submit", full)
+            _runs_in_flight(pool)  # what the submit's cycle admitted starts
+            _one_job_ends(pool)
+            end_ms, end_rows = _timed_cycle(pool, f"{label}_after_one_end", full)
+            _runs_in_flight(pool)
+            ms = statistics.median(m for m, _ in nochange)
+            figures.update({
+                f"{label}_nochange_cycle_ms": round(ms, 1), f"{label}_nochange_cycle_r": round(ms / 1000 / reference, 4),
+                f"{label}_nochange_rows_written": max(rows for _, rows in nochange),
+                f"{label}_after_one_submit_ms": round(submit_ms, 1),
+                f"{label}_after_one_submit_r": round(submit_ms / 1000 / reference, 4),
+                f"{label}_after_one_submit_rows_written": submit_rows,
+                f"{label}_after_one_end_ms": round(end_ms, 1),
+                f"{label}_after_one_end_r": round(end_ms / 1000 / reference, 4),
+                f"{label}_after_one_end_rows_written": end_rows,
+            })
+        return figures
 
     def _vectors(self, jobs: int, nodes: int, tenants: int, repeats: int, gpu_only: dict) -> dict:
         """The same world and queue (same seeds) where every job also asks CPU cores and memory, timed in

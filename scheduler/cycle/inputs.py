@@ -1,0 +1,90 @@
+"""A digest of the rows a pool's cycle reads, so that a cycle finds for itself whether anything changed
+since the last settled one, whoever changed it (an API call, a backend report, a worker, an admin edit,
+a row written by hand), without trusting every writer to mark the pool.
+
+Each row PostgreSQL stores carries the transaction that wrote its current version (`xmin`): an insert or
+an update gives the row a new one, a delete takes it out of the set. So the set of (key, xmin) pairs of
+the rows the snapshot reads changes exactly when one of those rows, or the set itself, does; each set is
+folded into a count and a sum of hashes, all in one query, a few milliseconds for a 10k queue (no row
+is sent or converted to text). The sets are those the snapshot reads, with its filters (the ones that are
+more than a pool and a status are the snapshot's own functions), and the small tables it reads whole;
+tests/test_cycle_unchanged.py checks that every table the snapshot reads is here. A vacuum's freeze may
+give a row a new version once: that costs one decide, never a missed change. A filter that compares with the cycle's clock (a fault's retry time, the 24 h
+of stops) is applied with the cycle's `now`, so the moments it passes are seen.
+
+Left out, and why: fair-share usage moves with every second while jobs run, so a digest holding it
+would never match; it, and every other moment the engine compares with the cycle's clock (a lease's
+protection ending, an ETA), is picked up by the periodic full decide (services.py,
+SCHEDULER_FULL_DECIDE_SECONDS). Settings are the process's, and in the digest as values.
+
+Only PostgreSQL has `xmin`; elsewhere there is no digest and every cycle decides.
+"""
+from datetime import datetime
+from hashlib import blake2b
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import QuerySet
+from django.db.models.expressions import RawSQL
+
+from quotas.classes.models import PriorityClass
+from quotas.leases.models import Lease, LendingPolicy, PolicySwitch
+from quotas.models import GpuModel, Node, Pool, Project, Quota, Tenant
+from quotas.orgs.models import OrgUnit, UnitQuota
+from scheduler.cycle.snapshot import (
+    considered_pending,
+    pending_runs,
+    requeuing_stops,
+    victim_stops,
+)
+from scheduler.models import HOLDING_STATUSES, Job
+
+# The settings the snapshot's selectors read (grace.py, clock.py, leases/selectors.py, usage/selectors.py).
+SETTINGS_READ = ("PREEMPTION_GRACE_MINUTES", "PREEMPTION_CAP_24H", "POLICY_TIME_SCALE",
+                 "SCHEDULER_FAIR_SHARE_HALF_LIFE_HOURS", "SCHEDULER_BACKFILL_DEPTH", "LEASE_FIT_CHECKPOINT_MINUTES")
+
+# Read whole by the snapshot's selectors (names, policies, switches, classes, the tree); all small.
+WHOLE_TABLES = (Tenant, Project, GpuModel, LendingPolicy, PolicySwitch, PriorityClass, OrgUnit)
+
+
+def row_sets(pool: Pool, now: datetime) -> list[QuerySet]:
+    """Every set of rows a cycle of `pool` at `now` reads, usage aside. The cluster-pending runs are the
+    one set read for which rows, not what they hold: the backend's tick rewrites every active run at each
+    poll, and the cycle only asks which jobs have one (snapshot.py `_off_cluster`)."""
+    return [
+        considered_pending(pool, now), Job.objects.filter(pool=pool, status__in=HOLDING_STATUSES),
+        pending_runs(pool).values_list("job_id", flat=True), Node.objects.filter(pool=pool),
+        Quota.objects.filter(pool=pool, status=Quota.Status.ACTIVE),
+        Lease.objects.filter(pool=pool, state__in=Lease.OPEN_STATES), victim_stops(pool, now), requeuing_stops(pool),
+        UnitQuota.objects.filter(pool=pool), Pool.objects.filter(pk=pool.pk),
+        *(model.objects.all() for model in WHOLE_TABLES),
+    ]
+
+
+def _folded(rows: QuerySet) -> tuple[str, list]:
+    if rows._fields:  # a values_list: which rows, not their versions
+        rows = rows.order_by().annotate(_version=RawSQL("0", ())).values_list(*rows._fields, "_version")
+    else:
+        table = connection.ops.quote_name(rows.model._meta.db_table)
+        # The base table is never aliased in these querysets' SQL, so its name reaches its own xmin.
+        rows = rows.order_by().annotate(_version=RawSQL(f"{table}.xmin::text::bigint", ())).values_list(
+            "pk", "_version")
+    sql, params = rows.query.sql_with_params()
+    return f"(SELECT count(*) || ':' || coalesce(sum(hashtextextended(t.k::text, t.v)), 0) FROM ({sql}) t(k, v))", \
+        list(params)
+
+
+def inputs_digest(*, pool: Pool, now: datetime) -> str:
+    """The digest of what a cycle of `pool` at `now` reads, usage aside; "" where it cannot be made."""
+    if connection.vendor != "postgresql":
+        return ""
+    parts, params = [], []
+    for rows in row_sets(pool, now):
+        sql, part_params = _folded(rows)
+        parts.append(sql)
+        params += part_params
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT " + ", ".join(parts), params)
+        folded = cursor.fetchone()
+    values = tuple(getattr(settings, name, None) for name in SETTINGS_READ)
+    return blake2b(repr((folded, values)).encode(), digest_size=12).hexdigest()

@@ -1,0 +1,175 @@
+"""The live cycle decides only when what it reads changed (scheduler.cycle.inputs, services.py), and its
+stored decisions stay a full decide's. Events go through the API and the workers (submit, cancel of a
+waiting job, which asks for no cycle, a quota raised, a node cordoned, an environment fixed, a run ended
+by the backend); the pool's cycles run as the worker runs them (scheduler.evaluate_pool) until one finds
+nothing changed; then a full decide of the stored state (the oracle) is compared job by job with what
+the cycles stored: no admission left to make, every waiting job's wait code and digest, the pool order."""
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from audit.models import AuditEvent
+from scheduler.cycle.services import scheduler_cycle_run
+from scheduler.cycle.snapshot import build_snapshot, considered_pending
+from scheduler.cycle.tasks import evaluate_pool
+from scheduler.engine import decide
+from scheduler.models import Job, PoolCycle
+from scheduler.queue.order import order_payload
+from scheduler.queue.waits import WaitDigests
+from scheduler.sync.tick import backend_tick
+from tests.jobs import submit_api
+
+pytestmark = pytest.mark.django_db
+
+
+class Live:
+    """The pool's worker side at a frozen clock the test moves."""
+
+    def __init__(self, world):
+        self.world = world
+        self.now = timezone.now().replace(microsecond=0)
+
+    def at(self):
+        return time_machine.travel(self.now, tick=False)
+
+    def cycle(self) -> dict:
+        with self.at():
+            return evaluate_pool(self.world.pool.pk)
+
+    def settle(self) -> list[bool]:
+        """Cycles and backend ticks, as the worker and beat run them, until a cycle decides nothing; the
+        `decided` flag of each cycle."""
+        decided = []
+        for _ in range(6):
+            result = self.cycle()
+            decided.append(result["decided"])
+            if not result["decided"]:
+                return decided
+            with self.at():
+                backend_tick()  # starts what the cycle admitted
+        raise AssertionError(f"the pool never settled: {decided}")
+
+
+def assert_stored_as_full_decide(live: Live) -> None:
+    """The oracle: a full decide of the stored state at the same moment admits and stops nothing, and
+    its waits and order are the stored ones, job by job."""
+    pool = live.world.pool
+    with live.at():
+        decisions = decide(build_snapshot(pool=pool, now=live.now).snapshot)
+    assert (decisions.admissions, decisions.reclaims, decisions.preemptions, decisions.withdrawals) == ((),) * 4
+    digests = WaitDigests()
+    expected = {w.job_id: (w.code, digests.of(w)) for w in decisions.waits}
+    # the waiting jobs a cycle considers (one told its environment is not ready sits out until it changes)
+    stored = {pk: (code, digest) for pk, code, digest in considered_pending(pool, live.now).values_list(
+        "pk", "wait_code", "wait_digest")}
+    assert stored == expected
+    assert PoolCycle.objects.get(pool=pool).order_digest == order_payload(decisions.waits)[1]
+    # and the full cycle itself, at that moment, would write no row (rolled back: only its count matters)
+    with live.at(), transaction.atomic():
+        full = scheduler_cycle_run(pool=pool, full=True, now=live.now)
+        transaction.set_rollback(True)
+    assert full.decided and (full.admitted, full.rows_written, full.stops_planned) == (0, 0, 0)
+
+
+def test_each_event_is_decided_and_an_unchanged_pool_is_not(world, api, member, platform_admin):
+    live = Live(world)
+    with live.at():
+        jobs = [submit_api(api, member, name=f"a{i}", gpus=8) for i in range(3)]
+        submit_api(api, member, name="small", gpus=2, workload_class="experiment")
+    assert live.settle()[0] is True
+    assert_stored_as_full_decide(live)
+    assert Job.objects.filter(status=Job.Status.RUNNING).count() >= 2
+
+    # Nothing changed: the next cycles read, find the same inputs, and write nothing, not even their figures.
+    events, cycle_row = AuditEvent.objects.count(), PoolCycle.objects.get(pool=world.pool)
+    for _ in range(2):
+        assert live.cycle()["decided"] is False
+    assert AuditEvent.objects.count() == events
+    assert PoolCycle.objects.get(pool=world.pool).runs == cycle_row.runs
+
+    outsider_api = api(platform_admin)
+    steps = {
+        "submit": lambda: submit_api(api, member, name="later", gpus=8, gpu_model="A100-40G"),
+        # a waiting job's cancel asks for no cycle: the cycle sees the row leave the queue itself
+        "cancel a waiting job": lambda: api(member).post(f"/api/v1/jobs/{jobs[2].pk}/cancel/", {}, format="json"),
+        "quota": lambda: outsider_api.post("/api/v1/quotas/", {**_quota("beta", 16), "reason": "grow"}, format="json"),
+        "cordon": lambda: outsider_api.post("/api/v1/nodes/gpu-a-a100-40g-0/cordon/", {"reason": "drain"}, format="json"),
+        "submit, environment not ready": lambda: submit_api(
+            api, member, name="env", gpus=1, environment={"image": "x", "ready": False, "detail": "pulling"}),
+    }
+    for name, step in steps.items():
+        live.now += timedelta(seconds=1)
+        with live.at():
+            response = step()
+        assert getattr(response, "status_code", 201) in (200, 201), (name, getattr(response, "content", ""))
+        decided = live.settle()
+        assert decided[0] is True and decided[-1] is False, (name, decided)
+        assert_stored_as_full_decide(live)
+
+    # The environment is fixed through the API: the job comes back to the queue.
+    env = Job.objects.get(name="env")
+    live.now += timedelta(seconds=1)
+    with live.at():
+        assert api(member).post(f"/api/v1/jobs/{env.pk}/environment/", {"ready": True}, format="json").status_code == 200
+    assert live.settle()[0] is True
+    assert_stored_as_full_decide(live)
+
+    # A run ends on the cluster: the backend's tick reports it, the next cycle decides.
+    first = Job.objects.filter(status=Job.Status.RUNNING).order_by("expected_end").first()
+    live.now = first.expected_end + timedelta(seconds=1)
+    with live.at():
+        backend_tick()
+    assert Job.objects.get(pk=first.pk).status not in (Job.Status.RUNNING, Job.Status.ADMITTED)
+    assert live.settle()[0] is True
+    assert_stored_as_full_decide(live)
+
+
+def _quota(tenant: str, gpus: int) -> dict:
+    return {"tenant": tenant, "pool": "gpu-a", "gpu_model": "H100-80G", "gpus": gpus}
+
+
+def test_beats_sweep_decides_in_full_once_the_last_decide_is_old(world, api, member):
+    """The safety net: beat's sweep (in the one beat table) enqueues every pool's cycle, and a cycle whose
+    inputs did not change decides anyway once SCHEDULER_FULL_DECIDE_SECONDS passed since the last full
+    decide: what only moves with the clock (fair-share usage, a lease's protection) is seen."""
+    entry = settings.CELERY_BEAT_SCHEDULE["scheduler-evaluate-all-pools"]
+    assert entry == {"task": "scheduler.evaluate_all_pools", "schedule": settings.SCHEDULER_EVALUATION_INTERVAL_SECONDS}
+    assert settings.SCHEDULER_EVALUATION_INTERVAL_SECONDS <= settings.SCHEDULER_FULL_DECIDE_SECONDS \
+        < settings.HEALTH_EVALUATION_STALL_SECONDS
+    live = Live(world)
+    with live.at():
+        submit_api(api, member, name="big", gpus=8, replicas=3)
+    live.settle()
+    interval = timedelta(seconds=settings.SCHEDULER_FULL_DECIDE_SECONDS)
+    live.now += interval - timedelta(seconds=1)
+    assert live.cycle()["decided"] is False
+    live.now += timedelta(seconds=1)
+    result = live.cycle()
+    assert result["decided"] is True and result["rows_written"] == 0
+    assert PoolCycle.objects.get(pool=world.pool).settled_at == live.now
+    assert live.cycle()["decided"] is False
+
+
+
+def test_the_digest_covers_every_table_the_snapshot_reads(world, api, member):
+    """A table the snapshot reads but the digest does not would let a change to it go unseen until the
+    next full decide: the tables named in the snapshot's SQL are those of the digest's row sets, fair-share
+    usage aside (it moves with the clock; the full decide picks it up)."""
+    import re
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from scheduler.cycle.inputs import row_sets
+
+    with transaction.atomic():
+        submit_api(api, member, name="a", gpus=8)
+    with CaptureQueriesContext(connection) as queries:
+        build_snapshot(pool=world.pool)
+    read = {name for q in queries.captured_queries for name in re.findall(r'(?:FROM|JOIN) "(\w+)"', q["sql"])}
+    digested = {rows.model._meta.db_table for rows in row_sets(world.pool, timezone.now())}
+    assert read - digested == {"audit_usagerecord"}

@@ -67,10 +67,13 @@ class _LaneBook:
     """One lane's reservations and when GPUs come back on each of its nodes (running jobs at their
     release time, this cycle's admissions at the end of their runtime limit)."""
 
-    __slots__ = ("reservations", "releases", "on_node", "first_blocked", "profiles")
+    __slots__ = ("reservations", "releases", "on_node", "first_blocked", "profiles", "tried")
 
     def __init__(self) -> None:
         self.reservations: list[Reservation] = []
+        # Jobs whose reservation was worked out this cycle (held, started or not found): at most the depth, which
+        # bounds the cycle's cost; a hold that goes when its job starts does not make room for another.
+        self.tried = 0
         self.first_blocked: int | None = None
         self.releases: dict[int, list[tuple[datetime, int]]] = {}
         self.on_node: dict[int, list[Reservation]] = {}  # node id -> the reservations that take GPUs there
@@ -129,9 +132,9 @@ class Backfill:
         return book
 
     def admitted(self, lane: Lane, job: PendingJob, placements: tuple[int, ...]) -> None:
-        """A job admitted this cycle gives its GPUs back at the end of its runtime limit. Admitted before a
-        younger job's reservation it runs into (it is older: `place` let it go first), that reservation and the
-        younger ones after it are worked out again around it, youngest last."""
+        """A job admitted this cycle gives its GPUs back at the end of its runtime limit. Admitted on GPUs a
+        younger job's reservation counted on (it is older: `place` let it go first), that reservation is worked out
+        again around it and the others, oldest first."""
         index = lane.index
         if index is None:
             return
@@ -148,16 +151,19 @@ class Backfill:
         for node_id in placements:
             releases.setdefault(node_id, []).append((end, job.gpus))
             book.profiles.pop(node_id, None)
-        rank, taken = self.rank(job), set(placements)
-        hit = [r for r in book.reservations if r.rank > rank and r.start < end and taken & r.nodes.keys()]
-        if not hit:
+        if job.priority_class in self.protected:
+            # It never waits for a reservation, and there are many: working the ones it runs into out again at each
+            # would cost a sweep per admission (bench_queue). They stay as they were for the rest of the cycle, which
+            # keeps every later job off what they counted on, and the next cycle works them out again.
             return
-        first = min(r.rank for r in hit)
-        again = sorted((r for r in book.reservations if r.rank >= first), key=lambda r: r.rank)
-        for r in again:
+        rank, taken = self.rank(job), set(placements)
+        hit = [r for r in book.reservations if r.rank > rank and r.start < end
+               and any(self._short(book, index, n, r.start, r.end) for n in taken & r.nodes.keys())]
+        hit.sort(key=lambda r: r.rank)  # (none when it took only what the younger reservations leave spare)
+        for r in hit:
             self._drop(book, r)
             del self.reserved[r.job_id]
-        for r in again:
+        for r in hit:
             self._place_reservation(book, lane, r.job, r.quota_ids)
 
     def rank(self, job: PendingJob) -> tuple:
@@ -204,6 +210,16 @@ class Backfill:
         profile = book.profiles[node_id] = (times, free)
         return profile
 
+    def _short(self, book: _LaneBook, index: ModelIndex, node_id: int, start: datetime, end: datetime) -> bool:
+        """Whether the reservations on a node take more than it has free at some moment from `start` until `end`."""
+        times, free = self._profile(book, index, node_id)
+        i = max(bisect_right(times, start) - 1, 0)
+        while i < len(times) and times[i] < end:
+            if free[i] < 0:
+                return True
+            i += 1
+        return False
+
     def _least_free(self, book: _LaneBook, index: ModelIndex, node_id: int, start: datetime,
                     end: datetime, behind: tuple[Reservation, ...] = ()) -> int:
         """The fewest GPUs of a node free at any moment from `start` until `end` (never below 0); the
@@ -233,13 +249,13 @@ class Backfill:
         bounds the cycle's cost. A protected class never waits for a reservation, so it gets none either."""
         if not self.depth:
             return
-        taken: dict[tuple[str, str], int] = {}
         held: dict[int, int] = {}  # quota id -> GPUs the holds from now take of it
         oldest = sorted((job for job in queue if job.priority_class not in self.protected and job.env_ready),
                         key=self.rank)
         for job in oldest:
             key = (job.pool, job.gpu_model)
-            if taken.get(key, 0) >= self.depth:
+            book = self.books.get(key)
+            if book is not None and book.tried >= self.depth:
                 continue
             lane = lane_of(job)
             index = lane.index
@@ -252,7 +268,6 @@ class Backfill:
                 continue
             if not self._reserve(job, lane, tenant_q, project_q):
                 continue
-            taken[key] = taken.get(key, 0) + 1
             reservation = self.reserved[job.id][0]
             if reservation.start > self.now:
                 continue
@@ -281,12 +296,17 @@ class Backfill:
         book = self._book(lane)
         if book.first_blocked is None:
             book.first_blocked = job.id
-        if job.id in self.reserved or len(book.reservations) >= self.depth:
+        if job.id in self.reserved or book.tried >= self.depth:
             return
-        self._reserve(job, lane, tenant_q, project_q)
+        if self._reserve(job, lane, tenant_q, project_q):
+            # Handed out in queue order, it holds back every job after it in the queue, older or not (the oldest
+            # have theirs already); nothing works it out again (a 10,000-job queue would, at every admission).
+            self.reserved[job.id][0].rank = _QUEUE_ORDER
 
     def _reserve(self, job: PendingJob, lane: Lane, tenant_q: Quota | None, project_q: Quota | None) -> bool:
-        return self._place_reservation(self._book(lane), lane, job,
+        book = self._book(lane)
+        book.tried += 1
+        return self._place_reservation(book, lane, job,
                                        tuple(q.id for q in (tenant_q, project_q) if q is not None))
 
     def _place_reservation(self, book: _LaneBook, lane: Lane, job: PendingJob, quota_ids: tuple[int, ...]) -> bool:
@@ -433,6 +453,10 @@ class Backfill:
 # Room and queue blockers; jobs the portal does not own hold GPUs without an end, which the reservation
 # already works around (it counts only the running jobs' ends).
 _REPLACED = frozenset({R.LOWER_PRIORITY, R.POOL_FULL, R.FRAGMENTED, R.OUTSIDE_JOBS})
+
+
+# The rank of a reservation handed out in queue order (`blocked`): ahead of every job after it.
+_QUEUE_ORDER = (float("-inf"),)
 
 
 def _iso(moment: datetime) -> str:

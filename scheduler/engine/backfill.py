@@ -18,8 +18,10 @@ them that fits now beside the older ones holds what it fits from now: an older j
 Slurm's priority order, where fair share's order would let a younger job take its GPUs or keep it waiting for a
 younger job's reservation. Its hold goes at its turn in the queue whether it started or not, so nothing is held
 for a job that cannot start. A reservation holds back only the jobs behind it in age order; an older job that
-starts on a younger one's nodes has the younger reservations worked out again around it. Jobs that become
-blocked during the cycle (jobs ahead took what they counted on) get the reservations left, in queue order.
+starts on what a younger one counted on has that reservation worked out again around it. The depth counts the
+reservations worked out in the cycle, holds that went included, which bounds its cost. Jobs that become blocked
+during the cycle (jobs ahead took what they counted on) get the reservations left, in queue order, and hold back
+every job after them in the queue.
 
 A reservation holds its nodes from its start on, without an end: a later reservation never counts on
 GPUs an earlier one takes. That makes each lane's free GPUs over time non-decreasing after the

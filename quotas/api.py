@@ -32,7 +32,8 @@ def pools_payload() -> list[dict]:
     by_pool: dict[str, list[dict]] = {}
     for cap in selectors.pool_capacity():
         by_pool.setdefault(cap.pool, []).append(cap.as_dict())
-    return [{"name": p.name, "display_name": p.display_name or p.name, "models": by_pool.get(p.name, [])}
+    return [{"name": p.name, "display_name": p.display_name or p.name, "requires_runtime_limit": p.requires_runtime_limit,
+             "models": by_pool.get(p.name, [])}
             for p in Pool.objects.order_by("name")]
 
 

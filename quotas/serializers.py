@@ -23,6 +23,9 @@ class ModelCapacitySerializer(serializers.Serializer):
 class PoolCapacitySerializer(serializers.Serializer):
     name = serializers.CharField()
     display_name = serializers.CharField()
+    requires_runtime_limit = serializers.BooleanField(
+        help_text="The pool refuses a job that names no runtime limit (max_runtime_minutes) instead of giving it its "
+                  "class's default: backfill plans with every job's end")
     models = ModelCapacitySerializer(many=True)
 
 

@@ -105,3 +105,20 @@ def test_a_pool_that_requires_runtime_limits_refuses_a_job_without_one(world, ap
     assert not Job.objects.exists()
     stated = api(member).post("/api/v1/jobs/", {**body, "max_runtime_minutes": 45}, format="json")
     assert stated.status_code == 201 and stated.json()["max_runtime_minutes"] == 45
+
+
+def test_the_pools_api_says_whether_a_pool_requires_runtime_limits(world, api, member):
+    """A submitter can learn before submitting that the pool refuses a job without a limit (GET /api/v1/pools/),
+    and the OpenAPI schema documents the field."""
+    def shown():
+        pools = api(member).get("/api/v1/pools/").json()
+        return next(p["requires_runtime_limit"] for p in pools if p["name"] == world.pool.name)
+
+    assert shown() is False
+    world.pool.requires_runtime_limit = True  # set by a platform admin in the admin (audited there)
+    world.pool.save(update_fields=["requires_runtime_limit"])
+    assert shown() is True
+    schema = api(member).get("/api/schema/", {"format": "json"}).json()
+    field = schema["components"]["schemas"]["PoolCapacity"]["properties"]["requires_runtime_limit"]
+    assert field["type"] == "boolean" and "runtime limit" in field["description"]
+    assert "requires_runtime_limit" in schema["components"]["schemas"]["PoolCapacity"]["required"]

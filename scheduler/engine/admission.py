@@ -204,6 +204,8 @@ def _nominate(cycle: CycleState, queue) -> None:
                 dkey = (job.tenant, job.pool, job.gpu_model)
                 demand[dkey] = demand.get(dkey, 0) + need
         if blockers:
+            if backfill is not None:  # a hold from now was for it to start now
+                backfill.turn(job, lane)
             # Appended in precedence order already (environment, shape, quota, nodes), so
             # no sort is needed; test_properties checks the order holds.
             entry = Candidate(job, share(blockers), tenant_q, lane, node_blocked, project_q,

@@ -9,13 +9,19 @@ reservation: on GPUs the reservation does not need, or ending by its runtime lim
 starts. Reservations are worked out again every cycle, so nothing outlives the cycle.
 
 Which jobs get the reservations goes by age, not fair share (`reserve_oldest`): the first `depth` jobs per
-lane, by priority and then submit time, that cannot fit now. Fair share decides who starts among jobs that fit;
-but it moves with every GPU-minute run, so a reservation handed out in fair-share order went to another team's
-gang at nearly every cycle, each cycle's reservations started later than the last's, and a big gang never
-reached its start (the synthetic month of issue 40: big jobs waited 1.37x longer than under best effort). Age
-only grows, so the first reservation stays first until a job of higher priority arrives, and its start does not
-move later. Jobs that become blocked during the cycle (jobs ahead took what they counted on) get the
-reservations left, in queue order, as before.
+lane, by priority and then submit time (`rank`). Fair share decides who starts among jobs that fit; but it moves
+with every GPU-minute run, so a reservation handed out in fair-share order went to another team's gang at nearly
+every cycle, each cycle's reservations started later than the last's, and a big gang never reached its start
+(the synthetic month of issue 40: big jobs waited 1.37x longer than under best effort). Age only grows, so the
+first reservation stays first until a job of higher priority arrives, and its start does not move later. One of
+them that fits now beside the older ones holds what it fits from now: an older job goes first, as it would in
+Slurm's priority order, where fair share's order would let a younger job take its GPUs or keep it waiting for a
+younger job's reservation. Its hold goes at its turn in the queue whether it started or not, so nothing is held
+for a job that cannot start. A reservation holds back only the jobs behind it in age order; an older job that
+starts on what a younger one counted on has that reservation worked out again around it. The depth counts the
+reservations worked out in the cycle, holds that went included, which bounds its cost. Jobs that become blocked
+during the cycle (jobs ahead took what they counted on) get the reservations left, in queue order, and hold back
+every job after them in the queue.
 
 A reservation holds its nodes from its start on, without an end: a later reservation never counts on
 GPUs an earlier one takes. That makes each lane's free GPUs over time non-decreasing after the
@@ -32,6 +38,7 @@ places it.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from datetime import datetime
 
 from . import reasons as R
@@ -47,27 +54,34 @@ MODES = (BEST_EFFORT, BACKFILL, STRICT)
 
 
 class Reservation:
-    """Where and from when a blocked job will start, until when (its runtime limit), and its quota."""
+    """Where and from when a blocked job will start, until when (its runtime limit), and its quota; `rank`, its
+    job's place in age order (`Backfill.rank`): it holds back only the jobs behind it."""
 
-    __slots__ = ("job_id", "start", "end", "nodes", "quota_ids", "need")
+    __slots__ = ("job", "job_id", "start", "end", "nodes", "quota_ids", "need", "rank")
 
-    def __init__(self, job_id: int, start: datetime, end: datetime, nodes: dict[int, int],
-                 quota_ids: tuple[int, ...], need: int) -> None:
-        self.job_id, self.start, self.end, self.nodes = job_id, start, end, nodes
-        self.quota_ids, self.need = quota_ids, need
+    def __init__(self, job: PendingJob, start: datetime, end: datetime, nodes: dict[int, int],
+                 quota_ids: tuple[int, ...], need: int, rank: tuple) -> None:
+        self.job, self.job_id, self.start, self.end, self.nodes = job, job.id, start, end, nodes
+        self.quota_ids, self.need, self.rank = quota_ids, need, rank
 
 
 class _LaneBook:
     """One lane's reservations and when GPUs come back on each of its nodes (running jobs at their
     release time, this cycle's admissions at the end of their runtime limit)."""
 
-    __slots__ = ("reservations", "releases", "on_node", "first_blocked")
+    __slots__ = ("reservations", "releases", "on_node", "first_blocked", "profiles", "tried")
 
     def __init__(self) -> None:
         self.reservations: list[Reservation] = []
+        # Jobs whose reservation was worked out this cycle (held, started or not found): at most the depth, which
+        # bounds the cycle's cost; a hold that goes when its job starts does not make room for another.
+        self.tried = 0
         self.first_blocked: int | None = None
         self.releases: dict[int, list[tuple[datetime, int]]] = {}
         self.on_node: dict[int, list[Reservation]] = {}  # node id -> the reservations that take GPUs there
+        # node id -> its free GPUs over time, (from, free) steps (`_profile`); dropped when the node's releases
+        # or reservations change. It lives as long as the cycle's book, like everything here.
+        self.profiles: dict[int, tuple[list[datetime], list[int]]] = {}
 
 
 def _end(now: datetime, minutes: int, scale: float = 1.0) -> datetime:
@@ -88,6 +102,7 @@ class Backfill:
         self.names = {n.id: (n.name or f"#{n.id}") for n in snapshot.nodes}
         # Classes are data: which ones a reservation never holds back is the class rows' `protected` flag.
         self.protected = frozenset(name for name, pc in snapshot.priority_classes.items() if pc.protected)
+        self.priority_of = {name: pc.priority for name, pc in snapshot.priority_classes.items()}
         self.books: dict[tuple[str, str], _LaneBook] = {}
         self.reserved: dict[int, tuple[Reservation, str]] = {}  # job id -> (reservation, GPU model)
         self._running_by_lane: dict[tuple[str, str], list] | None = None
@@ -119,7 +134,9 @@ class Backfill:
         return book
 
     def admitted(self, lane: Lane, job: PendingJob, placements: tuple[int, ...]) -> None:
-        """A job admitted this cycle gives its GPUs back at the end of its runtime limit."""
+        """A job admitted this cycle gives its GPUs back at the end of its runtime limit. Admitted on GPUs a
+        younger job's reservation counted on (it is older: `place` let it go first), that reservation is worked out
+        again around it and the others, oldest first."""
         index = lane.index
         if index is None:
             return
@@ -129,45 +146,149 @@ class Backfill:
         if book is None:
             self._early.setdefault(key, []).append((end, job.gpus, placements))
             return
+        held = self.reserved.pop(job.id, None)
+        if held is not None:  # it started: its reservation holds nothing for it any more
+            self._drop(book, held[0])
         releases = book.releases
         for node_id in placements:
             releases.setdefault(node_id, []).append((end, job.gpus))
+            book.profiles.pop(node_id, None)
+        if job.priority_class in self.protected:
+            # It never waits for a reservation, and there are many: working the ones it runs into out again at each
+            # would cost a sweep per admission (bench_queue). They stay as they were for the rest of the cycle, which
+            # keeps every later job off what they counted on, and the next cycle works them out again.
+            return
+        rank, taken = self.rank(job), set(placements)
+        hit = [r for r in book.reservations if r.rank > rank and r.start < end
+               and any(self._short(book, index, n, r.start, r.end) for n in taken & r.nodes.keys())]
+        hit.sort(key=lambda r: r.rank)  # (none when it took only what the younger reservations leave spare)
+        for r in hit:
+            self._drop(book, r)
+            del self.reserved[r.job_id]
+        for r in hit:
+            self._place_reservation(book, lane, r.job, r.quota_ids)
+
+    def rank(self, job: PendingJob) -> tuple:
+        """Age order, which reservations keep: priority (higher first), then submit time, then id."""
+        return (-self.priority_of.get(job.priority_class, 0), job.submitted_at, job.id)
 
     @staticmethod
-    def _free_at(book: _LaneBook, index: ModelIndex, node_id: int, moment: datetime) -> int:
-        """GPUs of a node free at `moment`: free now, plus what comes back by then, less what the
-        reservations under way then take."""
-        free = index.free[node_id] + sum(g for end, g in book.releases.get(node_id, ()) if end <= moment)
-        return free - sum(r.nodes[node_id] for r in book.on_node.get(node_id, ()) if r.start <= moment < r.end)
+    def _drop(book: _LaneBook, reservation: Reservation) -> None:
+        book.reservations.remove(reservation)
+        for node_id in reservation.nodes:
+            book.on_node[node_id].remove(reservation)
+            if not book.on_node[node_id]:
+                del book.on_node[node_id]
+            book.profiles.pop(node_id, None)
+
+    def _profile(self, book: _LaneBook, index: ModelIndex, node_id: int) -> tuple[list[datetime], list[int]]:
+        """A node's free GPUs over time as steps: from times[i] on, free[i] GPUs are free (free now, plus
+        what the running jobs give back by then, less what the reservations under way then take). Built
+        once per node and cycle, not summed again for every moment a sweep looks at."""
+        profile = book.profiles.get(node_id)
+        if profile is not None:
+            return profile
+        now = self.now
+        base, deltas = index.free[node_id], {}
+        for end, g in book.releases.get(node_id, ()):
+            if end <= now:
+                base += g
+            else:
+                deltas[end] = deltas.get(end, 0) + g
+        for r in book.on_node.get(node_id, ()):
+            if r.end <= now:
+                continue
+            n = r.nodes[node_id]
+            if r.start <= now:
+                base -= n
+            else:
+                deltas[r.start] = deltas.get(r.start, 0) - n
+            deltas[r.end] = deltas.get(r.end, 0) + n
+        times, free = [now], [base]
+        for moment in sorted(deltas):
+            base += deltas[moment]
+            times.append(moment)
+            free.append(base)
+        profile = book.profiles[node_id] = (times, free)
+        return profile
+
+    def _short(self, book: _LaneBook, index: ModelIndex, node_id: int, start: datetime, end: datetime) -> bool:
+        """Whether the reservations on a node take more than it has free at some moment from `start` until `end`."""
+        times, free = self._profile(book, index, node_id)
+        i = max(bisect_right(times, start) - 1, 0)
+        while i < len(times) and times[i] < end:
+            if free[i] < 0:
+                return True
+            i += 1
+        return False
+
+    def _least_free(self, book: _LaneBook, index: ModelIndex, node_id: int, start: datetime,
+                    end: datetime, behind: tuple[Reservation, ...] = ()) -> int:
+        """The fewest GPUs of a node free at any moment from `start` until `end` (never below 0); the
+        reservations `behind` the asking job (younger ones) take nothing from it."""
+        times, free = self._profile(book, index, node_id)
+        back = [(r.start, r.end, r.nodes[node_id]) for r in behind if node_id in r.nodes]
+        i = max(bisect_right(times, start) - 1, 0)
+        least = None
+        while i < len(times) and (least is None or times[i] < end):
+            f = free[i]
+            for r_start, r_end, n in back:
+                if r_start <= times[i] < r_end:
+                    f += n
+            if least is None or f < least:
+                least = f
+            i += 1
+        return max(least, 0)
 
     # --- phase 3: a job blocked on nodes --------------------------------------------------------
 
     def reserve_oldest(self, queue, lane_of, cover, used: dict[int, int]) -> None:
-        """Before phase 3: per lane, the oldest `depth` jobs (priority, then submit time) that are ready, within
-        their base quota and do not fit the free nodes at the cycle's start get their reservations, oldest
-        first. A protected class never waits for a reservation, so it gets none either."""
+        """Before phase 3: per lane, the oldest `depth` jobs (priority, then submit time) that are ready and within
+        their base quota get their reservations, oldest first. One that fits now beside the older ones holds what
+        it fits from now: it goes first, whatever fair share says (else a younger job ahead of it in the queue
+        takes its GPUs, or it waits for a younger job's reservation), and the younger ones' reservations are set
+        beside it. Its hold goes at its turn, started or not (`turn`). Every one counts against the depth, which
+        bounds the cycle's cost. A protected class never waits for a reservation, so it gets none either."""
         if not self.depth:
             return
-        taken: dict[tuple[str, str], int] = {}
-        priority_of = {name: pc.priority for name, pc in self.snapshot.priority_classes.items()}
+        held: dict[int, int] = {}  # quota id -> GPUs the holds from now take of it
         oldest = sorted((job for job in queue if job.priority_class not in self.protected and job.env_ready),
-                        key=lambda j: (-priority_of.get(j.priority_class, 0), j.submitted_at, j.id))
+                        key=self.rank)
         for job in oldest:
             key = (job.pool, job.gpu_model)
-            if taken.get(key, 0) >= self.depth:
+            book = self.books.get(key)
+            if book is not None and book.tried >= self.depth:
                 continue
             lane = lane_of(job)
             index = lane.index
-            if index is None or index.static_slots(job.gpus, True) < job.replicas or index.fits(
-                    job.gpus, job.replicas, job.cpus, job.memory_gb):
+            if index is None or index.static_slots(job.gpus, True) < job.replicas:
                 continue
             tenant_q, project_q = cover(job.tenant, job.project, job.pool, job.gpu_model, job.workload_class)
+            quotas = tuple(q for q in (tenant_q, project_q) if q is not None)
             need = job.gpus * job.replicas
-            if tenant_q is None or any(q is not None and used.get(q.id, 0) + need > q.gpus
-                                       for q in (tenant_q, project_q)):
+            if tenant_q is None or any(used.get(q.id, 0) + held.get(q.id, 0) + need > q.gpus for q in quotas):
                 continue
-            if self._reserve(job, lane, tenant_q, project_q):
-                taken[key] = taken.get(key, 0) + 1
+            if not self._reserve(job, lane, tenant_q, project_q):
+                continue
+            reservation = self.reserved[job.id][0]
+            if reservation.start > self.now:
+                continue
+            if not index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb):
+                # GPUs free now but not CPU cores or memory, which reservations do not follow: no hold for it.
+                self._drop(self.books[key], reservation)
+                del self.reserved[job.id]
+                continue
+            for q in quotas:  # a hold from now takes its quota from now too
+                held[q.id] = held.get(q.id, 0) + need
+
+    def turn(self, job: PendingJob, lane: Lane) -> None:
+        """Phase 3 reached a job that did not start: a hold from now was for it to start now, so it goes (the
+        GPUs are free for the jobs after it); a reservation from later stays."""
+        held = self.reserved.get(job.id)
+        if held is None or held[0].start > self.now or lane.index is None:
+            return
+        self._drop(self._book(lane), held[0])
+        del self.reserved[job.id]
 
     def blocked(self, job: PendingJob, lane: Lane, tenant_q: Quota | None, project_q: Quota | None) -> None:
         """A job within quota blocked only on nodes: one of the lane's first `depth` gets a reservation (the
@@ -177,22 +298,30 @@ class Backfill:
         book = self._book(lane)
         if book.first_blocked is None:
             book.first_blocked = job.id
-        if job.id in self.reserved or len(book.reservations) >= self.depth:
+        if job.id in self.reserved or book.tried >= self.depth:
             return
-        self._reserve(job, lane, tenant_q, project_q)
+        if self._reserve(job, lane, tenant_q, project_q):
+            # Handed out in queue order, it holds back every job after it in the queue, older or not (the oldest
+            # have theirs already); nothing works it out again (a 10,000-job queue would, at every admission).
+            self.reserved[job.id][0].rank = _QUEUE_ORDER
 
     def _reserve(self, job: PendingJob, lane: Lane, tenant_q: Quota | None, project_q: Quota | None) -> bool:
         book = self._book(lane)
+        book.tried += 1
+        return self._place_reservation(book, lane, job,
+                                       tuple(q.id for q in (tenant_q, project_q) if q is not None))
+
+    def _place_reservation(self, book: _LaneBook, lane: Lane, job: PendingJob, quota_ids: tuple[int, ...]) -> bool:
         found = self._earliest(book, lane.index, job)
         if found is None:
             return False
         start, nodes = found
-        quota_ids = tuple(q.id for q in (tenant_q, project_q) if q is not None)
-        reservation = Reservation(job.id, start, _end(start, job.max_runtime_minutes, self.scale), nodes, quota_ids,
-                                  job.gpus * job.replicas)
+        reservation = Reservation(job, start, _end(start, job.max_runtime_minutes, self.scale), nodes, quota_ids,
+                                  job.gpus * job.replicas, self.rank(job))
         book.reservations.append(reservation)
         for node_id in nodes:
             book.on_node.setdefault(node_id, []).append(reservation)
+            book.profiles.pop(node_id, None)
         self.reserved[job.id] = (reservation, lane.index.gpu_model)
         return True
 
@@ -211,6 +340,10 @@ class Backfill:
         for node_id in avail:  # what came back already (a release at or before now)
             avail[node_id] += sum(g for end, g in book.releases.get(node_id, ()) if end <= self.now)
         slots = sum(a // gpus for a in avail.values())
+        # A reserved node's step (`_profile`) at the moment the sweep is at: what it has free then bounds what
+        # it has free over the whole window, so the window is worked out only where the bound could do.
+        steps = [(self._profile(book, index, node_id), node_id) for node_id in reserved]
+        at = [0] * len(steps)
         k = 0
         for moment in (self.now, *moments):
             while k < len(events) and events[k][0] <= moment:
@@ -220,12 +353,20 @@ class Backfill:
                 slots += (before + g) // gpus - before // gpus
                 k += 1
             window = {}
-            if reserved:
+            if steps:
+                bound = slots
+                for s, ((times, free), _) in enumerate(steps):
+                    i = at[s]
+                    while i + 1 < len(times) and times[i + 1] <= moment:
+                        i += 1
+                    at[s] = i
+                    if free[i] > 0:
+                        bound += free[i] // gpus
+                if bound < replicas:
+                    continue
                 end = _end(moment, job.max_runtime_minutes, self.scale)
-                starts = [r.start for r in book.reservations if moment < r.start < end]
-                for node_id in reserved:
-                    window[node_id] = max(min(self._free_at(book, index, node_id, t) for t in (moment, *starts)
-                                              if t == moment or any(r.start == t for r in reserved[node_id])), 0)
+                for _, node_id in steps:
+                    window[node_id] = self._least_free(book, index, node_id, moment, end)
             if slots + sum(w // gpus for w in window.values()) >= replicas:
                 return moment, _best_fit({**avail, **window}, gpus, replicas)
         return None
@@ -245,11 +386,14 @@ class Backfill:
             return index.place_for(job.gpus, job.replicas, job.cpus, job.memory_gb)
         if self.strict and book.first_blocked is not None:
             return R.strict_held(index.pool, index.gpu_model, book.first_blocked)
-        end = _end(self.now, job.max_runtime_minutes, self.scale)
-        ahead = [r for r in book.reservations if r.start < end and r.job_id != job.id]
+        end, rank = _end(self.now, job.max_runtime_minutes, self.scale), self.rank(job)
+        # Only the reservations of older jobs (age order, which reservations keep) hold it back: an older job goes
+        # first, whatever fair share says, and the younger reservations are worked out again around it (`admitted`).
+        ahead = [r for r in book.reservations if r.start < end and r.rank < rank]
         if not ahead:
             return index.place_for(job.gpus, job.replicas, job.cpus, job.memory_gb)
         first = min(ahead, key=lambda r: r.start)
+        behind = tuple(r for r in book.reservations if r.rank >= rank)
         need = job.gpus * job.replicas
         if check_quota:
             for quota in quotas:
@@ -262,8 +406,7 @@ class Backfill:
         excess: dict[int, int] = {}
         for node_id in {n for r in ahead for n in r.nodes}:
             free = index.free[node_id]
-            spare = min(self._free_at(book, index, node_id, r.start) for r in ahead)
-            over = free - max(min(free, spare), 0)
+            over = free - min(free, self._least_free(book, index, node_id, self.now, end, behind))
             if over > 0:
                 excess[node_id] = over
         if not excess:
@@ -312,6 +455,10 @@ class Backfill:
 # Room and queue blockers; jobs the portal does not own hold GPUs without an end, which the reservation
 # already works around (it counts only the running jobs' ends).
 _REPLACED = frozenset({R.LOWER_PRIORITY, R.POOL_FULL, R.FRAGMENTED, R.OUTSIDE_JOBS})
+
+
+# The rank of a reservation handed out in queue order (`blocked`): ahead of every job after it.
+_QUEUE_ORDER = (float("-inf"),)
 
 
 def _iso(moment: datetime) -> str:

@@ -174,3 +174,77 @@ def test_a_reservation_keeps_its_quota_from_a_long_job_of_the_same_tenant():
 ])
 def test_hostlist(names, text):
     assert hostlist(names) == text
+
+
+@pytest.mark.parametrize("mode, older_started, gang_from", [
+    ("backfill", True, 600),  # the older job goes first; the gang's reservation is set around it (node 2 at +600)
+    ("best_effort", True, None),
+])
+def test_an_older_job_that_fits_now_is_not_held_for_a_younger_jobs_reservation(mode, older_started, gang_from):
+    """Fair share puts alpha's gang (submitted 10 min ago) before beta's 4-GPU job (30 min ago, limit 600), which
+    fits node 2 now. The reservation is the younger gang's: the older job must not wait for it (it is ahead of
+    the gang by age, which is the order reservations keep), so it starts and the gang reserves around it."""
+    snap = snapshot(nodes=_named(1, 2), quotas=[quota("alpha", 32), quota("beta", 32)],
+                    running=[running("beta", [1], 8, id=50, ends_in=60), running("beta", [2], 4, id=51, ends_in=120)],
+                    pending=[pending(100, "alpha", 8, replicas=2, submitted_ago=10),
+                             _small(id=99, limit=600, gpus=4, ago=30)],
+                    usage={"beta": 5000.0}, switches=_switches(mode))
+    d = decide(snap)
+    assert (99 in admitted(d)) is older_started
+    assert admitted(d).get(99) == (2,)
+    if gang_from is not None:
+        (blocker,) = wait_of(d, 100).blockers
+        assert blocker.details["until"] == (NOW + timedelta(minutes=gang_from)).isoformat()
+
+
+def test_a_younger_job_that_fits_now_still_waits_for_an_older_gangs_reservation():
+    """The same pool with the ages swapped: the gang is older, so the 4-GPU job that would run past +120 on node 2
+    is held for it, whatever fair share says."""
+    snap = snapshot(nodes=_named(1, 2), quotas=[quota("alpha", 32), quota("beta", 32)],
+                    running=[running("beta", [1], 8, id=50, ends_in=60), running("beta", [2], 4, id=51, ends_in=120)],
+                    pending=[pending(100, "alpha", 8, replicas=2, submitted_ago=30),
+                             _small(id=99, limit=600, gpus=4, ago=10)],
+                    usage={"beta": 5000.0}, switches=_switches("backfill"))
+    d = decide(snap)
+    assert 99 not in admitted(d)
+    assert wait_of(d, 99).code == R.BACKFILL_HELD
+    assert wait_of(d, 100).blockers[0].details["until"] == (NOW + timedelta(minutes=120)).isoformat()
+
+
+@pytest.mark.parametrize("mode, started", [("backfill", {100}), ("best_effort", {101})])
+def test_an_older_gang_that_fits_now_is_not_taken_by_a_younger_job_first_in_fair_share(mode, started):
+    """Node 1 is free, node 2 busy until +120. alpha's 8-GPU gang (30 min old) fits node 1 now; beta's younger
+    4-GPU job (limit 600) comes first in fair share. Under backfill the older gang holds node 1 from now and
+    starts; the younger job would run past it, so it waits. Best effort lets the younger job take node 1."""
+    snap = snapshot(nodes=_named(1, 2), quotas=[quota("alpha", 32), quota("beta", 32)],
+                    running=[running("beta", [2], 8, id=51, ends_in=120)],
+                    pending=[pending(100, "alpha", 8, submitted_ago=30, max_runtime=600),
+                             _small(id=101, limit=600, gpus=4, ago=5, tenant="beta")],
+                    usage={"alpha": 5000.0}, switches=_switches(mode))
+    assert set(admitted(decide(snap))) == started
+
+
+def test_a_hold_from_now_is_kept_only_for_jobs_that_can_start_together():
+    """alpha's quota is 8: its two old 8-GPU jobs fit now one at a time, so only the oldest holds a node from
+    now; beta's younger job (first in fair share) takes the other node instead of waiting for a hold that
+    would never start."""
+    snap = snapshot(nodes=_named(1, 2), quotas=[quota("alpha", 8), quota("beta", 32)],
+                    pending=[pending(100, "alpha", 8, submitted_ago=30, max_runtime=600),
+                             pending(101, "alpha", 8, submitted_ago=25, max_runtime=600),
+                             _small(id=102, limit=600, gpus=8, ago=5, tenant="beta")],
+                    usage={"alpha": 5000.0}, switches=_switches("backfill"))
+    assert set(admitted(decide(snap))) == {100, 102}
+
+
+def test_a_job_that_did_not_start_at_its_turn_gives_its_hold_to_the_jobs_after_it():
+    """alpha's old 8-GPU job fits the free node 1 now, so it holds it from now; but at its turn it asks 16 CPU
+    cores of a quota of 8 (a dimension holds are not worked out on) and does not start. Its hold goes then, so
+    beta's younger job after it in the queue takes the node (else the node stayed idle every cycle)."""
+    snap = snapshot(nodes=_named(1, 2), quotas=[replace(quota("alpha", 32), cpus=8), quota("beta", 32)],
+                    running=[running("beta", [2], 8, id=51, ends_in=120)],
+                    pending=[replace(pending(100, "alpha", 8, submitted_ago=30, max_runtime=600), cpus=16),
+                             _small(id=102, limit=600, gpus=8, ago=5, tenant="beta")],
+                    usage={"beta": 5000.0}, switches=_switches("backfill"))
+    d = decide(snap)
+    assert admitted(d) == {102: (1,)}
+    assert wait_of(d, 100).code == R.QUOTA_EXCEEDED

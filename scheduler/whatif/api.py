@@ -9,7 +9,9 @@ from rest_framework.response import Response
 from quotas.tenant_api import PLATFORM, ScopedAPIView
 from scheduler.whatif import errors, services
 from scheduler.whatif.models import WhatIfRun
-from scheduler.whatif.serializers import WhatIfAttachSerializer, WhatIfCreateSerializer, WhatIfRunSerializer
+from scheduler.whatif.serializers import (
+    WhatIfAttachSerializer, WhatIfCreateSerializer, WhatIfRunSerializer, WhatIfSacctSerializer,
+)
 
 
 def _require(user) -> None:
@@ -35,6 +37,16 @@ class WhatIfListView(_WhatIfView):
         data = serializer.validated_data
         run = services.whatif_create(actor=request.user, pool=data["pool"], window_start=data["window_start"],
                                      window_end=data["window_end"], changes=data["changes"], label=data["label"])
+        return Response(WhatIfRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class WhatIfSacctView(_WhatIfView):
+    @extend_schema(summary="Replay a Slurm site's own sacct history on a pool under the portal's rules",
+                   request={"multipart/form-data": WhatIfSacctSerializer}, responses={202: WhatIfRunSerializer})
+    def post(self, request):
+        serializer = WhatIfSacctSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        run = services.whatif_import_sacct(actor=request.user, **serializer.validated_data)
         return Response(WhatIfRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
 

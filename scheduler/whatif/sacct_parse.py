@@ -112,7 +112,10 @@ def _row(number: int, f: dict[str, str], tz: tzinfo) -> SacctJob:
     submitted = _time(number, "Submit", f["Submit"], tz)
     if submitted is None:
         raise SacctError(number, "Submit", _("a job needs its submit time"))
-    started = _time(number, "Start", f["Start"], tz)
+    node_names = "" if f["NodeList"].lower().startswith("none") else f["NodeList"]
+    # A job cancelled while it waited has Start = End = the cancel in sacct, but no nodes and no allocation.
+    never_ran = not node_names and not f["AllocTRES"]
+    started = None if never_ran else _time(number, "Start", f["Start"], tz)
     ended = _time(number, "End", f["End"], tz)
     if started is not None and ended is not None and ended < started:
         raise SacctError(number, "End", _("{value} is before its start {start}").format(value=f["End"], start=f["Start"]))
@@ -125,7 +128,6 @@ def _row(number: int, f: dict[str, str], tz: tzinfo) -> SacctJob:
     gpu_type, gpus = _gpus(number, "AllocTRES", f["AllocTRES"])
     if not gpus and not started:
         gpu_type, gpus = _gpus(number, "ReqTRES", f["ReqTRES"])
-    node_names = "" if f["NodeList"].lower().startswith("none") else f["NodeList"]
     return SacctJob(line=number, job_id=f["JobID"], account=f["Account"], qos=f["QOS"], partition=f["Partition"],
                     state=state, submitted=submitted, started=started, ended=ended,
                     time_limit_minutes=_timelimit(number, f["Timelimit"]), nodes=nodes, node_names=node_names,

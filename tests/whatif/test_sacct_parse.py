@@ -36,6 +36,9 @@ def test_a_finished_job_reads_with_its_times_gpus_and_limit():
     # never started, cancelled in the queue: its GPUs from ReqTRES, no start
     ({"Start": "Unknown", "State": "CANCELLED by 1000", "AllocTRES": "", "NodeList": "None assigned"},
      {"started": None, "state": "CANCELLED", "gpus": 2, "node_names": ""}),
+    # what sacct really prints for it: Start = End = the cancel, yet no nodes and no allocation
+    ({"Start": "1764547500", "End": "1764547500", "State": "CANCELLED by 0", "AllocTRES": "",
+      "NodeList": "None assigned"}, {"started": None, "ended": datetime.fromtimestamp(1764547500, tz=timezone.utc)}),
     # still running at the capture: no end
     ({"End": "Unknown", "State": "RUNNING"}, {"ended": None, "state": "RUNNING"}),
     # an untyped count only (slurm.conf tracks gres/gpu without types)

@@ -1,8 +1,9 @@
-"""A Slurm site's own job history, as `sacct` prints it, into plain rows (what-if before adoption, issue 41).
+r"""A Slurm site's own job history, as `sacct` prints it, into plain rows (what-if before adoption, issue 41).
 
 The fixed field list (SACCT_FORMAT) and how to capture it:
 
-    SLURM_TIME_FORMAT=%s sacct -a -P -X -S <from> -E <to> --format=JobID,Account,QOS,Partition,Submit,Start,End,State,Timelimit,NNodes,NodeList,AllocTRES,ReqTRES
+    SLURM_TIME_FORMAT=%s sacct -a -P -X -S <from> -E <to> \
+        --format=JobID,Account,QOS,Partition,Submit,Start,End,State,Timelimit,NNodes,NodeList,AllocTRES,ReqTRES
 
 - `-P`: fields separated by "|"; `-X`: one line per job (its allocation), not per step; `-a`: every user.
 - The first line may be sacct's header (the default) naming the fields; with it the columns may come in any
@@ -12,6 +13,8 @@ The fixed field list (SACCT_FORMAT) and how to capture it:
 - GPUs come from AllocTRES (what the job got; ReqTRES when it never started): `gres/gpu:h100=2` gives the
   type and count, a bare `gres/gpu=2` the count only. Slurm records them only when slurm.conf tracks them:
   `AccountingStorageTRES=gres/gpu,gres/gpu:<type>,...`.
+- A job cancelled while it waited reads as never started: sacct gives it Start = End = the cancel, but no
+  nodes and no allocation. `sacct -S` leaves out jobs that never became eligible (held until cancelled).
 
 A bad line raises SacctError with its line number, the field at fault and what is wrong, in the reader's
 language (the texts are made when raised, in the active language). No database, no settings read.
@@ -90,8 +93,8 @@ def parse_sacct(text: str, *, tz: tzinfo = timezone.utc) -> list[SacctJob]:
         if len(values) == len(columns) + 1 and values[-1] == "":  # `-p` ends every line with a separator
             values.pop()
         if len(values) != len(columns):
-            raise SacctError(number, "line", _("{count} fields, expected {expected} separated by '|' (sacct -P)").format(
-                count=len(values), expected=len(columns)))
+            raise SacctError(number, "line", _("{count} fields, expected {expected} separated by '|' (sacct -P)")
+                             .format(count=len(values), expected=len(columns)))
         job = _row(number, {name: values[index[name.lower()]].strip() for name in SACCT_FIELDS}, tz)
         if job.job_id in seen:
             raise SacctError(number, "JobID", _("job {job} already on line {first} (use -X and leave out -D)").format(
@@ -118,7 +121,8 @@ def _row(number: int, f: dict[str, str], tz: tzinfo) -> SacctJob:
     started = None if never_ran else _time(number, "Start", f["Start"], tz)
     ended = _time(number, "End", f["End"], tz)
     if started is not None and ended is not None and ended < started:
-        raise SacctError(number, "End", _("{value} is before its start {start}").format(value=f["End"], start=f["Start"]))
+        raise SacctError(number, "End", _("{value} is before its start {start}").format(value=f["End"],
+                                                                                        start=f["Start"]))
     try:
         nodes = int(f["NNodes"])
     except ValueError:
@@ -142,7 +146,8 @@ def _time(number: int, field: str, text: str, tz: tzinfo) -> datetime | None:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise SacctError(number, field, _("not a time: {value} (epoch seconds or 2026-11-03T08:00:00)").format(value=text)) from None
+        raise SacctError(number, field, _("not a time: {value} (epoch seconds or 2026-11-03T08:00:00)")
+                         .format(value=text)) from None
     return moment.replace(tzinfo=tz) if moment.tzinfo is None else moment
 
 

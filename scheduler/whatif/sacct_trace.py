@@ -4,10 +4,11 @@ pool, under the portal's rules as they stand now: the pool's nodes, base quotas,
 
 The site's names become the portal's by the pool's Slurm settings, the one rule native intake uses too
 (SlurmConfig.tenant_for / workload_class_for / model_for): account -> tenant, QOS -> workload class (and so its
-priority class), GRES type -> GPU model. A pool that is not (yet) a Slurm pool maps by the same defaults: the
-account's own name, the default workload class, and the GPU model whose name starts with the GRES type. Nothing is dropped
-silently: an account with no tenant, a GRES type with no GPU model, a job without GPUs, of another partition
-or outside the window is counted in the summary, and the accounts are listed with their jobs and GPU-hours.
+priority class), GRES type -> GPU model. A pool that is not (yet) a Slurm pool maps by the same defaults:
+the account's own name, the default workload class, and the one GPU model whose name starts with the GRES
+type. Nothing is dropped silently: an account with no tenant, a GRES type with no GPU model, a job without
+GPUs, of another partition or outside the window is counted in the summary, and the accounts are listed
+with their jobs and GPU-hours.
 
 What Slurm recorded becomes the trace's live record: a started job's run time is its work (End - Start), a job
 that never started and ended left the queue then (cancelled_at), a job still running at the end runs on to its

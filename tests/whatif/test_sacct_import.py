@@ -48,8 +48,9 @@ HISTORY = "\n".join((
 def site(world):
     """gpu-a as a Slurm pool of the site: its partition, GRES types, one renamed account and a QOS class."""
     world.pool.backend = "slurm"
-    world.pool.backend_settings = {"partition": "gpu", "gres_models": {"h100": "H100-80G", "a100": "A100-40G"},
-                                   "account_tenants": {"ml-alpha": "alpha"}, "qos_classes": {"urgent": "online_inference"}}
+    world.pool.backend_settings = {
+        "partition": "gpu", "gres_models": {"h100": "H100-80G", "a100": "A100-40G"},
+        "account_tenants": {"ml-alpha": "alpha"}, "qos_classes": {"urgent": "online_inference"}}
     world.pool.save()
     return world
 

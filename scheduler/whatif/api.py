@@ -53,7 +53,8 @@ class WhatIfSacctView(_WhatIfView):
 class WhatIfDetailView(_WhatIfView):
     @extend_schema(summary="A what-if run: status, progress and (when done) the result", responses=WhatIfRunSerializer)
     def get(self, request, run_id: int):
-        run = get_object_or_404(WhatIfRun.objects.select_related("pool", "created_by"), pk=run_id)
+        run = get_object_or_404(WhatIfRun.objects.select_related("pool", "created_by").defer("sacct"),
+                                pk=run_id)
         return Response(WhatIfRunSerializer(run).data)
 
 

@@ -174,4 +174,5 @@ def _usage_at_start(pool: Pool, start: datetime, half_life: float, skip: set[int
 
 
 def whatif_runs_visible(*, user) -> QuerySet[WhatIfRun]:
-    return WhatIfRun.objects.select_related("pool", "created_by").order_by("-created_at", "-id")
+    # An imported history may be megabytes: read by the replay only, never by a page or the API.
+    return WhatIfRun.objects.select_related("pool", "created_by").defer("sacct").order_by("-created_at", "-id")

@@ -120,8 +120,8 @@ def whatif_attach(*, actor, run: WhatIfRun, decision: str, now: datetime | None 
         raise PermissionDenied(errors.NOT_ALLOWED)
     now = now or timezone.now()
     with transaction.atomic():
-        run = WhatIfRun.objects.select_for_update(of=("self",)).select_related("pool", "quota_request__tenant").get(
-            pk=run.pk)
+        run = WhatIfRun.objects.select_for_update(of=("self",)).select_related(
+            "pool", "quota_request__tenant").defer("sacct").get(pk=run.pk)
         if run.status != WhatIfRun.Status.DONE:
             raise ValidationError(errors.NOT_DONE.format(id=run.pk, status=run.status), code="not_done")
         run.attached_at = now

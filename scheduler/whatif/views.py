@@ -84,7 +84,8 @@ def run_context(run: WhatIfRun) -> dict:
 @login_required
 def whatif_detail(request, run_id: int):
     _require(request.user)
-    run = get_object_or_404(WhatIfRun.objects.select_related("pool", "created_by", "quota_request"), pk=run_id)
+    run = get_object_or_404(WhatIfRun.objects.select_related("pool", "created_by", "quota_request").defer("sacct"),
+                            pk=run_id)
     template = "scheduler/whatif/detail.html#run-body" if request.htmx else "scheduler/whatif/detail.html"
     return render(request, template, run_context(run))
 

@@ -99,6 +99,7 @@ class SacctImportForm(forms.Form):
     label = forms.CharField(label=_("Label"), required=False, max_length=200)
 
     def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "id_sacct_%s")  # beside the replay form on one page: ids of its own
         super().__init__(*args, **kwargs)
         self.fields["pool"].choices = [(p, p) for p in Pool.objects.values_list("name", flat=True)]
 

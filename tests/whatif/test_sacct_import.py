@@ -2,6 +2,7 @@
 page (or the API, or the command) is replayed on a pool under the portal's rules and shown as a what-if run,
 with the accounts that map to no tenant listed, in both languages."""
 import json
+import re
 from datetime import datetime, timedelta, timezone
 from io import StringIO
 
@@ -66,6 +67,8 @@ def test_an_uploaded_history_is_replayed_under_the_portals_rules_with_unmapped_a
     client.force_login(platform_admin)
     page = client.get("/what-if/").content.decode()
     assert 'enctype="multipart/form-data"' in page and SACCT_FORMAT in page
+    ids = re.findall(r'\bid="([^"]+)"', page)
+    assert "id_sacct_file" in ids and len(ids) == len(set(ids))  # beside the replay form, ids of its own
     with django_capture_on_commit_callbacks() as callbacks:
         response = _upload(client)
     assert response.status_code == 302, response.content.decode()[:2000]

@@ -30,7 +30,7 @@ VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "met
 # Names that stay as they are in Chinese text: units, formats, protocols and products.
 TECHNICAL = {
     "gpu", "gpus", "cpu", "cpus", "api", "csv", "xlsx", "json", "pdf", "eta", "http", "https", "post", "get",
-    "url", "id", "ids", "im", "slurm", "sbatch", "squeue", "kubernetes", "htmx", "openapi", "webhook", "slack",
+    "url", "id", "ids", "im", "slurm", "sbatch", "squeue", "sacct", "kubernetes", "htmx", "openapi", "webhook", "slack",
     "lark", "feishu", "dingtalk", "wecom", "email", "smtp", "gib", "gb", "tb", "min", "utc", "iso", "ok",
     "english", "django", "usr1", "sigterm", "token", "what", "if",
 }

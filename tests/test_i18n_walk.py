@@ -6,6 +6,7 @@ walk until it is added), each as platform admin, quota approver, auditor, tenant
 the error states of the forms. Its failure message lists page, role and the untranslated texts."""
 import pytest
 from django.conf import settings
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils.translation import trans_real
@@ -24,7 +25,7 @@ NOT_PAGE_PREFIXES = ("admin/", "api/")
 ACTIONS = {"quota-request-preview", "quota-request-action", "job-cancel", "job-environment", "job-checkpoint",
            "job-contents",
            "pool-inventory-sync", "preemption-approve", "preemption-reject", "whatif-attach", "whatif-simulate-switch",
-           "whatif-simulate-request", "account-token-revoke", "notice-channel-delete", "notice-channel-test",
+           "whatif-simulate-request", "whatif-sacct", "account-token-revoke", "notice-channel-delete", "notice-channel-test",
            "notice-channel-toggle", "report-mail-resend"}
 ROLES = ("platform admin", "quota approver", "auditor", "tenant admin", "member")
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -111,6 +112,8 @@ def forms(walk) -> list[tuple[str, str, str, dict, dict]]:
         ("member", "account-tokens", "/account/tokens/", {}, {}),
         ("member", "account-tokens", "/account/tokens/", {"name": "laptop", "lifetime_days": "30"}, {}),
         ("platform admin", "whatif", "/what-if/", {}, {}),
+        ("platform admin", "whatif-sacct", "/what-if/sacct/", {
+            "pool": "gpu-a", "file": SimpleUploadedFile("sacct.txt", b"JobID|Account\n")}, {}),
         ("platform admin", "whatif-simulate-switch", "/what-if/switch/", {"pool": "gpu-a", "switch_value": "bogus"}, {}),
         ("platform admin", "whatif-simulate-request", f"/what-if/quota-requests/{endorsed}/", {}, {}),
         ("platform admin", "whatif-attach", f"/what-if/{ids['whatif']}/attach/", {"decision": ""}, {}),

@@ -153,8 +153,11 @@ class LocalCluster:
     def _accounting_lines(self) -> list[str]:
         # No cgroups here, so memory is enforced the cgroup-less way: jobacct_gather/linux samples each step
         # every second and OverMemoryKill kills one that exceeds its --mem (Slurm records OUT_OF_MEMORY).
+        # GPUs in accounting (sacct's AllocTRES/ReqTRES), by type, as a GPU site tracks them: what-if before
+        # adoption reads a site's history from there (scheduler/whatif/sacct_parse.py).
+        gpus = ",".join(["gres/gpu", *sorted({f"gres/gpu:{n.gres_type}" for n in self.nodes})])
         return [*self.acct.slurm_conf_lines(), "JobAcctGatherType=jobacct_gather/linux",
-                "JobAcctGatherFrequency=task=1", "JobAcctGatherParams=OverMemoryKill"]
+                "JobAcctGatherFrequency=task=1", "JobAcctGatherParams=OverMemoryKill", f"AccountingStorageTRES={gpus}"]
 
     def _run(self, *argv: str, timeout: float = 30) -> subprocess.CompletedProcess:
         try:

@@ -69,7 +69,7 @@ def _specs(pool: Pool, backend, slurm_jobs: list[dict]) -> tuple[dict[str, dict]
     """Portal job specs of held Slurm jobs by Slurm id, and the refusals (Slurm id -> comment); a fixed
     number of queries however many jobs."""
     config = backend.config
-    slug_of = {sid: config.account_tenants.get(a, a) for sid, a in
+    slug_of = {sid: config.tenant_for(a) for sid, a in
                ((str(j["job_id"]), str(j.get("account") or "")) for j in slurm_jobs)}
     tenants = {t.slug: t for t in Tenant.objects.filter(slug__in={s for s in slug_of.values() if s})}
     with_project = set(Project.objects.filter(tenant__in=tenants.values(), slug=config.default_project,
@@ -94,7 +94,7 @@ def _specs(pool: Pool, backend, slurm_jobs: list[dict]) -> tuple[dict[str, dict]
             specs[sid] = {
                 "tenant": tenant.slug, "project": config.default_project,
                 "name": str(slurm_job.get("name") or "")[:200],
-                "workload_class": config.qos_classes.get(qos, config.default_workload_class), "pool": pool.name,
+                "workload_class": config.workload_class_for(qos), "pool": pool.name,
                 "gpu_model": model, "gpus": gpus, "replicas": int(slurm_job.get("node_count") or 1),
                 "max_runtime_minutes": int(limit) if isinstance(limit, int) and limit > 0 else 60}
     return specs, problems

@@ -9,7 +9,9 @@ from rest_framework.response import Response
 from quotas.tenant_api import PLATFORM, ScopedAPIView
 from scheduler.whatif import errors, services
 from scheduler.whatif.models import WhatIfRun
-from scheduler.whatif.serializers import WhatIfAttachSerializer, WhatIfCreateSerializer, WhatIfRunSerializer
+from scheduler.whatif.serializers import (
+    WhatIfAttachSerializer, WhatIfCreateSerializer, WhatIfRunSerializer, WhatIfSacctSerializer,
+)
 
 
 def _require(user) -> None:
@@ -38,10 +40,21 @@ class WhatIfListView(_WhatIfView):
         return Response(WhatIfRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
 
+class WhatIfSacctView(_WhatIfView):
+    @extend_schema(summary="Replay a Slurm site's own sacct history on a pool under the portal's rules",
+                   request={"multipart/form-data": WhatIfSacctSerializer}, responses={202: WhatIfRunSerializer})
+    def post(self, request):
+        serializer = WhatIfSacctSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        run = services.whatif_import_sacct(actor=request.user, **serializer.validated_data)
+        return Response(WhatIfRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
 class WhatIfDetailView(_WhatIfView):
     @extend_schema(summary="A what-if run: status, progress and (when done) the result", responses=WhatIfRunSerializer)
     def get(self, request, run_id: int):
-        run = get_object_or_404(WhatIfRun.objects.select_related("pool", "created_by"), pk=run_id)
+        run = get_object_or_404(WhatIfRun.objects.select_related("pool", "created_by").defer("sacct"),
+                                pk=run_id)
         return Response(WhatIfRunSerializer(run).data)
 
 

@@ -13,3 +13,6 @@ UNIT_LANE_MISSING = _("{unit} has no quota on {pool}/{gpu_model}: set the unit's
                       "belongs to a guarantee).")
 UNKNOWN_CLASS = _("Unknown class {name}.")
 NOT_DONE = _("What-if #{id} is {status}: only a finished run can be attached as evidence.")
+SACCT_EMPTY = _("The sacct output holds no job.")
+SACCT_TOO_LARGE = _("The sacct output is larger than {mb} MB: import a shorter window.")
+SACCT_NOT_TEXT = _("The sacct output must be UTF-8 text.")

@@ -9,7 +9,8 @@ from quotas.labels import priority_class_label
 from quotas.models import GpuModel, Pool, Tenant, WorkloadClass
 from quotas.orgs.models import OrgUnit
 from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES
-from scheduler.whatif.serializers import ChangeSerializer, WhatIfCreateSerializer
+from scheduler.whatif.sacct_parse import SACCT_FORMAT
+from scheduler.whatif.serializers import ChangeSerializer, WhatIfCreateSerializer, WhatIfSacctSerializer
 
 KIND_LABELS = [
     ("quota", _("Set a tenant's base quota")), ("borrowing", _("Borrowing on or off")),
@@ -85,6 +86,35 @@ class WhatIfForm(forms.Form):
                 else:
                     for text in messages:
                         self.add_error(field if field in self.fields else None, text)
+            return data
+        data["validated"] = serializer.validated_data
+        return data
+
+
+class SacctImportForm(forms.Form):
+    """What-if before adoption: a Slurm site's sacct output replayed on a pool under the portal's rules."""
+
+    pool = forms.ChoiceField(label=_("Pool"))
+    file = forms.FileField(label=_("sacct output"), help_text=SACCT_FORMAT)
+    label = forms.CharField(label=_("Label"), required=False, max_length=200)
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "id_sacct_%s")  # beside the replay form on one page: ids of its own
+        super().__init__(*args, **kwargs)
+        self.fields["pool"].choices = [(p, p) for p in Pool.objects.values_list("name", flat=True)]
+
+    def clean(self):
+        """The API's serializer decides what a valid history is (one rule); its errors land on the fields."""
+        data = super().clean()
+        if self.errors:
+            return data
+        data["file"].seek(0)
+        serializer = WhatIfSacctSerializer(data={"pool": data["pool"], "file": data["file"],
+                                                 "label": data.get("label", "")})
+        if not serializer.is_valid():
+            for field, messages in serializer.errors.items():
+                for text in messages:
+                    self.add_error(field if field in self.fields else None, text)
             return data
         data["validated"] = serializer.validated_data
         return data

@@ -29,6 +29,9 @@ class WhatIfRun(models.Model):
     quota_request = models.ForeignKey("quotas.QuotaRequest", null=True, blank=True, on_delete=models.SET_NULL,
                                       related_name="whatif_runs")
     attached_at = models.DateTimeField(null=True, blank=True, help_text="Attached as evidence to a decision")
+    # What-if before adoption: a Slurm site's own `sacct` history (whatif/sacct_parse.py) replayed instead of
+    # the pool's recorded jobs; empty for a replay of the pool's own history.
+    sacct = models.TextField(blank=True, help_text="Imported sacct output this run replays (empty: the pool's own)")
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -128,17 +128,23 @@ def trace_build(*, pool: Pool, start: datetime, end: datetime) -> Trace:
             observed_start=in_window[0] if in_window and running_since is None else None,
             running_since=running_since, placements=tuple(placements or ()) if running_since else (),
             cancelled_at=cancelled, cpus=cpus, memory_gb=memory))
-    half_life = half_life_hours()
     used, stops = _live_record(pool, start, end)
+    rules = pool_rules(pool, start)
     return Trace(
-        pool=pool.name, start=start, end=end, jobs=tuple(out), nodes=_nodes(pool, start, end),
-        quotas=_quotas(pool, start), policies=MappingProxyType(_policies(start)), switches=_switches(pool, start),
-        priority_classes=DEFAULT_PRIORITY_CLASSES, half_life_hours=half_life, grace_minutes=grace_minutes(),
-        reclaim_grace_minutes=reclaim_grace_minutes(), preemption_cap_24h=preemption_cap_24h(),
-        usage_at_start=MappingProxyType(_usage_at_start(pool, start, half_life, running_at_start)),
+        pool=pool.name, start=start, end=end, jobs=tuple(out), nodes=_nodes(pool, start, end), **rules,
+        usage_at_start=MappingProxyType(_usage_at_start(pool, start, rules["half_life_hours"], running_at_start)),
         observed_gpu_seconds=used, observed_preemptions=stops,
-        time_scale=simulated_time_scale() if pool.backend == "simulated" else 1.0,
-        org=engine_tree(pool))  # the tree as it stands: units keep no history of their place yet
+        time_scale=simulated_time_scale() if pool.backend == "simulated" else 1.0)
+
+
+def pool_rules(pool: Pool, moment: datetime) -> dict:
+    """The portal's rules for `pool` as they were at `moment`, as Trace fields: base quotas, lending policies,
+    switches, priority classes, fair-share half-life, graces, the preemption cap and the organisation tree."""
+    return dict(quotas=_quotas(pool, moment), policies=MappingProxyType(_policies(moment)),
+                switches=_switches(pool, moment), priority_classes=DEFAULT_PRIORITY_CLASSES,
+                half_life_hours=half_life_hours(), grace_minutes=grace_minutes(),
+                reclaim_grace_minutes=reclaim_grace_minutes(), preemption_cap_24h=preemption_cap_24h(),
+                org=engine_tree(pool))  # the tree as it stands: units keep no history of their place yet
 
 
 def _live_record(pool: Pool, start: datetime, end: datetime) -> tuple[float, int]:
@@ -168,4 +174,5 @@ def _usage_at_start(pool: Pool, start: datetime, half_life: float, skip: set[int
 
 
 def whatif_runs_visible(*, user) -> QuerySet[WhatIfRun]:
-    return WhatIfRun.objects.select_related("pool", "created_by").order_by("-created_at", "-id")
+    # An imported history may be megabytes: read by the replay only, never by a page or the API.
+    return WhatIfRun.objects.select_related("pool", "created_by").defer("sacct").order_by("-created_at", "-id")

@@ -12,6 +12,7 @@ from quotas.orgs.models import OrgUnit, UnitQuota
 from scheduler.engine.types import DEFAULT_PRIORITY_CLASSES, PREEMPTION_AUTO, PREEMPTION_MANUAL, PREEMPTION_PAUSED
 from scheduler.whatif import errors
 from scheduler.whatif.models import WhatIfRun
+from scheduler.whatif.sacct_parse import SACCT_FORMAT, SacctError, parse_sacct, sacct_window
 from scheduler.whatif.sim.scenario import KINDS
 
 MAX_WINDOW_DAYS = 62
@@ -71,6 +72,16 @@ class ChangeSerializer(serializers.Serializer):
         return {key: value for key, value in attrs.items() if key in keep}
 
 
+def check_window(start, end) -> None:
+    """A replayable window: ordered, at most MAX_WINDOW_DAYS long, and over by now."""
+    if end <= start:
+        raise serializers.ValidationError({"window_end": [errors.WINDOW_ORDER]})
+    if end - start > timedelta(days=MAX_WINDOW_DAYS):
+        raise serializers.ValidationError({"window_end": [errors.WINDOW_TOO_LONG.format(days=MAX_WINDOW_DAYS)]})
+    if end > timezone.now() + timedelta(minutes=1):
+        raise serializers.ValidationError({"window_end": [errors.WINDOW_IN_FUTURE]})
+
+
 class WhatIfCreateSerializer(serializers.Serializer):
     pool = serializers.CharField(max_length=50)
     window_start = serializers.DateTimeField()
@@ -85,13 +96,7 @@ class WhatIfCreateSerializer(serializers.Serializer):
         return pool
 
     def validate(self, attrs):
-        start, end = attrs["window_start"], attrs["window_end"]
-        if end <= start:
-            raise serializers.ValidationError({"window_end": [errors.WINDOW_ORDER]})
-        if end - start > timedelta(days=MAX_WINDOW_DAYS):
-            raise serializers.ValidationError({"window_end": [errors.WINDOW_TOO_LONG.format(days=MAX_WINDOW_DAYS)]})
-        if end > timezone.now() + timedelta(minutes=1):
-            raise serializers.ValidationError({"window_end": [errors.WINDOW_IN_FUTURE]})
+        check_window(attrs["window_start"], attrs["window_end"])
         self._unit_limits_have_a_guarantee(attrs["pool"], attrs["changes"])
         return attrs
 
@@ -107,6 +112,42 @@ class WhatIfCreateSerializer(serializers.Serializer):
                 # keyed by the change's index, as DRF keys the changes' own field errors
                 raise serializers.ValidationError({"changes": {k: {"gpu_model": [errors.UNIT_LANE_MISSING.format(
                     unit=lane[0], gpu_model=lane[1], pool=pool.name)]}}})
+
+
+class WhatIfSacctSerializer(serializers.Serializer):
+    """What-if before adoption: a Slurm site's `sacct -P -X` history (whatif/sacct_parse.py) replayed on a pool
+    under the portal's rules. The window is the history's own unless given; a bad line is a 400 naming it."""
+
+    pool = serializers.CharField(max_length=50)
+    file = serializers.FileField(help_text=f"sacct -a -P -X --format={SACCT_FORMAT} (SLURM_TIME_FORMAT=%s, or "
+                                           "local times in the portal's time zone)")
+    window_start = serializers.DateTimeField(required=False)
+    window_end = serializers.DateTimeField(required=False)
+    label = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
+
+    validate_pool = WhatIfCreateSerializer.validate_pool
+
+    def validate_file(self, upload) -> str:
+        if upload.size > limits.WHATIF_SACCT_BYTES:
+            raise serializers.ValidationError(errors.SACCT_TOO_LARGE.format(mb=limits.WHATIF_SACCT_BYTES >> 20))
+        try:
+            text = upload.read().decode("utf-8")
+        except UnicodeDecodeError:
+            raise serializers.ValidationError(errors.SACCT_NOT_TEXT) from None
+        try:
+            self._jobs = parse_sacct(text, tz=timezone.get_default_timezone())
+        except SacctError as bad:
+            raise serializers.ValidationError(str(bad)) from None
+        if not self._jobs:
+            raise serializers.ValidationError(errors.SACCT_EMPTY)
+        return text
+
+    def validate(self, attrs):
+        start, end = sacct_window(self._jobs)
+        attrs["window_start"] = attrs.get("window_start") or start
+        attrs["window_end"] = attrs.get("window_end") or min(end, timezone.now())
+        check_window(attrs["window_start"], attrs["window_end"])
+        return attrs
 
 
 class WhatIfRunSerializer(serializers.ModelSerializer):

@@ -6,17 +6,22 @@ from celery import current_app
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from audit.chain.services import audit_record
 from quotas.access import PLATFORM_ADMIN, QUOTA_APPROVER, has_platform_role
 from quotas.models import Pool
 from scheduler.whatif import errors
 from scheduler.whatif.models import WhatIfRun
+from scheduler.whatif.sacct_parse import parse_sacct
 from scheduler.whatif.sim.whatif import run_whatif
 
 PROGRESS_STEP = 0.02  # write progress at most this often (share of the run)
 # Enqueued by name after commit: the task module builds on this one, not the reverse.
 RUN_TASK = "whatif.run"
+# sacct's local times (ISO without an offset) are read in the portal's time zone; epoch seconds need none.
+SITE_TIME_ZONE = timezone.get_default_timezone
+SACCT_LABEL = _("Slurm history (sacct) under the portal's rules")
 
 
 def may_run_whatif(user) -> bool:
@@ -29,23 +34,34 @@ def _payload(run: WhatIfRun, **extra) -> dict:
 
 
 def whatif_create(*, actor, pool: Pool, window_start: datetime, window_end: datetime, changes: list[dict],
-                  label: str = "", quota_request=None) -> WhatIfRun:
+                  label: str = "", quota_request=None, sacct: str = "") -> WhatIfRun:
+    """`sacct`: a site's own history to replay (what-if before adoption), already parsed without error."""
     if not may_run_whatif(actor):
         raise PermissionDenied(errors.NOT_ALLOWED)
     with transaction.atomic():
         run = WhatIfRun.objects.create(pool=pool, window_start=window_start, window_end=window_end,
                                        changes=list(changes), label=label[:200], created_by=actor,
-                                       quota_request=quota_request)
-        audit_record(event_type="whatif.created", target=run, actor=actor, payload=_payload(run))
+                                       quota_request=quota_request, sacct=sacct)
+        extra = {"source": "sacct", "sacct_lines": len(sacct.splitlines())} if sacct else {}
+        audit_record(event_type="whatif.created", target=run, actor=actor, payload=_payload(run, **extra))
         run_id = run.pk
         transaction.on_commit(lambda: current_app.signature(RUN_TASK, args=(run_id,)).delay())
     return run
+
+
+def whatif_import_sacct(*, actor, pool: Pool, file: str, window_start: datetime, window_end: datetime,
+                        label: str = "") -> WhatIfRun:
+    """What-if before adoption: replay a Slurm site's own history (validated sacct text) on `pool` under the
+    portal's rules, as a run like any other (the baseline is the portal's rules, no change proposed)."""
+    return whatif_create(actor=actor, pool=pool, window_start=window_start, window_end=window_end, changes=[],
+                         label=label or str(SACCT_LABEL), sacct=file)
 
 
 def whatif_execute(*, run_id: int, now: datetime | None = None) -> str | None:
     """Claim a queued run (compare-and-swap, so two workers never replay it twice), replay the baseline
     and the proposal outside any transaction, then store the result. Returns the final status, or None
     when another worker had claimed it."""
+    from scheduler.whatif.sacct_trace import sacct_trace
     from scheduler.whatif.selectors import trace_build
 
     now = now or timezone.now()
@@ -61,8 +77,14 @@ def whatif_execute(*, run_id: int, now: datetime | None = None) -> str | None:
             WhatIfRun.objects.filter(pk=run_id, status=WhatIfRun.Status.RUNNING).update(progress=min(share, 1.0))
 
     try:
-        trace = trace_build(pool=run.pool, start=run.window_start, end=run.window_end)
+        if run.sacct:
+            trace, imported = sacct_trace(pool=run.pool, jobs=parse_sacct(run.sacct, tz=SITE_TIME_ZONE()),
+                                          start=run.window_start, end=run.window_end, now=now)
+        else:
+            trace, imported = trace_build(pool=run.pool, start=run.window_start, end=run.window_end), None
         result = run_whatif(trace, run.changes, progress=progress)
+        if imported is not None:
+            result["import"] = imported
     except Exception as failure:  # stored on the run, so the page says it failed instead of spinning
         with transaction.atomic():
             WhatIfRun.objects.filter(pk=run_id).update(status=WhatIfRun.Status.FAILED, finished_at=timezone.now(),
@@ -98,8 +120,8 @@ def whatif_attach(*, actor, run: WhatIfRun, decision: str, now: datetime | None 
         raise PermissionDenied(errors.NOT_ALLOWED)
     now = now or timezone.now()
     with transaction.atomic():
-        run = WhatIfRun.objects.select_for_update(of=("self",)).select_related("pool", "quota_request__tenant").get(
-            pk=run.pk)
+        run = WhatIfRun.objects.select_for_update(of=("self",)).select_related(
+            "pool", "quota_request__tenant").defer("sacct").get(pk=run.pk)
         if run.status != WhatIfRun.Status.DONE:
             raise ValidationError(errors.NOT_DONE.format(id=run.pk, status=run.status), code="not_done")
         run.attached_at = now

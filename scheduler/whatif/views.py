@@ -14,7 +14,7 @@ from quotas.models import Pool
 from quotas.requests.api import request_for_user
 from scheduler.whatif import errors, services
 from scheduler.whatif.charts import whatif_charts
-from scheduler.whatif.forms import WhatIfForm
+from scheduler.whatif.forms import SacctImportForm, WhatIfForm
 from scheduler.whatif.models import WhatIfRun
 from scheduler.whatif.selectors import whatif_runs_visible
 from scheduler.whatif.texts import live_rows, warning_texts
@@ -43,8 +43,26 @@ def whatif_page(request):
         run = services.whatif_create(actor=request.user, pool=data["pool"], window_start=data["window_start"],
                                      window_end=data["window_end"], changes=data["changes"], label=data["label"])
         return redirect("whatif-detail", run.pk)
+    return _page(request, form=form)
+
+
+def _page(request, *, form=None, sacct_form=None):
     return render(request, "scheduler/whatif/page.html",
-                  {"form": form, "runs": whatif_runs_visible(user=request.user)[:RECENT]})
+                  {"form": WhatIfForm() if form is None else form,
+                   "sacct_form": SacctImportForm() if sacct_form is None else sacct_form,
+                   "runs": whatif_runs_visible(user=request.user)[:RECENT]})
+
+
+@login_required
+@require_POST
+def whatif_import_sacct(request):
+    """What-if before adoption: the uploaded sacct history replayed; a bad line shows on the form."""
+    _require(request.user)
+    form = SacctImportForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return _page(request, sacct_form=form)
+    run = services.whatif_import_sacct(actor=request.user, **form.cleaned_data["validated"])
+    return redirect("whatif-detail", run.pk)
 
 
 def run_context(run: WhatIfRun) -> dict:
@@ -66,7 +84,8 @@ def run_context(run: WhatIfRun) -> dict:
 @login_required
 def whatif_detail(request, run_id: int):
     _require(request.user)
-    run = get_object_or_404(WhatIfRun.objects.select_related("pool", "created_by", "quota_request"), pk=run_id)
+    run = get_object_or_404(WhatIfRun.objects.select_related("pool", "created_by", "quota_request").defer("sacct"),
+                            pk=run_id)
     template = "scheduler/whatif/detail.html#run-body" if request.htmx else "scheduler/whatif/detail.html"
     return render(request, template, run_context(run))
 

@@ -53,6 +53,15 @@ class SlurmConfig:
     def gres_for(self, model_name: str) -> str | None:
         return next((t for t, m in self.gres_models.items() if m == model_name), None)
 
+    # The site's names in the portal's terms: one rule for native intake and the what-if import of sacct.
+    def tenant_for(self, account: str) -> str:
+        """The tenant slug a Slurm account stands for (account_tenants, else the same name)."""
+        return self.account_tenants.get(account, account)
+
+    def workload_class_for(self, qos: str) -> str:
+        """The workload class a Slurm QOS stands for (qos_classes, else default_workload_class)."""
+        return self.qos_classes.get(qos, self.default_workload_class)
+
 
 def _str_map(value) -> bool:
     return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())

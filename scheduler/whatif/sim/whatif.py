@@ -19,7 +19,8 @@ def run_whatif(trace: Trace, changes: list[dict], *, progress: Callable[[float],
     baseline_outcome = replay(trace, progress=part(0.0))
     baseline = summarize(baseline_outcome)
     proposed = apply_changes(trace, changes)
-    proposal = summarize(replay(proposed, progress=part(0.5)))
+    # No change (a site's own history under the portal's rules): the proposal is the baseline, replayed once.
+    proposal = summarize(replay(proposed, progress=part(0.5))) if changes else baseline
     if progress is not None:
         progress(1.0)
     return {"baseline": baseline, "proposal": proposal, "comparison": compare(baseline, proposal),

@@ -98,13 +98,18 @@ def quota_exceeded(
     tenant: str, pool: str, gpu_model: str, requested: int, quota: int, used: int,
     project: str = "", held: int = 0,
 ) -> Blocker:
-    """`held`: GPUs of the quota that jobs waiting on stops in progress hold, beside `used`."""
+    """`held`: GPUs of the quota that jobs waiting on stops in progress hold, beside `used`.
+
+    The describe phase builds one per over-quota tenant and size of a deep queue (thousands a cycle), so
+    its pairs and actions are built directly, as `_blocker` and `_actions_for` would build them."""
     kind = ("project_quota_exceeded" if project else "quota_exceeded") + ("_held" if held else "")
-    return _blocker(
-        QUOTA_EXCEEDED, kind, tenant=tenant, project=project, pool=pool,
-        gpu_model=gpu_model, requested=requested, free=max(quota - used - held, 0), quota=quota,
-        used=used, **({"held": held} if held else {}),
-    )
+    free = max(quota - used - held, 0)
+    pairs = (("tenant", tenant), ("project", project), ("pool", pool), ("gpu_model", gpu_model),
+             ("requested", requested), ("free", free), ("quota", quota), ("used", used))
+    if held:
+        pairs += (("held", held),)
+    return Blocker(QUOTA_EXCEEDED, kind, pairs,
+                   _quota_actions(tenant, pool, gpu_model, max(requested - free, 1), free))
 
 
 def quota_exceeded_for(tenant: str, pool: str, gpu_model: str, dimension: str, requested: int, quota: int,
@@ -324,12 +329,11 @@ def _split(replicas: int, gpus: int) -> NextAction:
 def _quota_actions(
     tenant: str, pool: str, gpu_model: str, missing: int, free: int
 ) -> tuple[NextAction, ...]:
-    request = _new_action(
-        "request_quota", "request_quota", tenant=tenant, pool=pool, gpu_model=gpu_model,
-        gpus=missing,
-    )
+    # Built directly, as `_new_action` would: every over-quota blocker of a cycle has its own.
+    request = NextAction("request_quota", "request_quota", (
+        ("tenant", str(tenant)), ("pool", str(pool)), ("gpu_model", str(gpu_model)), ("gpus", str(missing))))
     if free > 0:
-        return (request, _resize(free, "resize_total"), _WAIT)
+        return (request, NextAction("resize", "resize_total", (("gpus", str(free)),)), _WAIT)
     return (request, _WAIT)
 
 

@@ -18,6 +18,7 @@ workloads after it in the cycle.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Callable
 
 from . import reasons as R
 from .backfill import BEST_EFFORT, Backfill
@@ -516,8 +517,10 @@ class _Answers:
         # deep queues repeat a few shapes, so the vector path's binding dimension is found once per shape.
         self.rooms: dict[tuple, Blocker | None] = {}
         # A quota's blocker at the cycle's end per GPUs asked: its figures are the quota's alone, and the
-        # jobs of a deep queue that ask as much of it wait on the same one, whatever else blocks them.
+        # jobs of a deep queue that ask as much of it wait on the same one, whatever else blocks them. The
+        # blockers of one quota share all but the GPUs asked (`reasons.quota_exceeded_by_size`).
         self.quota_ends: dict[tuple[int, int], Blocker] = {}
+        self.quota_sizes: dict[int, Callable[[int], Blocker]] = {}
 
     def __call__(self, entry: Candidate) -> tuple[tuple[Blocker, ...], bool, tuple[NextAction, ...]]:
         job, tenant_q, reasons = entry.job, entry.tenant_q, self.reasons
@@ -570,10 +573,12 @@ class _Answers:
         key = (quota.id, need)
         blocker = self.quota_ends.get(key)
         if blocker is None:
-            kept = self.held.get(quota.id, 0)
-            blocker = self.quota_ends[key] = self.reasons.quota_exceeded(
-                job.tenant, job.pool, job.gpu_model, need, quota.gpus, self.used.get(quota.id, 0) - kept,
-                project, kept)
+            by_size = self.quota_sizes.get(quota.id)
+            if by_size is None:
+                kept = self.held.get(quota.id, 0)
+                by_size = self.quota_sizes[quota.id] = R.quota_exceeded_by_size(
+                    job.tenant, job.pool, job.gpu_model, quota.gpus, self.used.get(quota.id, 0) - kept, project, kept)
+            blocker = self.quota_ends[key] = by_size(need)
         return blocker
 
 

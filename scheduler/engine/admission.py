@@ -547,7 +547,7 @@ class _Answers:
         if alternative is None and len(blockers) == 1:
             return blockers, node_blocked, blockers[0].actions
         # Different questions often end in the same blockers: merge their actions once.
-        mkey = (*map(id, blockers), id(alternative))
+        mkey = (*[id(blocker) for blocker in blockers], id(alternative))
         actions = self.merged.get(mkey)
         if actions is None:
             actions = self.merged[mkey] = R.next_actions(blockers, alternative)

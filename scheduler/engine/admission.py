@@ -279,7 +279,9 @@ def _hold_if_stopping_for(cycle: CycleState, entry: Candidate, need: int, may_pr
     job, victims = entry.job, cycle.victims
     # Stops under way for it that no job ahead of it counts on already (the preempt phase would give
     # them to that job first).
-    stops = [run for run in cycle.stops_for.get(job.id, ()) if not victims.earmarked(run)]
+    stops = cycle.stops_for.get(job.id)  # few jobs have stops under way
+    if stops:
+        stops = [run for run in stops if not victims.earmarked(run)]
     if stops:
         victims.earmark(stops)
     elif may_preempt and (not entry.quota_ok or entry.node_blocked) and not victims.paused:

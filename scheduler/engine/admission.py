@@ -19,6 +19,7 @@ workloads after it in the cycle.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Callable
 
 from . import reasons as R
 from .backfill import BEST_EFFORT, Backfill
@@ -290,7 +291,9 @@ def _hold_if_stopping_for(cycle: CycleState, entry: Candidate, need: int, may_pr
     job, victims = entry.job, cycle.victims
     # Stops under way for it that no job ahead of it counts on already (the preempt phase would give
     # them to that job first).
-    stops = [run for run in cycle.stops_for.get(job.id, ()) if not victims.earmarked(run)]
+    stops = cycle.stops_for.get(job.id)  # few jobs have stops under way
+    if stops:
+        stops = [run for run in stops if not victims.earmarked(run)]
     if stops:
         victims.earmark(stops)
     elif may_preempt and (not entry.quota_ok or entry.node_blocked) and not victims.paused:
@@ -527,13 +530,17 @@ class _Answers:
         # Room at the cycle's end per lane and shape (None: it fits): the lanes no longer change here, and
         # deep queues repeat a few shapes, so the vector path's binding dimension is found once per shape.
         self.rooms: dict[tuple, Blocker | None] = {}
+        # A quota's blocker at the cycle's end per GPUs asked: its figures are the quota's alone, and the
+        # jobs of a deep queue that ask as much of it wait on the same one, whatever else blocks them. The
+        # blockers of one quota share all but the GPUs asked (`reasons.quota_exceeded_by_size`).
+        self.quota_ends: dict[tuple[int, int], Blocker] = {}
+        self.quota_sizes: dict[int, Callable[[int], Blocker]] = {}
 
     def __call__(self, entry: Candidate) -> tuple[tuple[Blocker, ...], bool, tuple[NextAction, ...]]:
         job, tenant_q, reasons = entry.job, entry.tenant_q, self.reasons
         blockers = entry.blockers
         if not entry.quota_ok and tenant_q is not None:
-            blockers = _quota_at_cycle_end(reasons, blockers, job, tenant_q, entry.project_q, self.used,
-                                           self.held)
+            blockers = self.quota_at_cycle_end(blockers, job, tenant_q, entry.project_q)
             if self.tree is not None:  # and a unit's, with the figures of the cycle's end (tree.py)
                 blockers = self.tree.at_cycle_end(blockers, job, tenant_q.gpus, self.used.get(tenant_q.id, 0))
         node_blocked = entry.node_blocked
@@ -554,33 +561,39 @@ class _Answers:
         if alternative is None and len(blockers) == 1:
             return blockers, node_blocked, blockers[0].actions
         # Different questions often end in the same blockers: merge their actions once.
-        mkey = (*map(id, blockers), id(alternative))
+        mkey = (*[id(blocker) for blocker in blockers], id(alternative))
         actions = self.merged.get(mkey)
         if actions is None:
             actions = self.merged[mkey] = R.next_actions(blockers, alternative)
         return blockers, node_blocked, actions
 
+    def quota_at_cycle_end(self, blockers: tuple[Blocker, ...], job: PendingJob, tenant_q: Quota,
+                           project_q: Quota | None) -> tuple[Blocker, ...]:
+        """An over-quota job's quota blockers with their figures after this cycle's admissions, in place of
+        the marks the nominate phase left, for the reason rooms are (`_rooms_at_cycle_end`): judged at the
+        job's turn, a smaller job of the same tenant admitted behind it would have used quota the job was
+        told was free. Use only grows within a cycle, so the job is still over quota. `used` counts what
+        jobs waiting on stops hold (`held`), and the figures say how much of it that is."""
+        need = job.gpus * job.replicas
+        out = list(blockers)
+        for k, blocker in enumerate(blockers):
+            if blocker is _OVER_TENANT_QUOTA:
+                out[k] = self._quota_end(tenant_q, need, job, "")
+            elif blocker is _OVER_PROJECT_QUOTA:
+                out[k] = self._quota_end(project_q, need, job, job.project)
+        return tuple(out)
 
-def _quota_at_cycle_end(reasons: R.Reasons, blockers: tuple[Blocker, ...], job: PendingJob, tenant_q: Quota,
-                        project_q: Quota | None, used: dict[int, int],
-                        held: dict[int, int]) -> tuple[Blocker, ...]:
-    """An over-quota job's quota blockers with their figures after this cycle's admissions, in place of
-    the marks the nominate phase left, for the reason rooms are (`_rooms_at_cycle_end`): judged at the
-    job's turn, a smaller job of the same tenant admitted behind it would have used quota the job was
-    told was free. Use only grows within a cycle, so the job is still over quota. `used` counts what
-    jobs waiting on stops hold (`held`), and the figures say how much of it that is."""
-    need = job.gpus * job.replicas
-    out = list(blockers)
-    for k, blocker in enumerate(blockers):
-        if blocker is _OVER_TENANT_QUOTA:
-            kept = held.get(tenant_q.id, 0)
-            out[k] = reasons.quota_exceeded(job.tenant, job.pool, job.gpu_model, need, tenant_q.gpus,
-                                            used.get(tenant_q.id, 0) - kept, held=kept)
-        elif blocker is _OVER_PROJECT_QUOTA:
-            kept = held.get(project_q.id, 0)
-            out[k] = reasons.quota_exceeded(job.tenant, job.pool, job.gpu_model, need, project_q.gpus,
-                                            used.get(project_q.id, 0) - kept, project=job.project, held=kept)
-    return tuple(out)
+    def _quota_end(self, quota: Quota, need: int, job: PendingJob, project: str) -> Blocker:
+        key = (quota.id, need)
+        blocker = self.quota_ends.get(key)
+        if blocker is None:
+            by_size = self.quota_sizes.get(quota.id)
+            if by_size is None:
+                kept = self.held.get(quota.id, 0)
+                by_size = self.quota_sizes[quota.id] = R.quota_exceeded_by_size(
+                    job.tenant, job.pool, job.gpu_model, quota.gpus, self.used.get(quota.id, 0) - kept, project, kept)
+            blocker = self.quota_ends[key] = by_size(need)
+        return blocker
 
 
 def _rooms_at_cycle_end(reasons: R.Reasons, blockers: tuple[Blocker, ...], job: PendingJob, index: ModelIndex,

@@ -193,7 +193,7 @@ class ModelIndex(VectorFit):
             bucket = self.buckets[free]
             in_order = not bucket or next(reversed(bucket)) < node_id
             self._move(node_id, before, free)
-            if not in_order:
+            if not in_order and free:  # nothing is placed from full nodes: their order is never read
                 self.buckets[free] = dict.fromkeys(sorted(bucket))
 
     def copy(self) -> "ModelIndex":

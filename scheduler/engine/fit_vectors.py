@@ -14,9 +14,11 @@ _UNBOUNDED = 1 << 60
 
 
 class VectorFit:
-    """The CPU and memory side of a `ModelIndex` (which declares the slots these methods use)."""
+    """The CPU and memory side of a `ModelIndex` (which declares the other slots these methods use)."""
 
-    __slots__ = ()
+    # (free GPUs, CPU cores, memory) -> schedulable nodes in that state, kept while shapes are counted: a lane
+    # of a few hundred nodes is in a few dozen states, so a new shape is counted over those, not the nodes.
+    __slots__ = ("_states",)
 
     def _init_extra(self, nodes: list[Node], used_extra: dict[int, tuple[int, int]]) -> None:
         """CPU and memory free per schedulable node, when some node of the lane tracks them (`vec`);
@@ -80,14 +82,23 @@ class VectorFit:
         key = (gpus, cpus, memory_gb)
         slots = self._vec_slots.get(key)
         if slots is None:
+            if not self._vec_slots:  # nothing kept the states in step so far
+                self._count_states()
             slots = 0
-            cpu_free, mem_free, buckets = self.cpu_free, self.mem_free, self.buckets
-            for f in range(gpus, self._top + 1):
-                for node_id in buckets[f]:
-                    slots += max(min(f // gpus, cpu_free[node_id] // cpus if cpus else _UNBOUNDED,
-                                     mem_free[node_id] // memory_gb if memory_gb else _UNBOUNDED), 0)
+            for (f, c, m), nodes in self._states.items():
+                if f >= gpus:
+                    slots += nodes * max(min(f // gpus, c // cpus if cpus else _UNBOUNDED,
+                                             m // memory_gb if memory_gb else _UNBOUNDED), 0)
             self._vec_slots[key] = slots
         return slots
+
+    def _count_states(self) -> None:
+        states: dict[tuple[int, int, int], int] = {}
+        cpu_free, mem_free = self.cpu_free, self.mem_free
+        for node_id, f in self.free.items():
+            state = (f, cpu_free[node_id], mem_free[node_id])
+            states[state] = states.get(state, 0) + 1
+        self._states = states
 
     def place_for(self, gpus: int, replicas: int, cpus: int, memory_gb: int) -> tuple[int, ...] | None:
         """`place` for a replica that may also ask CPU cores and memory: best fit on free GPUs among the
@@ -126,6 +137,13 @@ class VectorFit:
         cache = self._vec_slots
         top = before if before > after else after
         cpus_after, memory_after = cpus + d_cpus, memory + d_memory
+        states, old_state = self._states, (before, cpus, memory)
+        if states[old_state] == 1:
+            del states[old_state]
+        else:
+            states[old_state] -= 1
+        new_state = (after, cpus_after, memory_after)
+        states[new_state] = states.get(new_state, 0) + 1
         for key in cache:
             g, c, m = key
             if g > top:  # held no replica of g GPUs before, and holds none now

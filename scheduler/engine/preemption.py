@@ -247,6 +247,11 @@ class Victims:
         # which they did; and the jobs its plans would stop.
         self._hopeless: dict[tuple, tuple[int, int]] = {}
         self._earmarked: set[int] = set()
+        # tenant quota id -> its `in_base` jobs in victim order; (tenant, project quota id) -> what each of
+        # them is charged to: asked for a few thousand waiting jobs a cycle, worked out once per quota (the
+        # victim key does date arithmetic per job).
+        self._ranked: dict[int, list[tuple[RunningJob, int | None]]] = {}
+        self._charges: dict[tuple[int, int | None], dict[int, tuple[bool, bool]]] = {}
 
     def _start(self, running: Iterable[RunningJob], charges) -> tuple:
         preemptible, priority_of, may_stop = self.preemptible, self.priority_of, self.may_stop
@@ -426,16 +431,22 @@ class Victims:
         if self.freeable(tenant_q.id, priority) < max(missing_tenant, missing_project, 1):
             return None  # not even all of them would free enough
         stopping = self.stopping(j for j, _ in pool)
-        candidates = [j for j, _ in pool if self.priority_of.get(j.priority_class, 0) < priority
-                      and self.may_stop(j)]
+        ranked = self._ranked.get(tenant_q.id)
+        if ranked is None:
+            key = self.key
+            ranked = self._ranked[tenant_q.id] = sorted(pool, key=lambda entry: key(entry[0]))
+        candidates = [j for j, _ in ranked if self.priority_of.get(j.priority_class, 0) < priority
+                      and self.may_stop(j)]  # in victim order
         if unearmarked_only:
             earmarked = self._earmarked
             stopping = [j for j in stopping if j.id not in earmarked]
             candidates = [j for j in candidates if j.id not in earmarked]
         project_id = project_q.id if project_q else None
-        charges = {j.id: (True, project_id is not None and p == project_id) for j, p in pool}
+        charges = self._charges.get((tenant_q.id, project_id))
+        if charges is None:
+            charges = self._charges[(tenant_q.id, project_id)] = {
+                j.id: (True, project_id is not None and p == project_id) for j, p in pool}
         room = room_for(index, job, missing_tenant, missing_project, charges)
-        candidates.sort(key=self.key)
         return smallest_sufficient(stopping, candidates, room)
 
     def protect_production(self, job: PendingJob, need: int, index: ModelIndex,

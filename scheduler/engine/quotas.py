@@ -50,25 +50,26 @@ class QuotaBook:
         self.used: dict[int, int] = {}  # base quota id -> GPUs charged
         self.lease_used: dict[int, int] = {}  # lease id -> GPUs of running jobs on it
         # Project sub-quotas are rare, so the cover of a job is cached without its project
-        # (one entry per tenant, lane and workload class) and the project looked up only in
-        # lanes that have project quotas: their entry is the `_BY_PROJECT` marker.
+        # (one entry per tenant and lane, and per workload class only in a lane whose first quota
+        # covers some classes alone: its lane entry is the `_BY_WORKLOAD` marker) and the project
+        # looked up only in lanes that have project quotas: their entry is the `_BY_PROJECT` marker.
         self._project_lanes = {(t, pool, model) for (t, _, pool, model) in self._project}
-        self._cover_cache: dict[tuple[str, str, str, str], tuple[Quota | None, None] | object] = {}
+        self._cover_cache: dict[tuple, tuple[Quota | None, None] | object] = {}
         self._project_cache: dict[tuple, tuple[Quota | None, Quota | None]] = {}
 
     def cover(
         self, tenant: str, project: str, pool: str, gpu_model: str, workload_class: str
     ) -> tuple[Quota | None, Quota | None]:
         """(tenant-level quota, project-level quota or None) covering such a job."""
-        key = (tenant, pool, gpu_model, workload_class)
-        hit = self._cover_cache.get(key)
+        lane = (tenant, pool, gpu_model)
+        hit = self._cover_cache.get(lane)
         if hit is None:
-            lane = (tenant, pool, gpu_model)
-            tenant_q = _first_covering(self._tenant.get(lane), workload_class)
-            hit = self._cover_cache[key] = (
-                _BY_PROJECT if tenant_q is not None and lane in self._project_lanes
-                else (tenant_q, None)
-            )
+            hit = self._cover_cache[lane] = self._lane_cover(lane)
+        if hit is _BY_WORKLOAD:
+            key = (tenant, pool, gpu_model, workload_class)
+            hit = self._cover_cache.get(key)
+            if hit is None:
+                hit = self._cover_cache[key] = self._tenant_cover(lane, workload_class)
         if hit is not _BY_PROJECT:
             return hit
         pkey = (tenant, project, pool, gpu_model, workload_class)
@@ -80,6 +81,18 @@ class QuotaBook:
                                 workload_class),
             )
         return both
+
+    def _lane_cover(self, lane: tuple[str, str, str]):
+        """The cover of every job of a lane when its first quota covers every workload class (or it has
+        none), as most do: one entry per tenant and lane instead of one per workload class too."""
+        quotas = self._tenant.get(lane)
+        if quotas and quotas[0].classes:
+            return _BY_WORKLOAD
+        return self._tenant_cover(lane, "")
+
+    def _tenant_cover(self, lane: tuple[str, str, str], workload_class: str):
+        tenant_q = _first_covering(self._tenant.get(lane), workload_class)
+        return _BY_PROJECT if tenant_q is not None and lane in self._project_lanes else (tenant_q, None)
 
     def charge_running(self, jobs: Iterable[RunningJob]) -> list[tuple[Quota | None, Quota | None] | None]:
         """Charge the running jobs; per job, in order, the (tenant, project) quotas it was charged
@@ -153,6 +166,7 @@ class QuotaBook:
 
 
 _BY_PROJECT = object()
+_BY_WORKLOAD = object()
 
 
 def _first_covering(quotas: list[Quota] | None, workload_class: str) -> Quota | None:

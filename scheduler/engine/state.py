@@ -173,7 +173,7 @@ class CycleState:
 
     def share(self, blockers) -> tuple[Blocker, ...]:
         """The cycle's one tuple of these very blocker objects, in this order."""
-        key = (*map(id, blockers),)
+        key = tuple([id(blocker) for blocker in blockers])  # a comprehension is inlined (3.12): half the time of map
         shared = self.combinations.get(key)
         if shared is None:
             shared = self.combinations[key] = tuple(blockers)

@@ -51,6 +51,11 @@ def room_blocker(reasons: R.Reasons, job: PendingJob, index: ModelIndex) -> Bloc
     dimension = GPUS if not (job.cpus or job.memory_gb) or not index.vec else index.binding_dimension(
         g, replicas, job.cpus, job.memory_gb)
     if index.outside_jobs and outside_binds(job, index, dimension):
+        if dimension != GPUS:  # the dimension they hold that binds, with its numbers
+            return reasons.outside_jobs_for(
+                job.pool, job.gpu_model, dimension, g, replicas, job.cpus if dimension == CPUS else job.memory_gb,
+                index.total_of(dimension), index.outside_cpus if dimension == CPUS else index.outside_memory_gb,
+                index.outside_jobs)
         return reasons.outside_jobs(job.pool, job.gpu_model, need, index.total_free, index.capacity,
                                     index.outside_gpus, index.outside_jobs)
     if dimension != GPUS:

@@ -165,7 +165,8 @@ def _nominate(cycle: CycleState, queue) -> None:
         # Over a set quota dimension beyond GPUs: neither a lease (leases lend GPUs) nor stopping the
         # tenant's own jobs (planned on GPUs) is offered; it waits for its own jobs to end or more quota.
         extra_over = False
-        if book.extra and quota_ok and not within_extra_quota(reasons, blockers, job, book, tenant_q, project_q):
+        if book.extra and quota_ok and not within_extra_quota(reasons, blockers, job, book, tenant_q, project_q,
+                                                                 cycle.held_extra):
             quota_ok, extra_over = False, True
         if quota_ok and tree is not None:  # every unit above the tenant within its guarantee (tree.py)
             over = tree.over_guarantee(job.tenant, job.pool, job.gpu_model, need)

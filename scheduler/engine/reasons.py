@@ -108,9 +108,14 @@ def quota_exceeded(
 
 
 def quota_exceeded_for(tenant: str, pool: str, gpu_model: str, dimension: str, requested: int, quota: int,
-                       used: int, project: str = "") -> Blocker:
-    """A quota dimension beyond GPUs (GPU memory, CPU cores, memory) set and exceeded."""
+                       used: int, project: str = "", held: int = 0) -> Blocker:
+    """A quota dimension beyond GPUs (GPU memory, CPU cores, memory) set and exceeded. `held`: of it, what
+    jobs waiting on stops in progress hold, beside `used`."""
     kind = ("project_quota_exceeded_" if project else "quota_exceeded_") + _QUOTA_DIMENSION_KIND[dimension]
+    if held:
+        return _blocker(QUOTA_EXCEEDED, kind + "_held", tenant=tenant, project=project, pool=pool,
+                        gpu_model=gpu_model, dimension=dimension, requested=requested,
+                        free=max(quota - used - held, 0), quota=quota, used=used, held=held)
     return _blocker(QUOTA_EXCEEDED, kind, tenant=tenant, project=project, pool=pool, gpu_model=gpu_model,
                     dimension=dimension, requested=requested, free=max(quota - used, 0), quota=quota, used=used)
 

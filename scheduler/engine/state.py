@@ -117,6 +117,7 @@ class CycleState:
                 self.stops_for.setdefault(job.stopping_for, []).append(job)
         self.holds: dict[int, Hold] = {}
         self.held_quota: dict[int, int] = {}
+        self.held_extra: dict[int, Resources] = {}  # beyond GPUs, per quota id that sets a dimension
         # Waiting jobs within base quota at their turn, with what was held of their tenant and project
         # quotas then (phase 3b judges them again once the jobs behind them are admitted).
         self.within_quota: list[tuple[Candidate, int, int]] = []
@@ -259,6 +260,8 @@ class CycleState:
             held[quota_id] = held.get(quota_id, 0) + sign * gpus
         for quota, amount in hold.quotas_extra:
             self.book.charge_extra((quota,), amount, sign)
+            before = self.held_extra.get(quota.id, ZERO)
+            self.held_extra[quota.id] = Resources(*(b + sign * a for b, a in zip(before, amount)))
 
     def may_preempt(self, job: PendingJob, tenant_q: Quota, need: int, priority: int) -> bool:
         """Some of the tenant's own running jobs rank below this one, and stopping them keeps the

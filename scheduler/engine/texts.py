@@ -286,6 +286,32 @@ MESSAGES: dict[str, str | Counted] = {
         "GPU memory quota exceeded for {tenant} on {pool}/{gpu_model}: requested {requested} GB, {free} GB"
         " free of base quota {quota} GB ({used} GB in use)"
     ),
+    "quota_exceeded_cpus_held": gettext_noop(
+        "CPU quota exceeded for {tenant} on {pool}/{gpu_model}: requested {requested} CPU cores, {free} free"
+        " of base quota {quota} ({used} in use, {held} held for jobs waiting on stops in progress)"
+    ),
+    "quota_exceeded_memory_held": gettext_noop(
+        "Memory quota exceeded for {tenant} on {pool}/{gpu_model}: requested {requested} GB, {free} GB free"
+        " of base quota {quota} GB ({used} GB in use, {held} GB held for jobs waiting on stops in progress)"
+    ),
+    "quota_exceeded_gpu_memory_held": gettext_noop(
+        "GPU memory quota exceeded for {tenant} on {pool}/{gpu_model}: requested {requested} GB, {free} GB"
+        " free of base quota {quota} GB ({used} GB in use, {held} GB held for jobs waiting on stops in progress)"
+    ),
+    "project_quota_exceeded_cpus_held": gettext_noop(
+        "CPU quota exceeded for {tenant}/{project} on {pool}/{gpu_model}: requested {requested} CPU cores,"
+        " {free} free of project quota {quota} ({used} in use, {held} held for jobs waiting on stops in progress)"
+    ),
+    "project_quota_exceeded_memory_held": gettext_noop(
+        "Memory quota exceeded for {tenant}/{project} on {pool}/{gpu_model}: requested {requested} GB,"
+        " {free} GB free of project quota {quota} GB ({used} GB in use, {held} GB held for jobs waiting on"
+        " stops in progress)"
+    ),
+    "project_quota_exceeded_gpu_memory_held": gettext_noop(
+        "GPU memory quota exceeded for {tenant}/{project} on {pool}/{gpu_model}: requested {requested} GB,"
+        " {free} GB free of project quota {quota} GB ({used} GB in use, {held} GB held for jobs waiting on"
+        " stops in progress)"
+    ),
     "project_quota_exceeded_cpus": gettext_noop(
         "CPU quota exceeded for {tenant}/{project} on {pool}/{gpu_model}: requested {requested} CPU cores,"
         " {free} free of project quota {quota} ({used} in use)"

@@ -70,8 +70,11 @@ def test_a_hold_keeps_a_set_memory_quota_for_its_job():
     d = decide(snap)
     assert admitted(d) == {}
     blocker = wait_of(d, 3).blockers[0]
-    assert blocker.kind == "quota_exceeded_memory"
-    assert blocker.details["used"] == 1900  # 900 in use, 1000 held
+    assert blocker.kind == "quota_exceeded_memory_held"
+    assert (blocker.details["used"], blocker.details["held"], blocker.details["free"]) == (900, 1000, 100)
+    assert blocker.message == (
+        "Memory quota exceeded for llm on gpu-a/H100-80G: requested 250 GB, 100 GB free of base quota 2000 GB"
+        " (900 GB in use, 1000 GB held for jobs waiting on stops in progress)")
 
 
 # --- ETAs ---

@@ -7,58 +7,71 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from scheduler.engine.fit import build_indexes
+from scheduler.engine.fit import ModelIndex, build_indexes
 from scheduler.engine.resources import GPUS
-from scheduler.engine.types import Node, PendingJob, RunningJob
+from scheduler.engine.types import Node
 
 OTHER = "other"  # room on the nodes, but quota, a lease or the queue order kept it waiting
 
 
 class BindingClock:
     """Seconds of waiting per (tenant, dimension): `tick` at every moment of the replay, before its events
-    change anything, with the state that held since the previous moment."""
+    change anything, with the state that held since the previous moment. What binds a shape is worked out
+    again only when what is free on the nodes changed (`version`): arrivals alone change nothing of it."""
 
     def __init__(self, start: datetime) -> None:
         self.at = start
         self.seconds: dict[tuple[str, str], float] = {}
+        self._version = None
+        self._indexes: dict[tuple[str, str], ModelIndex] = {}
+        self._shapes: dict[tuple, str] = {}  # shape -> dimension, for the current version
+        self._keys: dict[int, tuple] = {}  # id(pending job) -> (tenant, shape): a job's shape never changes
 
-    def tick(self, moment: datetime, nodes: tuple[Node, ...], running, pending) -> None:
-        """`running`: the engine's view of the running jobs; `pending`: the waiting jobs."""
+    def tick(self, moment: datetime, nodes: tuple[Node, ...], running, pending, version) -> None:
+        """`running`: the engine's view of the running jobs; `pending`: the waiting jobs; `version`: changes
+        whenever the nodes or what runs on them do."""
         elapsed = (moment - self.at).total_seconds()
         self.at = moment
         if elapsed <= 0 or not pending:
             return
-        seconds = self.seconds
-        for job, dimension in classify(nodes, running, pending):
-            key = (job.tenant, dimension)
+        if version != self._version:
+            self._version = version
+            self._indexes = free_indexes(nodes, running)
+            self._shapes = {}
+        shapes, keys, seconds = self._shapes, self._keys, self.seconds
+        for job in pending:
+            known = keys.get(id(job))
+            if known is None or known[2] is not job:
+                known = keys[id(job)] = (job.tenant, (job.pool, job.gpu_model, job.gpus, job.replicas, job.cpus,
+                                                      job.memory_gb), job)
+            tenant, shape, _ = known
+            dimension = shapes.get(shape)
+            if dimension is None:
+                dimension = shapes[shape] = lacking(self._indexes, shape)
+            key = (tenant, dimension)
             seconds[key] = seconds.get(key, 0.0) + elapsed
 
 
-def classify(nodes: tuple[Node, ...], running, pending) -> list[tuple[PendingJob, str]]:
-    """Each waiting job with the dimension it lacks on the nodes now (OTHER: it would fit)."""
+def free_indexes(nodes: tuple[Node, ...], running) -> dict[tuple[str, str], ModelIndex]:
+    """The engine's node-fit indexes of what is free now, per (pool, GPU model)."""
     used: dict[int, int] = {}
     extra: dict[int, tuple[int, int]] = {}
-    run: RunningJob
     for run in running:
         for node_id in run.placements:
             used[node_id] = used.get(node_id, 0) + run.gpus
             if run.cpus or run.memory_gb:
                 c, m = extra.get(node_id, (0, 0))
                 extra[node_id] = (c + run.cpus, m + run.memory_gb)
-    indexes = build_indexes(nodes, used, extra)
-    shapes: dict[tuple, str] = {}  # deep queues repeat a few shapes
-    out = []
-    for job in pending:
-        key = (job.pool, job.gpu_model, job.gpus, job.replicas, job.cpus, job.memory_gb)
-        dimension = shapes.get(key)
-        if dimension is None:
-            index = indexes.get((job.pool, job.gpu_model))
-            if index is None or index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb):
-                dimension = OTHER
-            elif (job.cpus or job.memory_gb) and index.vec:
-                dimension = index.binding_dimension(job.gpus, job.replicas, job.cpus, job.memory_gb)
-            else:
-                dimension = GPUS
-            shapes[key] = dimension
-        out.append((job, dimension))
-    return out
+    return build_indexes(nodes, used, extra)
+
+
+def lacking(indexes: dict[tuple[str, str], ModelIndex], shape: tuple) -> str:
+    """The dimension a job of this shape lacks on the nodes now, or OTHER when it would fit."""
+    pool, gpu_model, gpus, replicas, cpus, memory_gb = shape
+    index = indexes.get((pool, gpu_model))
+    if index is None or index.fits(gpus, replicas, cpus, memory_gb):
+        return OTHER
+    if (cpus or memory_gb) and index.vec:
+        return index.binding_dimension(gpus, replicas, cpus, memory_gb)
+    return GPUS
+

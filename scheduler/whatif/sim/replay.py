@@ -174,6 +174,7 @@ class _Sim:
         # What bound the waits, where jobs ask CPU cores or memory and nodes carry them (binding.py).
         vectors = any(j.cpus or j.memory_gb for j in t.jobs) and any(n.cpus or n.memory_gb for n in t.nodes)
         self.binding = BindingClock(t.start) if vectors else None
+        self.placed_changes = 0  # runs started or left: what is free on the nodes changed (binding.py)
 
     def touch(self, gpu_model: str) -> None:
         self.decider.touch((self.trace.pool, gpu_model))
@@ -257,6 +258,7 @@ class _Sim:
             preemptions_24h=self._stops_24h(job.id), stop_refused=job.id in self.refused)
         self.running[job.id] = _Run(job, engine, remaining, self.token, run_record, lease_id)
         self.running_tuple = None
+        self.placed_changes += 1
         self.touch(job.gpu_model)
         self.engines[job.id] = engine
         self.standing.add(engine)
@@ -277,6 +279,7 @@ class _Sim:
         """The run gives its nodes, quota and lease back."""
         del self.running[run.job.id]
         self.running_tuple = None
+        self.placed_changes += 1
         self.touch(run.job.gpu_model)
         del self.engines[run.job.id]
         self.standing.remove(run.engine)
@@ -661,7 +664,8 @@ class _Sim:
             moment = heap[0][0]
             self.now = moment
             if self.binding is not None:  # the state since the previous moment, before this one's events
-                self.binding.tick(moment, self.nodes, self.engines.values(), self.pending.values())
+                self.binding.tick(moment, self.nodes, self.engines.values(), self.pending.values(),
+                                  (id(self.nodes), self.placed_changes))
             if self.progress is not None and moment >= report_at:
                 self.progress((moment - trace.start).total_seconds() / span)
                 report_at = moment + step
@@ -717,7 +721,8 @@ class _Sim:
             self.dirty = False
         self.now = end
         if self.binding is not None:
-            self.binding.tick(end, self.nodes, self.engines.values(), self.pending.values())
+            self.binding.tick(end, self.nodes, self.engines.values(), self.pending.values(),
+                              (id(self.nodes), self.placed_changes))
         for run in list(self.running.values()):
             run.record.end = end  # still running when the window closes
         return ReplayOutcome(trace=trace, jobs=self.jobs, runs=self.runs, admission_order=self.order,

@@ -5,9 +5,10 @@ this cycle at `now + max_runtime`), sorted, with cumulative amounts. The earlies
 waiting job is the first moment the GPUs coming back cover what it needs beyond what is free
 now, counting the GPUs asked by the jobs ahead of it. The latest is that moment plus the
 longest `max_runtime` among those jobs ahead (one of them may take the GPUs just before it and
-hold them that long). A job that asks CPU cores or memory waits, too, until the releases of each
-(`later`) cover what it and the jobs ahead ask of it beyond what is free; the ETA then names it. When the jobs ahead need more than all running work gives back, the
-earliest is a lower bound (the last release) and the latest is unknown (None).
+hold them that long). When the jobs ahead need more than all running work gives back, the
+earliest is a lower bound (the last release) and the latest is unknown (None). A job that asks
+CPU cores or memory waits, too, until the releases of each (`later`) cover what it and the jobs
+ahead ask of it beyond what is free; the ETA then names that dimension.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ from datetime import timedelta
 
 import time_machine
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from quotas.models import Node
 from scheduler.engine import reasons
@@ -117,3 +118,29 @@ def test_a_set_cpu_quota_is_enforced_and_the_quota_page_says_which_dimensions_ar
     client.force_login(member)
     page = client.get("/tenants/alpha/quota/").content.decode()
     assert "<td>64</td>" in page and "not limited" in page
+
+
+def test_a_memory_bound_jobs_eta_is_when_memory_frees_and_says_so(world, member, api, client):
+    """A GPU comes back in 10 minutes, but the memory the waiting job asks only when a whole-node job ends:
+    the ETA is then, and the API, the job page and its Chinese say memory is what it waits for."""
+    t0 = timezone.now()
+    with time_machine.travel(t0, tick=False):
+        short = submit_api(api, member, name="gpu-only-short", gpus=1, max_runtime_minutes=10)
+        whole = [submit_api(api, member, name=f"whole-{i}", gpus=1, memory_gb=WHOLE_NODE) for i in range(4)]
+    beat(world, t0)
+    assert all(reload(j).status == Job.Status.RUNNING for j in (short, *whole))
+    with time_machine.travel(t0 + timedelta(minutes=1), tick=False):
+        waiting = submit_api(api, member, name="one-more-whole", gpus=1, memory_gb=WHOLE_NODE)
+    beat(world, t0 + timedelta(minutes=1))
+    waiting = reload(waiting)
+    assert waiting.status == Job.Status.QUEUED and waiting.wait["blockers"][-1]["kind"] == "pool_full_memory"
+    frees = min(reload(j).expected_end for j in whole)
+    assert frees > reload(short).expected_end  # GPUs alone would have said 10 minutes
+    eta = api(member).get(f"/api/v1/jobs/{waiting.pk}/").json()["wait"]["eta"]
+    assert eta["dimension"] == "memory_gb"
+    assert parse_datetime(eta["earliest"]) == frees.replace(microsecond=0)  # the order keeps whole seconds
+    client.force_login(member)
+    page = client.get(f"/jobs/{waiting.pk}/").content.decode()
+    assert "(when memory frees)" in page
+    chinese = client.get(f"/jobs/{waiting.pk}/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "（待内存释放时）" in chinese or "(待内存释放时)" in chinese

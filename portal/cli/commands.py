@@ -18,6 +18,8 @@ WAITING = "Job {id} ({name}) is {status} in {pool}: position {pool_position} in 
           "{tenant}; {gpus_ahead} GPUs ahead of it."
 WHY = "Why: {message}"
 ETA = "Start expected: {earliest} to {latest}"
+# An ETA set by CPU cores or memory coming back, not GPUs, says so (the API's eta.dimension).
+ETA_BOUND = {"memory_gb": " (when memory frees)", "cpus": " (when CPU cores free)"}
 NEXT = "What you can do:"
 STOP = "Stop: {kind} ({state}) by {by}; {reason}; grace until {grace_until}."
 LEASE = "On lease {id} from {lender}: {gpus} GPUs until {expires_at} (reclaimable from {protected_until})."
@@ -75,7 +77,7 @@ def why(client: Client, args) -> None:
         eta = wait.get("eta") or {}
         if eta.get("earliest") or eta.get("latest"):
             print(ETA.format(earliest=render.local_time(eta.get("earliest")),
-                             latest=render.local_time(eta.get("latest"))))
+                             latest=render.local_time(eta.get("latest"))) + ETA_BOUND.get(eta.get("dimension"), ""))
         if wait["next_actions"]:
             print(NEXT)
             for action in wait["next_actions"]:

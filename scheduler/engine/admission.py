@@ -30,10 +30,11 @@ from .lease_fit import lease_fit_blocker
 from .leases import LeaseDesk
 from .fair_tree import queue_keys
 from .ordering import order_pending
+from .resources import CPUS, MEMORY
 from .room import extra_shape_blocker, room_blocker, within_extra_quota
 from .reclaim import reclaim
 from .standing import Standing
-from .state import Candidate, CycleState, timeline
+from .state import Candidate, CycleState, Lane, timeline
 from .types import (
     Admission,
     Blocker,
@@ -171,7 +172,8 @@ def _nominate(cycle: CycleState, queue) -> None:
         # Over a set quota dimension beyond GPUs: neither a lease (leases lend GPUs) nor stopping the
         # tenant's own jobs (planned on GPUs) is offered; it waits for its own jobs to end or more quota.
         extra_over = False
-        if book.extra and quota_ok and not within_extra_quota(reasons, blockers, job, book, tenant_q, project_q):
+        if book.extra and quota_ok and not within_extra_quota(reasons, blockers, job, book, tenant_q, project_q,
+                                                                 cycle.held_extra):
             quota_ok, extra_over = False, True
         if quota_ok and tree is not None:  # every unit above the tenant within its guarantee (tree.py)
             over = tree.over_guarantee(job.tenant, job.pool, job.gpu_model, need)
@@ -240,7 +242,7 @@ def _nominate(cycle: CycleState, queue) -> None:
             tree.charge(job.tenant, job.pool, job.gpu_model, need)
         admissions.append(Admission(job.id, placements, None, gap))
         end = now + span(job.max_runtime_minutes, cycle.snapshot.time_scale)
-        lane.releases.add(end, need)
+        cycle.admitted_until(lane, job, end)
         timeline(cycle.quota_releases, tenant_q.id).add(end, need)
 
 
@@ -393,7 +395,7 @@ def _borrow_for(cycle: CycleState, desk: LeaseDesk, entry: Candidate, full: dict
     plan = desk.grant(job, lender, need)
     cycle.admissions.append(Admission(job.id, placements, plan, gap))
     cycle.lease_plans.append(plan)
-    lane.releases.add(cycle.now + span(job.max_runtime_minutes, cycle.snapshot.time_scale), need)
+    cycle.admitted_until(lane, job, cycle.now + span(job.max_runtime_minutes, cycle.snapshot.time_scale))
     entry.blockers = None
     return True
 
@@ -456,7 +458,8 @@ def _describe(cycle: CycleState) -> list[Wait]:
     if all(entry.blockers is None for entry in cycle.waiting):
         return []
     cycle.fill_releases()
-    for releases in (*cycle.pool_releases.values(), *cycle.quota_releases.values()):
+    for releases in (*cycle.pool_releases.values(), *cycle.quota_releases.values(),
+                     *cycle.cpu_releases.values(), *cycle.memory_releases.values()):
         releases.freeze()
     used = cycle.used
     in_tenant: dict[tuple[str, str], int] = {}
@@ -499,6 +502,9 @@ def _describe(cycle: CycleState) -> list[Wait]:
             eta = UNKNOWN
         else:
             lane.ahead_gpus = gpus_ahead + need
+            if job.cpus or job.memory_gb:
+                lane.ahead_cpus += job.cpus * job.replicas
+                lane.ahead_memory += job.memory_gb * job.replicas
             if job.max_runtime_minutes > longest:
                 lane.ahead_longest = job.max_runtime_minutes
             if code in _FIXED_ETA:
@@ -510,6 +516,8 @@ def _describe(cycle: CycleState) -> list[Wait]:
                     lane.releases, need + gpus_ahead - lane.index.total_free, node_blocked,
                     longest, tenant_q.id, used.get(tenant_q.id, 0) + need - tenant_q.gpus,
                 )
+                if (job.cpus or job.memory_gb) and lane.index.vec:
+                    eta = _eta_beyond_gpus(etas, eta, lane, job)
         waits.append(
             new_wait((job.id, code, blockers, actions, pos_tenant, pos_pool, gpus_ahead, eta))
         )
@@ -669,6 +677,17 @@ def _other_model(
                 if best is None or index.capacity > best.capacity:
                     best = index
     return reasons.other_model(best.pool, best.gpu_model, best.total_free) if best else None
+
+
+def _eta_beyond_gpus(etas: EtaDesk, eta: Eta, lane: Lane, job: PendingJob) -> Eta:
+    """A job that asks CPU cores or memory starts no sooner than they come back as well: what it and
+    the jobs ahead of it in the lane ask of each, beyond what is free (`EtaDesk.later`)."""
+    index = lane.index  # the lane's figures ahead count this job already
+    if job.cpus:
+        eta = etas.later(eta, lane.cpu_releases, lane.ahead_cpus - index.total_of(CPUS), CPUS)
+    if job.memory_gb:
+        eta = etas.later(eta, lane.memory_releases, lane.ahead_memory - index.total_of(MEMORY), MEMORY)
+    return eta
 
 
 def _fixed_eta(blocker: Blocker, etas: EtaDesk) -> Eta:

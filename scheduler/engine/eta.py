@@ -6,7 +6,9 @@ waiting job is the first moment the GPUs coming back cover what it needs beyond 
 now, counting the GPUs asked by the jobs ahead of it. The latest is that moment plus the
 longest `max_runtime` among those jobs ahead (one of them may take the GPUs just before it and
 hold them that long). When the jobs ahead need more than all running work gives back, the
-earliest is a lower bound (the last release) and the latest is unknown (None).
+earliest is a lower bound (the last release) and the latest is unknown (None). A job that asks
+CPU cores or memory waits, too, until the releases of each (`later`) cover what it and the jobs
+ahead ask of it beyond what is free; the ETA then names that dimension.
 """
 
 from __future__ import annotations
@@ -108,3 +110,27 @@ class EtaDesk:
                 earliest = quota_times[j]
             eta = self._cache[key] = Eta(earliest, latest)
         return eta
+
+    def later(self, eta: Eta, releases: Timeline, missing: int, dimension: str) -> Eta:
+        """`eta`, or later when `releases` of a dimension beyond GPUs (CPU cores, memory) cover
+        `missing` (what the job and the jobs ahead ask of it beyond what is free) no sooner than its
+        earliest: then from that release on, the range as long as before, naming the dimension (at the
+        same moment too: the job lacks it, so that is what it waits for)."""
+        if missing <= 0 or eta.earliest is None:
+            return eta
+        cumulative = releases.cumulative
+        i = bisect_left(cumulative, missing)
+        if i >= len(cumulative):  # more than all running work gives back: a lower bound at most
+            if not cumulative:
+                return UNKNOWN
+            moment, bounded = releases.times[-1], False
+        else:
+            moment, bounded = releases.times[i], True
+        if moment < eta.earliest or (moment == eta.earliest and eta.dimension is not None):
+            return eta  # GPUs (or a dimension named before) come back later: they set it
+        key = (id(eta), moment, bounded, dimension)  # `eta` is held by this desk's cache
+        pushed = self._cache.get(key)
+        if pushed is None:
+            latest = eta.latest + (moment - eta.earliest) if bounded and eta.latest is not None else None
+            pushed = self._cache[key] = Eta(moment, latest, dimension)
+        return pushed

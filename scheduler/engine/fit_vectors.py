@@ -129,6 +129,60 @@ class VectorFit:
         self._extra_changed(node_id, -cpus, -memory_gb, False)
         return node_id
 
+    def hold_for(self, gpus: int, replicas: int, cpus: int, memory_gb: int,
+                 coming_back: dict[int, tuple[int, int, int]]) -> tuple[dict[int, int], dict[int, tuple[int, int]]]:
+        """`hold` in every dimension: a gang whose replicas ask CPU cores or memory keeps those beside the
+        GPUs, or a job behind it would start into them and leave the gang short once its stops are done.
+        `coming_back`: node id -> (GPUs, CPU cores, memory) the jobs stopping for it free there. Returns
+        (GPUs, (CPU cores, memory)) taken per node, for `unhold_for`; nothing when it would not fit."""
+        if not (cpus or memory_gb) or not self.vec:
+            return self.hold(gpus, replicas, {k: v[0] for k, v in coming_back.items()}), {}
+        taken: dict[int, int] = {}
+        extra: dict[int, tuple[int, int]] = {}
+        left = replicas
+        for node_id in sorted(coming_back):
+            free = self.free.get(node_id)
+            if free is None or not left:
+                continue
+            back_g, back_c, back_m = coming_back[node_id]
+            count = min((free + back_g) // gpus, left,
+                        (self.cpu_free[node_id] + back_c) // cpus if cpus else left,
+                        (self.mem_free[node_id] + back_m) // memory_gb if memory_gb else left)
+            if count <= 0:
+                continue
+            take_g = max(count * gpus - back_g, 0)
+            take_c, take_m = max(count * cpus - back_c, 0), max(count * memory_gb - back_m, 0)
+            if take_g:
+                taken[node_id] = take_g
+                self.take({node_id: take_g})
+            if take_c or take_m:
+                extra[node_id] = (take_c, take_m)
+                self._extra_changed(node_id, -take_c, -take_m)
+            left -= count
+        if left:
+            placements = self.place_for(gpus, left, cpus, memory_gb)
+            if placements is None:
+                self.unhold_for(taken, extra)
+                return {}, {}
+            for node_id in placements:
+                taken[node_id] = taken.get(node_id, 0) + gpus
+                c, m = extra.get(node_id, (0, 0))
+                extra[node_id] = (c + cpus, m + memory_gb)
+            self.held += gpus * left
+        return taken, extra
+
+    def unhold_for(self, taken: dict[int, int], extra: dict[int, tuple[int, int]]) -> None:
+        """Give back what `hold_for` (or `take_for`) took."""
+        self.unhold(taken)
+        for node_id, (c, m) in extra.items():
+            self._extra_changed(node_id, c, m)
+
+    def take_for(self, taken: dict[int, int], extra: dict[int, tuple[int, int]]) -> None:
+        """Hold again what `hold_for` worked out, after `unhold_for`."""
+        self.take(taken)
+        for node_id, (c, m) in extra.items():
+            self._extra_changed(node_id, -c, -m)
+
     def _vec_changed(self, node_id: int, before: int, after: int, cpus: int, memory: int, d_cpus: int,
                      d_memory: int) -> None:
         """Keep the counted shapes in step with one node's change: GPUs free from `before` to `after`, CPU

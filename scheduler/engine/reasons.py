@@ -123,9 +123,14 @@ def quota_exceeded_by_size(tenant: str, pool: str, gpu_model: str, quota: int, u
 
 
 def quota_exceeded_for(tenant: str, pool: str, gpu_model: str, dimension: str, requested: int, quota: int,
-                       used: int, project: str = "") -> Blocker:
-    """A quota dimension beyond GPUs (GPU memory, CPU cores, memory) set and exceeded."""
+                       used: int, project: str = "", held: int = 0) -> Blocker:
+    """A quota dimension beyond GPUs (GPU memory, CPU cores, memory) set and exceeded. `held`: of it, what
+    jobs waiting on stops in progress hold, beside `used`."""
     kind = ("project_quota_exceeded_" if project else "quota_exceeded_") + _QUOTA_DIMENSION_KIND[dimension]
+    if held:
+        return _blocker(QUOTA_EXCEEDED, kind + "_held", tenant=tenant, project=project, pool=pool,
+                        gpu_model=gpu_model, dimension=dimension, requested=requested,
+                        free=max(quota - used - held, 0), quota=quota, used=used, held=held)
     return _blocker(QUOTA_EXCEEDED, kind, tenant=tenant, project=project, pool=pool, gpu_model=gpu_model,
                     dimension=dimension, requested=requested, free=max(quota - used, 0), quota=quota, used=used)
 
@@ -279,6 +284,17 @@ def outside_jobs(pool: str, gpu_model: str, requested: int, free: int, capacity:
     """Jobs the portal does not own hold `outside` GPUs of the lane; without them the job would fit."""
     return _blocker(OUTSIDE_JOBS, "outside_jobs", pool=pool, gpu_model=gpu_model, requested=requested,
                     free=free, capacity=capacity, outside=outside, jobs=jobs)
+
+
+def outside_jobs_for(pool: str, gpu_model: str, dimension: str, gpus: int, replicas: int, need: int, free: int,
+                     outside: int, jobs: int) -> Blocker:
+    """Jobs the portal does not own hold `outside` CPU cores or GB memory of the lane (`dimension`), which
+    binds: without them the gang's `need` per replica would be free in all."""
+    return _blocker(OUTSIDE_JOBS, "outside_jobs_" + _DIMENSION_KIND[dimension], pool=pool, gpu_model=gpu_model,
+                    dimension=dimension, gpus=gpus, replicas=replicas, need=need, free=free, outside=outside,
+                    jobs=jobs)
+
+
 def reserved(gpus: int, gpu_model: str, nodes: str, until: str) -> Blocker:
     """Backfill: nodes are reserved for this job from `until`, when running jobs end by their limits."""
     return _blocker(RESERVED, "reserved", gpus=gpus, gpu_model=gpu_model, nodes=nodes, until=until)
@@ -446,6 +462,7 @@ class Reasons:
         "no_idle_lender": no_idle_lender, "borrowing_paused": borrowing_paused, "not_borrowable": not_borrowable,
         "borrow_limit_reached": borrow_limit_reached, "lower_priority": lower_priority, "pool_full": pool_full,
         "fragmented": fragmented, "short_of": short_of, "outside_jobs": outside_jobs,
+        "outside_jobs_for": outside_jobs_for,
         "node_too_small_for": node_too_small_for, "gpu_memory_too_small": gpu_memory_too_small,
         "quota_exceeded_for": quota_exceeded_for, "other_model": other_model,
     }

@@ -8,7 +8,7 @@ from __future__ import annotations
 from . import reasons as R
 from .fit import ModelIndex
 from .quotas import QuotaBook
-from .resources import CPUS, GPUS, MEMORY
+from .resources import CPUS, DIMENSIONS, GPUS, MEMORY, Resources
 from .types import Blocker, PendingJob, Quota
 
 
@@ -26,9 +26,10 @@ def extra_shape_blocker(job: PendingJob, index: ModelIndex) -> Blocker | None:
 
 
 def within_extra_quota(reasons: R.Reasons, blockers: list[Blocker], job: PendingJob, book: QuotaBook, tenant_q: Quota,
-                        project_q: Quota | None) -> bool:
+                        project_q: Quota | None, held: dict[int, Resources] | None = None) -> bool:
     """The quota dimensions beyond GPUs that are set (GPU memory, CPU cores, memory): append a blocker
-    naming the first one each quota would exceed; True when within all of them."""
+    naming the first one each quota would exceed; True when within all of them. `held`: per quota id, what
+    jobs waiting on stops hold of it (counted in the book's use; the blocker says how much of it that is)."""
     amount = book.extra_of(job)
     ok = True
     for quota, project in ((tenant_q, ""), (project_q, job.project)):
@@ -36,8 +37,9 @@ def within_extra_quota(reasons: R.Reasons, blockers: list[Blocker], job: Pending
             over = book.over_extra(quota, amount)
             if over is not None:
                 dimension, requested, limit, used = over
+                kept = held[quota.id][DIMENSIONS.index(dimension)] if held and quota.id in held else 0
                 blockers.append(reasons.quota_exceeded_for(job.tenant, job.pool, job.gpu_model, dimension,
-                                                           requested, limit, used, project))
+                                                           requested, limit, used - kept, project, kept))
                 ok = False
     return ok
 
@@ -51,6 +53,11 @@ def room_blocker(reasons: R.Reasons, job: PendingJob, index: ModelIndex) -> Bloc
     dimension = GPUS if not (job.cpus or job.memory_gb) or not index.vec else index.binding_dimension(
         g, replicas, job.cpus, job.memory_gb)
     if index.outside_jobs and outside_binds(job, index, dimension):
+        if dimension != GPUS:  # the dimension they hold that binds, with its numbers
+            return reasons.outside_jobs_for(
+                job.pool, job.gpu_model, dimension, g, replicas, job.cpus if dimension == CPUS else job.memory_gb,
+                index.total_of(dimension), index.outside_cpus if dimension == CPUS else index.outside_memory_gb,
+                index.outside_jobs)
         return reasons.outside_jobs(job.pool, job.gpu_model, need, index.total_free, index.capacity,
                                     index.outside_gpus, index.outside_jobs)
     if dimension != GPUS:

@@ -4,7 +4,7 @@ phases of admission.py in order. Nothing here outlives the cycle."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterable
 
@@ -13,6 +13,7 @@ from .fit import ModelIndex, build_indexes, gpu_memory_of
 from .leases import LeaseDesk
 from .preemption import Victims
 from .quotas import QuotaBook, workload_for_priority
+from .resources import ZERO, Resources
 from .reasons import Reasons
 from .standing import Standing
 from .tree import tree_desk
@@ -39,11 +40,17 @@ class Lane:
     """
 
     __slots__ = ("index", "releases", "priority", "jobs", "gpus", "higher_jobs", "higher_gpus", "groups",
-                 "ahead_gpus", "ahead_longest", "shapes", "loaned")
+                 "ahead_gpus", "ahead_longest", "shapes", "loaned", "cpu_releases", "memory_releases",
+                 "ahead_cpus", "ahead_memory")
 
-    def __init__(self, index: ModelIndex | None, releases: Timeline) -> None:
+    def __init__(self, index: ModelIndex | None, releases: Timeline, cpu_releases: Timeline,
+                 memory_releases: Timeline) -> None:
         self.index = index
         self.releases = releases
+        # When CPU cores and memory come back (for the ETAs of jobs that ask them), and what the
+        # waiting jobs met so far in the describe phase ask of them.
+        self.cpu_releases, self.memory_releases = cpu_releases, memory_releases
+        self.ahead_cpus = self.ahead_memory = 0
         self.priority = None
         self.jobs = self.gpus = self.higher_jobs = self.higher_gpus = 0
         self.groups: list[tuple[int, int, int]] = []  # (priority, jobs, GPUs counted before it), as they started
@@ -77,12 +84,15 @@ class Candidate:
 @dataclass(slots=True)
 class Hold:
     """What a job that stops are for (under way, or planned this cycle) keeps from the jobs behind it
-    for the rest of the cycle: the free GPUs its placement counts on beside what the stops free, and
-    its quotas' free GPUs, up to what it asks."""
+    for the rest of the cycle: the free GPUs its placement counts on beside what the stops free, with
+    the CPU cores and memory beside them when it asks those, and its quotas' free GPUs (and free amount
+    of each dimension beyond GPUs a quota sets), up to what it asks."""
 
     index: ModelIndex
     nodes: dict[int, int]  # GPUs taken per node id
     quotas: tuple[tuple[int, int], ...]  # (quota id, GPUs)
+    extra: dict[int, tuple[int, int]] = field(default_factory=dict)  # (CPU cores, memory) per node id
+    quotas_extra: tuple[tuple[Quota, Resources], ...] = ()  # beyond GPUs, of quotas that set a dimension
 
 
 class CycleState:
@@ -117,6 +127,7 @@ class CycleState:
                 self.stops_for.setdefault(job.stopping_for, []).append(job)
         self.holds: dict[int, Hold] = {}
         self.held_quota: dict[int, int] = {}
+        self.held_extra: dict[int, Resources] = {}  # beyond GPUs, per quota id that sets a dimension
         # Waiting jobs within base quota at their turn, with what was held of their tenant and project
         # quotas then (phase 3b judges them again once the jobs behind them are admitted).
         self.within_quota: list[tuple[Candidate, int, int]] = []
@@ -129,6 +140,8 @@ class CycleState:
         snapshot, standing = self.snapshot, self.standing
         self.pool_releases: dict[tuple[str, str], Timeline] = {}
         self.quota_releases: dict[int, Timeline] = {}
+        self.cpu_releases: dict[tuple[str, str], Timeline] = {}
+        self.memory_releases: dict[tuple[str, str], Timeline] = {}
         if standing is not None:  # kept by the caller across cycles: copy, do not recount
             self.indexes = standing.cycle_indexes()
             self.book = standing.cycle_book()
@@ -163,13 +176,24 @@ class CycleState:
             for node_id in job.placements:
                 node = schedulable.get(node_id)
                 if node is not None:
-                    timeline(self.pool_releases, (node.pool, node.gpu_model)).add(end, job.gpus)
+                    key = (node.pool, node.gpu_model)
+                    timeline(self.pool_releases, key).add(end, job.gpus)
+                    if job.cpus or job.memory_gb:
+                        timeline(self.cpu_releases, key).add(end, job.cpus)
+                        timeline(self.memory_releases, key).add(end, job.memory_gb)
         for job in snapshot.running:
             if job.lease_id is None:
                 workload = job.workload_class or workload_for_priority(job.priority_class)
                 tenant_q, _ = book.cover(job.tenant, job.project, job.pool, job.gpu_model, workload)
                 if tenant_q is not None:
                     timeline(self.quota_releases, tenant_q.id).add(release_time(job), job.total_gpus)
+
+    def admitted_until(self, lane: Lane, job: PendingJob, end: datetime) -> None:
+        """A job admitted this cycle gives back what it takes at `end` (its limit): for the ETAs."""
+        lane.releases.add(end, job.gpus * job.replicas)
+        if job.cpus or job.memory_gb:
+            lane.cpu_releases.add(end, job.cpus * job.replicas)
+            lane.memory_releases.add(end, job.memory_gb * job.replicas)
 
     def share(self, blockers) -> tuple[Blocker, ...]:
         """The cycle's one tuple of these very blocker objects, in this order."""
@@ -183,17 +207,19 @@ class CycleState:
         key = (job.pool, job.gpu_model)
         lane = self.lanes.get(key)
         if lane is None:
-            lane = self.lanes[key] = Lane(self.indexes.get(key), timeline(self.pool_releases, key))
+            lane = self.lanes[key] = Lane(self.indexes.get(key), timeline(self.pool_releases, key),
+                                          timeline(self.cpu_releases, key), timeline(self.memory_releases, key))
             lane.loaned = key in self.victims.on_lease
         return lane
 
     def hold(self, entry: Candidate, stops: Iterable[RunningJob]) -> None:
         """A waiting job whose `stops` are under way, or will be planned this cycle, holds what it counts
-        on beside what they free."""
-        coming_back: dict[int, int] = {}
+        on beside what they free, in every dimension it asks."""
+        coming_back: dict[int, tuple[int, int, int]] = {}
         for run in stops:
             for node_id in run.placements:
-                coming_back[node_id] = coming_back.get(node_id, 0) + run.gpus
+                g, c, m = coming_back.get(node_id, (0, 0, 0))
+                coming_back[node_id] = (g + run.gpus, c + run.cpus, m + run.memory_gb)
         job = entry.job
         need = job.gpus * job.replicas
         quotas = []
@@ -203,19 +229,37 @@ class CycleState:
                 if gpus:
                     quotas.append((quota.id, gpus))
         index = entry.lane.index
-        hold = self.holds[job.id] = Hold(index, index.hold(job.gpus, job.replicas, coming_back), tuple(quotas))
+        nodes, extra = index.hold_for(job.gpus, job.replicas, job.cpus, job.memory_gb, coming_back)
+        hold = self.holds[job.id] = Hold(index, nodes, tuple(quotas), extra, self._quota_extra_free(entry))
         self._charge_hold(hold, 1)
+
+    def _quota_extra_free(self, entry: Candidate) -> tuple[tuple[Quota, Resources], ...]:
+        """Of each quota dimension beyond GPUs set, the free amount the job counts on, up to what it asks
+        (the rest its stops give back)."""
+        book = self.book
+        if not book.extra:
+            return ()
+        amount = book.extra_of(entry.job)
+        out = []
+        for quota in (entry.tenant_q, entry.project_q):
+            if quota is not None and quota.id in book.extra:
+                used = book.used_extra.get(quota.id, ZERO)
+                held = Resources(0, *(min(a, max(limit - u, 0)) if limit is not None else 0 for a, u, limit in
+                                      zip(amount[1:], used[1:], (quota.gpu_memory_gb, quota.cpus, quota.memory_gb))))
+                if held != ZERO:
+                    out.append((quota, held))
+        return tuple(out)
 
     def unhold(self, hold: Hold, *, quota: bool = True) -> None:
         """The holder itself plans (or borrows, nodes only) with what it holds: give it back for that."""
-        hold.index.unhold(hold.nodes)
-        if hold.nodes:
+        hold.index.unhold_for(hold.nodes, hold.extra)
+        if hold.nodes or hold.extra:
             self.victims.forget_no_plans()
         if quota:
             self._charge_hold(hold, -1)
 
     def rehold(self, hold: Hold, *, quota: bool = True) -> None:
-        hold.index.take(hold.nodes)
+        hold.index.take_for(hold.nodes, hold.extra)
         if quota:
             self._charge_hold(hold, 1)
 
@@ -224,6 +268,10 @@ class CycleState:
         for quota_id, gpus in hold.quotas:
             used[quota_id] = used.get(quota_id, 0) + sign * gpus
             held[quota_id] = held.get(quota_id, 0) + sign * gpus
+        for quota, amount in hold.quotas_extra:
+            self.book.charge_extra((quota,), amount, sign)
+            before = self.held_extra.get(quota.id, ZERO)
+            self.held_extra[quota.id] = Resources(*(b + sign * a for b, a in zip(before, amount)))
 
     def may_preempt(self, job: PendingJob, tenant_q: Quota, need: int, priority: int) -> bool:
         """Some of the tenant's own running jobs rank below this one, and stopping them keeps the

@@ -260,6 +260,20 @@ MESSAGES: dict[str, str | Counted] = {
         " requested {requested} GPUs, {free} free of {capacity}",
         "jobs",
     ),
+    "outside_jobs_memory": ngettext_noop(
+        "Held outside the portal on {pool}/{gpu_model}: {outside} GB memory, {jobs} job the portal does not own;"
+        " needs {need} GB memory per replica ({replicas} x {gpus} GPUs), {free} GB free in all",
+        "Held outside the portal on {pool}/{gpu_model}: {outside} GB memory, {jobs} jobs the portal does not own;"
+        " needs {need} GB memory per replica ({replicas} x {gpus} GPUs), {free} GB free in all",
+        "jobs",
+    ),
+    "outside_jobs_cpus": ngettext_noop(
+        "Held outside the portal on {pool}/{gpu_model}: {outside} CPU cores, {jobs} job the portal does not own;"
+        " needs {need} CPU cores per replica ({replicas} x {gpus} GPUs), {free} free in all",
+        "Held outside the portal on {pool}/{gpu_model}: {outside} CPU cores, {jobs} jobs the portal does not own;"
+        " needs {need} CPU cores per replica ({replicas} x {gpus} GPUs), {free} free in all",
+        "jobs",
+    ),
     "quota_exceeded_cpus": gettext_noop(
         "CPU quota exceeded for {tenant} on {pool}/{gpu_model}: requested {requested} CPU cores, {free} free"
         " of base quota {quota} ({used} in use)"
@@ -271,6 +285,32 @@ MESSAGES: dict[str, str | Counted] = {
     "quota_exceeded_gpu_memory": gettext_noop(
         "GPU memory quota exceeded for {tenant} on {pool}/{gpu_model}: requested {requested} GB, {free} GB"
         " free of base quota {quota} GB ({used} GB in use)"
+    ),
+    "quota_exceeded_cpus_held": gettext_noop(
+        "CPU quota exceeded for {tenant} on {pool}/{gpu_model}: requested {requested} CPU cores, {free} free"
+        " of base quota {quota} ({used} in use, {held} held for jobs waiting on stops in progress)"
+    ),
+    "quota_exceeded_memory_held": gettext_noop(
+        "Memory quota exceeded for {tenant} on {pool}/{gpu_model}: requested {requested} GB, {free} GB free"
+        " of base quota {quota} GB ({used} GB in use, {held} GB held for jobs waiting on stops in progress)"
+    ),
+    "quota_exceeded_gpu_memory_held": gettext_noop(
+        "GPU memory quota exceeded for {tenant} on {pool}/{gpu_model}: requested {requested} GB, {free} GB"
+        " free of base quota {quota} GB ({used} GB in use, {held} GB held for jobs waiting on stops in progress)"
+    ),
+    "project_quota_exceeded_cpus_held": gettext_noop(
+        "CPU quota exceeded for {tenant}/{project} on {pool}/{gpu_model}: requested {requested} CPU cores,"
+        " {free} free of project quota {quota} ({used} in use, {held} held for jobs waiting on stops in progress)"
+    ),
+    "project_quota_exceeded_memory_held": gettext_noop(
+        "Memory quota exceeded for {tenant}/{project} on {pool}/{gpu_model}: requested {requested} GB,"
+        " {free} GB free of project quota {quota} GB ({used} GB in use, {held} GB held for jobs waiting on"
+        " stops in progress)"
+    ),
+    "project_quota_exceeded_gpu_memory_held": gettext_noop(
+        "GPU memory quota exceeded for {tenant}/{project} on {pool}/{gpu_model}: requested {requested} GB,"
+        " {free} GB free of project quota {quota} GB ({used} GB in use, {held} GB held for jobs waiting on"
+        " stops in progress)"
     ),
     "project_quota_exceeded_cpus": gettext_noop(
         "CPU quota exceeded for {tenant}/{project} on {pool}/{gpu_model}: requested {requested} CPU cores,"

@@ -347,12 +347,17 @@ class NextAction(NamedTuple):
 class Eta:
     earliest: datetime | None
     latest: datetime | None
+    # The dimension beyond GPUs (resources.py) whose releases set `earliest`; None: GPUs, or quota.
+    dimension: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "earliest": self.earliest.isoformat() if self.earliest else None,
             "latest": self.latest.isoformat() if self.latest else None,
         }
+        if self.dimension:  # GPUs alone: the dict as before
+            out["dimension"] = self.dimension
+        return out
 
 
 class Wait(NamedTuple):

@@ -40,6 +40,8 @@ HINT_SHORTEN_LIMIT = _("Cancel this job and submit it again with the shorter lim
 ETA_ENV = _("Not until its environment is reported fixed")
 ETA_NEVER = _("Never as submitted: no set of nodes in the pool can hold it")
 ETA_QUOTA = _("Not until its quota is raised or it can borrow")
+# What an ETA set by a dimension beyond GPUs coming back says after the time (engine Eta.dimension).
+ETA_BOUND = {"memory_gb": _("when memory frees"), "cpus": _("when CPU cores free")}
 QUOTA_CODES = (reasons.QUOTA_EXCEEDED, reasons.BORROW_LIMIT_REACHED, reasons.BORROWING_PAUSED,
                reasons.NOT_BORROWABLE)
 
@@ -62,6 +64,7 @@ class QueueRow:
     lease: Lease | None = None
     lease_minutes_left: int | None = None
     eta_blocked: str = ""
+    eta_bound: str = ""  # the dimension beyond GPUs whose release sets the earliest, in words
     # A lease being reclaimed ends at its reclaim deadline, not at its expiry: that is the time shown.
     lease_deadline: datetime | None = None
     stop: VictimStop | None = None  # the job's open stop, as its victim reads it
@@ -167,6 +170,8 @@ def queue_row(job: Job, *, lease: Lease | None = None, now: datetime | None = No
         row.eta_earliest = parse_datetime(eta["earliest"]) if eta.get("earliest") else None
         row.eta_latest = parse_datetime(eta["latest"]) if eta.get("latest") else None
         row.eta_blocked = str(blocked_eta(wait.get("code"), row.eta_earliest) or "")
+        bound = ETA_BOUND.get(eta.get("dimension") or "")
+        row.eta_bound = str(bound) if bound and row.eta_earliest else ""
     if lease is not None:
         row.lease = lease
         reclaiming = lease.state == Lease.State.RECLAIMING and lease.reclaim_deadline

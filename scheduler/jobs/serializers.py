@@ -137,6 +137,8 @@ class NextActionSerializer(serializers.Serializer):
 class EtaSerializer(serializers.Serializer):
     earliest = serializers.DateTimeField(allow_null=True)
     latest = serializers.DateTimeField(allow_null=True)
+    dimension = serializers.CharField(required=False, help_text="present when CPU cores (cpus) or memory "
+                                      "(memory_gb) coming back sets the earliest start, rather than GPUs")
 
 
 class PositionSerializer(serializers.Serializer):

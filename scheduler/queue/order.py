@@ -26,6 +26,8 @@ def order_payload(waits: tuple[Wait, ...]) -> tuple[dict, str]:
         pair = etas.get(id(value))
         if pair is None:
             pair = etas[id(value)] = [_epoch(value.earliest), _epoch(value.latest)]
+            if value.dimension:  # set by CPU cores or memory coming back (GPUs alone: the pair as before)
+                pair.append(value.dimension)
         return pair
     payload = {
         "ids": [w.job_id for w in ranked],
@@ -44,10 +46,14 @@ class Position:
     gpus_ahead: int
     eta_earliest: datetime | None
     eta_latest: datetime | None
+    eta_dimension: str | None = None  # CPU cores or memory, when their release sets the earliest
 
     def eta_dict(self) -> dict:
-        return {"earliest": self.eta_earliest.isoformat() if self.eta_earliest else None,
-                "latest": self.eta_latest.isoformat() if self.eta_latest else None}
+        out = {"earliest": self.eta_earliest.isoformat() if self.eta_earliest else None,
+               "latest": self.eta_latest.isoformat() if self.eta_latest else None}
+        if self.eta_dimension:
+            out["dimension"] = self.eta_dimension
+        return out
 
 
 def _moment(epoch: int | None) -> datetime | None:
@@ -79,6 +85,6 @@ class PoolOrder:
         i = self.rank(job_id)
         if i is None:
             return None
-        earliest, latest = self._payload["eta"][i]
+        earliest, latest, *dimension = self._payload["eta"][i]
         return Position(self._payload["tenant"][i], i + 1, self._payload["ahead"][i],
-                        _moment(earliest), _moment(latest))
+                        _moment(earliest), _moment(latest), dimension[0] if dimension else None)

@@ -156,17 +156,24 @@ class WhatIfRunSerializer(serializers.ModelSerializer):
     # A plain string in the schema: a second enum named "status" collides with the jobs' (drf_spectacular.W001).
     status = serializers.CharField(read_only=True, help_text="queued | running | done | failed")
     url = serializers.SerializerMethodField()
+    binding = serializers.SerializerMethodField(
+        help_text="Where the replay had CPU cores or memory to fit: per tenant (all tenants first), what bound the "
+                  "waiting time now and proposed, in the request's language; empty for GPUs alone")
 
     class Meta:
         model = WhatIfRun
         fields = ["id", "pool", "window_start", "window_end", "changes", "label", "status", "progress", "result",
                   "error", "created_by", "created_at", "started_at", "finished_at", "quota_request", "attached_at",
-                  "url"]
+                  "url", "binding"]
 
     def to_representation(self, run):
         data = super().to_representation(run)
         data["result"] = times.api_times(data["result"])  # the replay stores UTC; the API has one offset
         return data
+
+    def get_binding(self, run) -> list[dict]:
+        from scheduler.whatif.texts import binding_rows
+        return binding_rows(run.result) if run.result else []
 
     def get_url(self, run) -> str:
         from django.urls import reverse

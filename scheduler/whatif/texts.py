@@ -31,6 +31,12 @@ def _percent(fraction):
 
 # How each figure is shown: one unit per figure on every what-if page (counts stay counts).
 SHOWN = {"utilisation": _percent, "wait_p50_seconds": _minutes, "wait_p95_seconds": _minutes}
+# What bound the waiting time (whatif/sim/binding.py), where the replay had CPU cores or memory to fit.
+DIMENSIONS = {"gpus": _("GPUs"), "cpus": _("CPU cores"), "memory_gb": _("memory"),
+              "other": _("quota or queue order")}
+BOUND = _("{dimension} bound {share} of waiting time")
+BOUND_REST = _("{main}; the rest: {others}")
+ALL_TENANTS = _("All tenants")
 DIFFERS = _("The baseline replay differs from the live record in: {names}.")
 AGREES = _("The baseline replay agrees with the live record within the tolerance.")
 
@@ -58,3 +64,32 @@ def live_rows(fidelity: dict) -> tuple[list[dict], str]:
         return [], ""
     differs = [str(FIGURES[name]) for name in fidelity.get("differs", ()) if name in FIGURES]
     return rows, str(DIFFERS).format(names=", ".join(differs)) if differs else str(AGREES)
+
+
+def binding_text(binding: dict | None) -> str:
+    """"memory bound 62.0% of waiting time; the rest: GPUs 30.0%, ..." from a summary's `binding`."""
+    if not binding:
+        return ""
+    shares = binding["shares"]
+    top = binding["top"]
+    main = str(BOUND).format(dimension=str(DIMENSIONS.get(top, top)), share=_percent(shares[top]))
+    others = [f"{DIMENSIONS.get(d, d)} {_percent(share)}" for d, share in shares.items() if d != top]
+    return str(BOUND_REST).format(main=main, others=", ".join(others)) if others else main
+
+
+def binding_rows(result: dict) -> list[dict]:
+    """Per tenant (all tenants first): what bound the waiting time now and proposed; none for a replay of
+    GPUs alone (or an older result)."""
+    baseline, proposal = result.get("baseline") or {}, result.get("proposal") or {}
+    if "binding" not in baseline and "binding" not in proposal:
+        return []
+    rows = [{"tenant": str(ALL_TENANTS), "dimension": (baseline.get("binding") or {}).get("top"),
+             "baseline": binding_text(baseline.get("binding")), "proposal": binding_text(proposal.get("binding"))}]
+    by_tenant = {side: {r["tenant"]: r.get("bound_by") for r in figures.get("tenants", ())}
+                 for side, figures in (("baseline", baseline), ("proposal", proposal))}
+    for tenant in sorted(set(by_tenant["baseline"]) | set(by_tenant["proposal"])):
+        b, p = by_tenant["baseline"].get(tenant), by_tenant["proposal"].get(tenant)
+        if b or p:
+            rows.append({"tenant": tenant, "dimension": (b or {}).get("top"), "baseline": binding_text(b),
+                         "proposal": binding_text(p)})
+    return rows

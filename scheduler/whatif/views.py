@@ -17,7 +17,7 @@ from scheduler.whatif.charts import whatif_charts
 from scheduler.whatif.forms import SacctImportForm, WhatIfForm
 from scheduler.whatif.models import WhatIfRun
 from scheduler.whatif.selectors import whatif_runs_visible
-from scheduler.whatif.texts import live_rows, warning_texts
+from scheduler.whatif.texts import binding_rows, live_rows, warning_texts
 
 HISTORY_DAYS = 30  # the window a shortcut replays: the last month
 RECENT = 20
@@ -77,7 +77,7 @@ def run_context(run: WhatIfRun) -> dict:
         live, live_summary = live_rows(run.result["fidelity"])
         context.update(result=run.result, charts=bars, line=line, fidelity=run.result["fidelity"],
                        class_rows=class_rows, warnings=warning_texts(run.result.get("warnings") or {}),
-                       live_rows=live, live_summary=live_summary)
+                       live_rows=live, live_summary=live_summary, binding_rows=binding_rows(run.result))
     return context
 
 

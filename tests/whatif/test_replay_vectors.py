@@ -28,3 +28,20 @@ def test_a_lone_job_asking_cpu_waits_for_cores_not_the_gpu_only_shortcut():
     jobs = [job(1, "a", 2, 0, 30, cpus=48), job(2, "a", 2, 5, 30, cpus=48)]
     assert _starts(replay(replace(trace(jobs), nodes=BIG_NODE))) == [(1, at(0)), (2, at(30))]
     assert _starts(replay(replace(trace(jobs), nodes=BIG_NODE), fast=False)) == [(1, at(0)), (2, at(30))]
+
+
+def test_the_replay_says_memory_bound_the_waiting_time_where_it_did():
+    from scheduler.whatif.sim.metrics import summarize
+    # Job 2 waits 60 min for job 1's memory (GPUs would hold both); job 3 (GPUs only) never waits.
+    jobs = [job(1, "a", 1, 0, 60, memory_gb=400), job(2, "b", 1, 0, 60, memory_gb=400), job(3, "a", 1, 0, 30)]
+    summary = summarize(replay(replace(trace(jobs), nodes=BIG_NODE)))
+    assert summary["binding"] == {"seconds": {"memory_gb": 3600.0}, "shares": {"memory_gb": 1.0}, "top": "memory_gb"}
+    rows = {row["tenant"]: row for row in summary["tenants"]}
+    assert rows["b"]["bound_by"]["top"] == "memory_gb" and rows["a"]["bound_by"] is None
+
+
+def test_a_replay_of_gpus_alone_says_nothing_of_binding():
+    from scheduler.whatif.sim.metrics import summarize
+    jobs = [job(1, "a", 8, 0, 60), job(2, "b", 8, 0, 60)]
+    summary = summarize(replay(trace(jobs)))
+    assert "binding" not in summary and all("bound_by" not in row for row in summary["tenants"])

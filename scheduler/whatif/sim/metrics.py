@@ -104,7 +104,11 @@ def summarize(outcome: ReplayOutcome) -> dict:
         tenant_rows.append(row)
     class_rows = [{"tenant": t, "priority_class": c, **_close(b)} for (t, c), b in sorted(classes.items())]
     series, overall = utilisation(outcome)
-    return {
+    binding = bound_by(outcome.bound_seconds)
+    if binding is not None:
+        for row in tenant_rows:
+            row["bound_by"] = bound_by({k: v for k, v in outcome.bound_seconds.items() if k[0] == row["tenant"]})
+    summary = {
         "window": {"start": start.isoformat(), "end": end.isoformat(), "hours": round(window_hours, 3)},
         "cycles": outcome.cycles,
         "jobs": len(outcome.jobs),
@@ -120,6 +124,23 @@ def summarize(outcome: ReplayOutcome) -> dict:
             if ratios and any(ratios) else None,
         },
     }
+    if binding is not None:  # only where the replay had CPU cores or memory to fit
+        summary["binding"] = binding
+    return summary
+
+
+def bound_by(seconds: dict[tuple[str, str], float]) -> dict | None:
+    """Waiting time by the dimension that bound it (replay.py's `bound_seconds`, summed over tenants):
+    seconds and share per dimension, and the dimension that bound most of it; None when nothing waited."""
+    per: dict[str, float] = {}
+    for (_tenant, dimension), value in seconds.items():
+        per[dimension] = per.get(dimension, 0.0) + value
+    total = sum(per.values())
+    if not total:
+        return None
+    ordered = sorted(per.items(), key=lambda item: (-item[1], item[0]))
+    return {"seconds": {d: round(v, 3) for d, v in ordered}, "shares": {d: round(v / total, 4) for d, v in ordered},
+            "top": ordered[0][0]}
 
 
 def _capacity(trace, moment: datetime) -> int:

@@ -38,6 +38,7 @@ from scheduler.engine.types import (
     PREEMPTION_MANUAL, Lease, Node, PendingJob, RunningJob, Snapshot,
 )
 
+from .binding import BindingClock
 from .fastpath import BaseQuotaUse, FreeNodes
 from .trace import Trace, TraceJob
 
@@ -87,6 +88,9 @@ class ReplayOutcome:
     admission_order: list[int]  # job ids in order of their first admission
     cycles: int = 0
     events: int = 0
+    # Seconds of waiting per (tenant, dimension that bound it), when jobs asked CPU cores or memory
+    # (binding.py); empty for GPUs alone.
+    bound_seconds: dict[tuple[str, str], float] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -168,6 +172,10 @@ class _Sim:
         self.decider = IncrementalDecider(describe=False)
         self.demand_clocks: dict[str, DemandClock] | None = {} if t.switches.lease_fit else None
         self.run_times: RunTimes | None = RunTimes() if t.switches.lease_fit else None
+        # What bound the waits, where jobs ask CPU cores or memory and nodes carry them (binding.py).
+        vectors = any(j.cpus or j.memory_gb for j in t.jobs) and any(n.cpus or n.memory_gb for n in t.nodes)
+        self.binding = BindingClock(t.start) if vectors else None
+        self.placed_changes = 0  # runs started or left: what is free on the nodes changed (binding.py)
 
     def touch(self, gpu_model: str) -> None:
         self.decider.touch((self.trace.pool, gpu_model))
@@ -251,6 +259,7 @@ class _Sim:
             preemptions_24h=self._stops_24h(job.id), stop_refused=job.id in self.refused)
         self.running[job.id] = _Run(job, engine, remaining, self.token, run_record, lease_id)
         self.running_tuple = None
+        self.placed_changes += 1
         self.touch(job.gpu_model)
         self.engines[job.id] = engine
         self.standing.add(engine)
@@ -271,6 +280,7 @@ class _Sim:
         """The run gives its nodes, quota and lease back."""
         del self.running[run.job.id]
         self.running_tuple = None
+        self.placed_changes += 1
         self.touch(run.job.gpu_model)
         del self.engines[run.job.id]
         self.standing.remove(run.engine)
@@ -659,6 +669,9 @@ class _Sim:
         while heap and heap[0][0] < end:
             moment = heap[0][0]
             self.now = moment
+            if self.binding is not None:  # the state since the previous moment, before this one's events
+                self.binding.tick(moment, self.nodes, self.engines.values(), self.pending.values(),
+                                  (id(self.nodes), self.placed_changes))
             if self.progress is not None and moment >= report_at:
                 self.progress((moment - trace.start).total_seconds() / span)
                 report_at = moment + step
@@ -713,10 +726,14 @@ class _Sim:
                     continue  # stays dirty until then
             self.dirty = False
         self.now = end
+        if self.binding is not None:
+            self.binding.tick(end, self.nodes, self.engines.values(), self.pending.values(),
+                              (id(self.nodes), self.placed_changes))
         for run in list(self.running.values()):
             run.record.end = end  # still running when the window closes
         return ReplayOutcome(trace=trace, jobs=self.jobs, runs=self.runs, admission_order=self.order,
-                             cycles=self.cycles, events=self.events)
+                             cycles=self.cycles, events=self.events,
+                             bound_seconds=self.binding.seconds if self.binding is not None else {})
 
 
 def _by_id(job: PendingJob) -> int:

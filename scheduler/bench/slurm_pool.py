@@ -23,8 +23,9 @@ def bench_nodes(count: int, gpus: int, *, prefix: str) -> tuple[LocalNode, ...]:
 
 @contextmanager
 def local_cluster(nodes: tuple[LocalNode, ...], *, prefix: str, timeout: float = 300) -> Iterator[LocalCluster]:
-    """A private local Slurm of these nodes (raises LocalClusterError when it does not start), stopped after."""
-    cluster = LocalCluster(Path(tempfile.mkdtemp(prefix=prefix)), nodes=nodes)
+    """A private local Slurm of these nodes (raises LocalClusterError when it does not start), stopped after;
+    its jobs sampled at Slurm's default interval (a thousand of them every second would load the host)."""
+    cluster = LocalCluster(Path(tempfile.mkdtemp(prefix=prefix)), nodes=nodes, gather_seconds=30)
     try:
         cluster.start(timeout=timeout)
         yield cluster

@@ -124,7 +124,34 @@ def run_record_report(*, run: JobRun, report: B.RunReport, now: datetime) -> str
     already shows: no transaction, no lock) or "" (nothing, another worker was first)."""
     if not report_changes(run, report):
         return "unchanged"
-    return atomic_retrying(lambda: _record_report(run_id=run.pk, job_id=run.job_id, report=report, now=now))
+    return atomic_retrying(lambda: _record(run, report, now))
+
+
+def _record(run: JobRun, report: B.RunReport, now: datetime) -> str:
+    return _record_run_only(run, report, now) or _record_report(run_id=run.pk, job_id=run.job_id, report=report,
+                                                                now=now)
+
+
+def _record_run_only(run: JobRun, report: B.RunReport, now: datetime) -> str:
+    """A report that changes the run's own fields and no job (Slurm accepted the job, its reason or state
+    word changed): one compare-and-swap on the run's state as the caller read it, no job lock, "updated".
+    "" when the report moves the job, or the run moved on since it was read (the locked path decides)."""
+    if report.outcome not in (B.RUN_PENDING, B.RUN_RUNNING):
+        return ""
+    fields = _run_fields(report)
+    if run.state == JobRun.State.STOPPING:
+        pass  # the stop is still on its way: only the fields
+    elif report.outcome == B.RUN_PENDING and run.state in (JobRun.State.STARTING, JobRun.State.PENDING) \
+            and run.job.status == Job.Status.ADMITTED:
+        fields["state"] = JobRun.State.PENDING
+        if run.state != JobRun.State.PENDING or run.pending_since is None:
+            fields["pending_since"] = now
+    elif report.outcome == B.RUN_RUNNING and run.state == JobRun.State.RUNNING and run.pending_since is None \
+            and run.job.status != Job.Status.ADMITTED:
+        pass
+    else:
+        return ""
+    return "updated" if JobRun.objects.filter(pk=run.pk, state=run.state).update(**fields) else ""
 
 
 def run_record_reports(items: list[tuple[JobRun, B.RunReport]], *, now: datetime) -> list[str | Exception]:
@@ -136,7 +163,7 @@ def run_record_reports(items: list[tuple[JobRun, B.RunReport]], *, now: datetime
     changing = sorted((item for item in enumerate(items) if report_changes(*item[1])), key=lambda i: i[1][0].job_id)
 
     def record(run: JobRun, report: B.RunReport) -> str:
-        return _record_report(run_id=run.pk, job_id=run.job_id, report=report, now=now)
+        return _record(run, report, now)
 
     for first in range(0, len(changing), RECORD_CHUNK):
         chunk = changing[first:first + RECORD_CHUNK]

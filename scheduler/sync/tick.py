@@ -3,6 +3,7 @@ and apply what the cluster says of active runs. Every backend call runs outside 
 is recorded on its run (or on the pool's BackendStatus when the cluster is unreachable) and the tick
 goes on with the other jobs and pools."""
 import logging
+import time
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -26,8 +27,12 @@ from scheduler.runs.pending_bound import pending_beyond_bounds, replacements_due
 from scheduler.sync.inventory import inventory_sync
 
 log = logging.getLogger(__name__)
-TICK_BATCH = 500  # jobs started or polled per pool and tick, so one tick stays short
+TICK_BATCH = 500  # runs polled per page, stops and signals retried per pool and tick
 START_CHUNK_PER_THREAD = 4  # jobs started per chunk and start thread (BACKEND_START_CONCURRENCY)
+# A burst of admissions is started in one tick, chunk after chunk, for up to START_SECONDS (then the poll):
+# capping starts at TICK_BATCH made the second 500 of a thousand wait behind the first 500's poll.
+START_BATCH = 2000
+START_SECONDS = 10.0
 
 
 @dataclass
@@ -57,9 +62,12 @@ def _start_admitted(pool: Pool, backend: B.Backend, now: datetime, result: TickR
         JobRun.State.PENDING, JobRun.State.RUNNING, JobRun.State.STOPPING))
     jobs = list(Job.objects.filter(not_faulted(now), ~Exists(on_cluster), pool=pool, status=Job.Status.ADMITTED
                                    ).select_related("pool", "gpu_model", "tenant", "project").order_by(
-        "admitted_at", "id")[:TICK_BATCH])
+        "admitted_at", "id")[:START_BATCH])
     chunk = start_concurrency() * START_CHUNK_PER_THREAD
+    until = time.monotonic() + START_SECONDS
     for first in range(0, len(jobs), chunk):
+        if first and time.monotonic() > until:
+            return  # the rest in the next tick, after this one's poll
         _start_chunk(jobs[first:first + chunk], backend, now, result)
 
 

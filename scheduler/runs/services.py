@@ -6,6 +6,7 @@ in a short transaction, call the backend outside any transaction, then compare-a
 A failing call leaves the run where it was with `last_error`, `failures` and `next_retry_at` (backoff),
 so the tick skips it until then and the other jobs go on.
 """
+import time
 from datetime import datetime, timedelta
 
 from celery import current_app
@@ -154,11 +155,13 @@ def _record_run_only(run: JobRun, report: B.RunReport, now: datetime) -> str:
     return "updated" if JobRun.objects.filter(pk=run.pk, state=run.state).update(**fields) else ""
 
 
-def run_record_reports(items: list[tuple[JobRun, B.RunReport]], *, now: datetime) -> list[str | Exception]:
+def run_record_reports(items: list[tuple[JobRun, B.RunReport]], *, now: datetime,
+                       until: float | None = None) -> list[str | Exception]:
     """`run_record_report` for many runs (a tick's starts, a page of its poll), the outcome of each in order.
     Those that change anything are written RECORD_CHUNK to a transaction, locked in job order; should one
     of a chunk fail, each of that chunk is applied again on its own, so only the failing one fails (its
-    exception is its outcome)."""
+    exception is its outcome). Past `until` (time.monotonic()) the chunks left are "deferred": the next
+    poll reports them again."""
     outcomes: list[str | Exception] = ["unchanged"] * len(items)
     changing = sorted((item for item in enumerate(items) if report_changes(*item[1])), key=lambda i: i[1][0].job_id)
 
@@ -167,6 +170,10 @@ def run_record_reports(items: list[tuple[JobRun, B.RunReport]], *, now: datetime
 
     for first in range(0, len(changing), RECORD_CHUNK):
         chunk = changing[first:first + RECORD_CHUNK]
+        if until is not None and time.monotonic() > until:
+            for i, _ in chunk:
+                outcomes[i] = "deferred"
+            continue
         try:
             done = atomic_retrying(lambda: [record(run, report) for _, (run, report) in chunk])
         except Exception:  # noqa: BLE001 - each on its own below, where the failing one is told apart

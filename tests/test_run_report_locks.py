@@ -55,7 +55,9 @@ def test_a_run_report_never_waits_on_a_job_insert_in_flight():
             with connection.cursor() as cursor:
                 cursor.execute("SET lock_timeout = '3s'")
             started = time.monotonic()
-            run_record_report(run=run, report=RunReport(outcome=RUN_RUNNING, backend_state="RUNNING"),
+            # A report that changes the run (an unchanged one takes no lock at all): its reason.
+            run_record_report(run=run, report=RunReport(outcome=RUN_RUNNING, backend_state="RUNNING",
+                                                        reason="reported while a job insert is in flight"),
                               now=job.admitted_at)
             took.append(time.monotonic() - started)
         except BaseException as exc:  # noqa: BLE001

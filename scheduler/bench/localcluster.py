@@ -56,6 +56,10 @@ class LocalCluster:
     partition: str = "gpu"
     cluster_name: str = "portaltest"
     accounting: bool = True
+    # How often each job step's usage is sampled (and its --mem enforced without cgroups): every second for
+    # the tests' out-of-memory job; the benchmarks' thousand sleeping jobs take Slurm's default, 30 s (a
+    # thousand steps sampling every second kept a 2-core host at a load of 400).
+    gather_seconds: int = 1
     pids: dict[str, int] = field(default_factory=dict)
     _accounting: LocalAccounting | None = field(default=None, repr=False)
 
@@ -157,7 +161,8 @@ class LocalCluster:
         # adoption reads a site's history from there (scheduler/whatif/sacct_parse.py).
         gpus = ",".join(["gres/gpu", *sorted({f"gres/gpu:{n.gres_type}" for n in self.nodes})])
         return [*self.acct.slurm_conf_lines(), "JobAcctGatherType=jobacct_gather/linux",
-                "JobAcctGatherFrequency=task=1", "JobAcctGatherParams=OverMemoryKill", f"AccountingStorageTRES={gpus}"]
+                f"JobAcctGatherFrequency=task={self.gather_seconds}", "JobAcctGatherParams=OverMemoryKill",
+                f"AccountingStorageTRES={gpus}"]
 
     def _run(self, *argv: str, timeout: float = 30) -> subprocess.CompletedProcess:
         try:
@@ -327,6 +332,35 @@ class LocalCluster:
             except ProcessLookupError:
                 pass
 
+    def _kill_steps(self) -> None:
+        """The job steps of this cluster that outlived their slurmd (when the controller was too busy to cancel
+        a thousand jobs in time, a benchmark left 465 of them sleeping): each `slurmstepd` whose environment
+        names this cluster's slurm.conf, and every process under it (the job)."""
+        mine = f"SLURM_CONF={self.conf}".encode()
+        children: dict[int, list[int]] = {}
+        steps = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+                name, ppid = stat[stat.index("(") + 1:stat.rindex(")")], int(stat[stat.rindex(")") + 2:].split()[1])
+                children.setdefault(ppid, []).append(int(entry.name))
+                if name == "slurmstepd" and mine in (entry / "environ").read_bytes().split(b"\0"):
+                    steps.append(int(entry.name))
+            except (OSError, ValueError, IndexError):
+                continue
+        doomed, queue = [], list(steps)
+        while queue:
+            pid = queue.pop()
+            doomed.append(pid)
+            queue += children.get(pid, [])
+        for pid in doomed:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
     def stop(self) -> None:
         # Jobs first, so no sleep outlives the cluster; then the nodes, the controller, munge.
         # A busy controller with a thousand jobs may not answer in time: the daemons are stopped all the same
@@ -342,5 +376,6 @@ class LocalCluster:
         self._kill("slurmdbd")
         self._kill("mariadbd")
         self._kill("munged")
+        self._kill_steps()  # after every daemon, which carry the same SLURM_CONF
         if self.accounting:
             self.acct.remove_data()  # ~40 MB per cluster; nothing in it outlives the cluster

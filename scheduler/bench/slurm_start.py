@@ -3,45 +3,23 @@ submits them; the latency of a job is the wall time from its admission to the fi
 RUNNING (polled every 50 ms), beside Slurm's own start time. Uses the configured database: its
 `bench-slurm-*` rows stay (audit events are append-only)."""
 import json
-import secrets
-import statistics
 import subprocess
 import threading
 import time
 
 from django.utils import timezone
 
-from scheduler.bench.localcluster import LocalNode
-
-def bench_nodes() -> tuple[LocalNode, ...]:
-    """4 nodes × 32 fake H100, named afresh per run (node names are unique across the portal's pools)."""
-    tag = secrets.token_hex(2)
-    return tuple(LocalNode(f"bench{tag}-h100-{i}", "h100", 32, cpus=64) for i in (1, 2, 3, 4))
-
-
-def _pct(values: list[float], pct: int) -> float:
-    return values[0] if len(values) < 2 else statistics.quantiles(values, n=100, method="inclusive")[pct - 1]
+from scheduler.bench.slurm_pool import bench_pool, pct
 
 
 def bench_start_latency(*, jobs: int, settings: dict, env: dict) -> dict:
-    from quotas.models import GpuModel, Pool, Project, Tenant
-    from quotas.services import quota_set
     from scheduler.sync.tick import backend_tick
-    from scheduler.sync.inventory import inventory_sync
     from scheduler.cycle.services import scheduler_cycle_run
     from scheduler.jobs.services import job_submit_bulk
     from scheduler.models import Job
 
-    tag = f"bench-slurm-{secrets.token_hex(3)}"
-    pool = Pool.objects.create(name=tag, backend="slurm", backend_settings=settings)
-    sync = inventory_sync(pool=pool)
-    if sync.error:
-        raise RuntimeError(sync.error)
-    tenant = Tenant.objects.create(slug=tag, name=tag)
-    Project.objects.create(tenant=tenant, slug="bench", name="bench")
-    model = GpuModel.objects.get(name="H100-80G")
-    capacity = sum(n.gpus for n in pool.nodes.filter(gpu_model=model))
-    quota_set(actor=None, tenant=tenant, pool=pool, gpu_model=model, gpus=capacity, reason="bench")
+    bench = bench_pool(prefix="bench-slurm", settings=settings)
+    pool, tag, model = bench.pool, bench.tag, bench.model
     specs = [{"tenant": tag, "project": "bench", "name": f"b{i}", "workload_class": "training", "pool": tag,
               "gpu_model": model.name, "gpus": 1, "max_runtime_minutes": 10, "command": "sleep 120",
               "working_dir": "/tmp"} for i in range(jobs)]
@@ -83,13 +61,9 @@ def bench_start_latency(*, jobs: int, settings: dict, env: dict) -> dict:
     latencies = sorted(seen.values())
     return {"jobs": jobs, "admitted": admitted, "running_in_squeue": len(seen), "portal_running_after": running,
             "cycle_s": round(cycle_s, 3), "tick_s": round(tick_s, 3),
-            "latency_s_p50": round(_pct(latencies, 50), 3) if latencies else None,
-            "latency_s_p95": round(_pct(latencies, 95), 3) if latencies else None,
+            "latency_s_p50": pct(latencies, 50), "latency_s_p95": pct(latencies, 95),
             "latency_s_max": round(latencies[-1], 3) if latencies else None,
-            "slurm_start_s_p50": round(_pct(by_slurm, 50), 3) if by_slurm else None,
+            "slurm_start_s_p50": pct(by_slurm, 50),
             "slurm_start_s_max": round(by_slurm[-1], 3) if by_slurm else None,
             "at": timezone.now().isoformat()}
 
-
-def main_json(result: dict) -> str:
-    return json.dumps(result, sort_keys=True)

@@ -9,8 +9,6 @@ whose portal state differs from Slurm's after the round's tick. Uses the configu
 import json
 import os
 import random
-import secrets
-import statistics
 import subprocess
 import sys
 import threading
@@ -21,21 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 from django.conf import settings as django_settings
 
 from scheduler.bench.agreement import mismatches, settled
-from scheduler.bench.localcluster import LocalNode
+from scheduler.bench.slurm_pool import bench_pool, pct
 from scheduler.bench.readers import _serve
-
-
-def bench_nodes(count: int = 50, gpus: int = 20) -> tuple[LocalNode, ...]:
-    """`count` nodes × `gpus` fake H100 (1,000 GPUs by default: every job of the stream can run at once)."""
-    tag = secrets.token_hex(2)
-    return tuple(LocalNode(f"sb{tag}-{i}", "h100", gpus, cpus=gpus * 2, memory_mb=gpus * 4000)
-                 for i in range(1, count + 1))
-
-
-def _pct(values: list[float], pct: int) -> float | None:
-    if not values:
-        return None
-    return round(values[0] if len(values) < 2 else statistics.quantiles(values, n=100, method="inclusive")[pct - 1], 3)
 
 
 class _Watcher(threading.Thread):
@@ -86,11 +71,9 @@ def _latencies(sent: dict[str, float], seen: dict[str, float]) -> list[float]:
 def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_settings: dict, env: dict,
                  token_for, port: int = 9620, timeout: float = 600) -> dict:
     """`token_for(user) -> key`: the web shell's personal token for the clients (the scheduler knows no tokens)."""
-    from quotas.models import GpuModel, Membership, Pool, Project, Tenant
-    from quotas.services import quota_set
+    from quotas.models import Membership
     from scheduler.cycle.services import scheduler_cycle_run
     from scheduler.models import Job
-    from scheduler.sync.inventory import inventory_sync
     from scheduler.sync.tick import backend_tick
     from django.contrib.auth import get_user_model
 
@@ -98,17 +81,8 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
 
     r_s = cpu_reference_s()
     partition = cluster_settings["partition"]
-    tag = f"bench-submit-{secrets.token_hex(3)}"
-    pool = Pool.objects.create(name=tag, backend="slurm", backend_settings={**cluster_settings,
-                                                                           "native_intake": False})
-    sync = inventory_sync(pool=pool)
-    if sync.error:
-        raise RuntimeError(sync.error)
-    tenant = Tenant.objects.create(slug=tag, name=tag)
-    Project.objects.create(tenant=tenant, slug="bench", name="bench")
-    model = GpuModel.objects.get(name="H100-80G")
-    capacity = sum(n.gpus for n in pool.nodes.filter(gpu_model=model))
-    quota_set(actor=None, tenant=tenant, pool=pool, gpu_model=model, gpus=capacity, reason="bench")
+    bench = bench_pool(prefix="bench-submit", settings={**cluster_settings, "native_intake": False})
+    pool, tag, tenant, model, capacity = bench.pool, bench.tag, bench.tenant, bench.model, bench.capacity
     user = get_user_model().objects.create_user(username=f"{tag}-user")
     Membership.objects.create(user=user, tenant=tenant, role=Membership.Role.MEMBER)
     key = token_for(user)
@@ -217,8 +191,8 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
         server.wait(timeout=30)
         watcher.done.set()
         _scancel_all(env, partition)
-    print(json.dumps({"portal_phase": {"created": created, "http_errors": len(errors), "p50": _pct(portal, 50),
-                                       "p95": _pct(portal, 95), "running": len(portal), "mismatches": wrong,
+    print(json.dumps({"portal_phase": {"created": created, "http_errors": len(errors), "p50": pct(portal, 50),
+                                       "p95": pct(portal, 95), "running": len(portal), "mismatches": wrong,
                                        "seen_after": seen_after, "R_s": round(r_s, 3)}}), file=sys.stderr, flush=True)
     for node in down:
         subprocess.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"], env=env, capture_output=True,
@@ -247,13 +221,13 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
     slurm_alone = _latencies(alone_sent, alone.seen)
     _scancel_all(env, partition)
 
-    p95, alone_p95 = _pct(portal, 95), _pct(slurm_alone, 95)
+    p95, alone_p95 = pct(portal, 95), pct(slurm_alone, 95)
     return {"jobs": jobs, "clients": clients, "bulk": bulk, "nodes": len(pool.nodes.all()), "gpus": capacity,
             "created": created, "http_errors": len(errors), "submit_s": round(submit_s, 2),
             "stream_s": round(stream_s, 2), "driver_loops": loops[0],
-            "running_in_squeue": len(portal), "submit_to_running_s_p50": _pct(portal, 50),
+            "running_in_squeue": len(portal), "submit_to_running_s_p50": pct(portal, 50),
             "submit_to_running_s_p95": p95, "slurm_alone_running": len(slurm_alone),
-            "slurm_alone_s_p50": _pct(slurm_alone, 50), "slurm_alone_s_p95": alone_p95,
+            "slurm_alone_s_p50": pct(slurm_alone, 50), "slurm_alone_s_p95": alone_p95,
             "p95_vs_slurm_alone": round(p95 / alone_p95, 2) if p95 and alone_p95 else None,
             "fault_rounds": rounds, "mismatches_after_each_round_tick": wrong,
             "seconds_to_portal_showing_change": seen_after, "tick_every_s": tick_every,

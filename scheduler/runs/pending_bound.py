@@ -70,11 +70,21 @@ def run_pending_replace(*, run_id: int, job_id: int, now: datetime) -> bool:
     return atomic_retrying(work)
 
 
+def _pending_runs(pool_id: int, *, since: datetime):
+    return JobRun.objects.filter(job__pool_id=pool_id, job__status=Job.Status.ADMITTED, state=JobRun.State.PENDING,
+                                 pending_since__lte=since)
+
+
+def replacements_due(*, pool_id: int, now: datetime) -> bool:
+    """Whether this tick places a job again: the caller first brings the pool's nodes up to what the
+    cluster says (a drained node must not be the one the cycle places it on again)."""
+    return _pending_runs(pool_id, since=now - replace_after()).exclude(backend_state="SUSPENDED").exists()
+
+
 def pending_beyond_bounds(*, pool_id: int, now: datetime) -> tuple[int, int]:
     """The pool's admitted jobs pending on the cluster past the bounds: (explained, placed again)."""
     explained = replaced = 0
-    rows = JobRun.objects.filter(job__pool_id=pool_id, job__status=Job.Status.ADMITTED, state=JobRun.State.PENDING,
-                                 pending_since__lte=now - explain_after()).values_list("pk", "job_id", "pending_since")
+    rows = _pending_runs(pool_id, since=now - explain_after()).values_list("pk", "job_id", "pending_since")
     for run_id, job_id, since in list(rows):
         if now - since >= replace_after():
             replaced += run_pending_replace(run_id=run_id, job_id=job_id, now=now)

@@ -6,6 +6,7 @@ in a short transaction, call the backend outside any transaction, then compare-a
 A failing call leaves the run where it was with `last_error`, `failures` and `next_retry_at` (backoff),
 so the tick skips it until then and the other jobs go on.
 """
+import time
 from datetime import datetime, timedelta
 
 from celery import current_app
@@ -31,6 +32,9 @@ from scheduler.runs.models import JobRun
 
 RETRY_BASE_SECONDS = 5
 RETRY_MAX_SECONDS = 300
+# Reports written per transaction: a tick's hundreds of starts commit in a few transactions, none holding
+# its jobs' locks for long.
+RECORD_CHUNK = 100
 LOST_REASON = "The cluster no longer knows this run"
 # What the portal records as a job's error type when the cluster ended it at its runtime limit.
 TIMEOUT = causes.TIMEOUT
@@ -51,11 +55,6 @@ def retry_delay(failures: int) -> timedelta:
     return timedelta(seconds=min(RETRY_BASE_SECONDS * 2 ** max(failures - 1, 0), RETRY_MAX_SECONDS))
 
 
-def node_names(job: Job) -> tuple[str, ...]:
-    names = dict(Node.objects.filter(pk__in=set(job.placements)).values_list("pk", "name"))
-    return tuple(names[i] for i in job.placements if i in names)
-
-
 def active_run(job_id: int) -> JobRun | None:
     return JobRun.objects.filter(job_id=job_id, state__in=JobRun.ACTIVE_STATES).first()
 
@@ -63,21 +62,39 @@ def active_run(job_id: int) -> JobRun | None:
 def run_open(*, job: Job, now: datetime) -> JobRun | None:
     """The admitted job's active run, created as `starting` (the next attempt) when it has none
     (`run.just_created` says which). None when the job is no longer admitted."""
+    return runs_open(jobs=[job], now=now).get(job.pk)
+
+
+def runs_open(*, jobs: list[Job], now: datetime) -> dict[int, JobRun]:
+    """`run_open` for many admitted jobs in one transaction (a tick starts hundreds): their runs by job id;
+    a job no longer admitted has none. Jobs are locked in id order (the one lock order: pool, job, run)."""
     with transaction.atomic():
-        locked = Job.objects.select_for_update(of=("self",)).filter(pk=job.pk, status=Job.Status.ADMITTED).first()
-        if locked is None:
-            return None
-        run = active_run(job.pk)
-        if run is not None:
+        placements = dict(Job.objects.select_for_update(of=("self",)).filter(
+            pk__in=[job.pk for job in jobs], status=Job.Status.ADMITTED).order_by("pk").values_list("pk", "placements"))
+        admitted = set(placements)
+        runs = {run.job_id: run for run in JobRun.objects.filter(job_id__in=admitted,
+                                                                 state__in=JobRun.ACTIVE_STATES)}
+        for run in runs.values():
             run.just_created = False
-            return run
-        attempt = (JobRun.objects.filter(job_id=job.pk).aggregate(m=Max("attempt"))["m"] or 0) + 1
-        run = JobRun.objects.create(job=locked, attempt=attempt, backend=job.pool.backend, state=JobRun.State.STARTING,
-                                    nodes=list(node_names(locked)), created_at=now,
-                                    signal_requested=_signal_owed(job.pk),
-                                    external_id=locked.native_id if locked.origin == Job.Origin.CLUSTER else "")
-        run.just_created = True
-        return run
+        fresh = [job for job in jobs if job.pk in admitted and job.pk not in runs]
+        if not fresh:
+            return runs
+        ids = [job.pk for job in fresh]
+        last = dict(JobRun.objects.filter(job_id__in=ids).order_by().values("job_id").annotate(m=Max("attempt"))
+                    .values_list("job_id", "m"))
+        owed = _signals_owed(ids)
+        names = dict(Node.objects.filter(pk__in={n for job in fresh for n in placements[job.pk]})
+                     .values_list("pk", "name"))
+        created = [JobRun(job=job, attempt=(last.get(job.pk) or 0) + 1, backend=job.pool.backend,
+                          state=JobRun.State.STARTING, created_at=now, signal_requested=owed.get(job.pk, ""),
+                          nodes=[names[i] for i in placements[job.pk] if i in names],
+                          external_id=job.native_id if job.origin == Job.Origin.CLUSTER else "")
+                   for job in fresh]
+        JobRun.objects.bulk_create(created)
+        for run in created:
+            run.just_created = True
+            runs[run.job_id] = run
+        return runs
 
 
 def run_record_error(*, run: JobRun, error: Exception, now: datetime) -> None:
@@ -104,8 +121,91 @@ def _run_fields(report: B.RunReport) -> dict:
 
 def run_record_report(*, run: JobRun, report: B.RunReport, now: datetime) -> str:
     """Apply what the backend says of a run to the run and its job. Returns what happened:
-    "started", "finished", "requeued", "stopped", "updated" or "" (nothing, another worker was first)."""
-    return atomic_retrying(lambda: _record_report(run_id=run.pk, job_id=run.job_id, report=report, now=now))
+    "started", "finished", "requeued", "stopped", "updated", "unchanged" (the report says what the run
+    already shows: no transaction, no lock) or "" (nothing, another worker was first)."""
+    if not report_changes(run, report):
+        return "unchanged"
+    return atomic_retrying(lambda: _record(run, report, now))
+
+
+def _record(run: JobRun, report: B.RunReport, now: datetime) -> str:
+    return _record_run_only(run, report, now) or _record_report(run_id=run.pk, job_id=run.job_id, report=report,
+                                                                now=now)
+
+
+def _record_run_only(run: JobRun, report: B.RunReport, now: datetime) -> str:
+    """A report that changes the run's own fields and no job (Slurm accepted the job, its reason or state
+    word changed): one compare-and-swap on the run's state as the caller read it, no job lock, "updated".
+    "" when the report moves the job, or the run moved on since it was read (the locked path decides)."""
+    if report.outcome not in (B.RUN_PENDING, B.RUN_RUNNING):
+        return ""
+    fields = _run_fields(report)
+    if run.state == JobRun.State.STOPPING:
+        pass  # the stop is still on its way: only the fields
+    elif report.outcome == B.RUN_PENDING and run.state in (JobRun.State.STARTING, JobRun.State.PENDING) \
+            and run.job.status == Job.Status.ADMITTED:
+        fields["state"] = JobRun.State.PENDING
+        if run.state != JobRun.State.PENDING or run.pending_since is None:
+            fields["pending_since"] = now
+    elif report.outcome == B.RUN_RUNNING and run.state == JobRun.State.RUNNING and run.pending_since is None \
+            and run.job.status != Job.Status.ADMITTED:
+        pass
+    else:
+        return ""
+    return "updated" if JobRun.objects.filter(pk=run.pk, state=run.state).update(**fields) else ""
+
+
+def run_record_reports(items: list[tuple[JobRun, B.RunReport]], *, now: datetime,
+                       until: float | None = None) -> list[str | Exception]:
+    """`run_record_report` for many runs (a tick's starts, a page of its poll), the outcome of each in order.
+    Those that change anything are written RECORD_CHUNK to a transaction, locked in job order; should one
+    of a chunk fail, each of that chunk is applied again on its own, so only the failing one fails (its
+    exception is its outcome). Past `until` (time.monotonic()) the chunks left are "deferred": the next
+    poll reports them again."""
+    outcomes: list[str | Exception] = ["unchanged"] * len(items)
+    changing = sorted((item for item in enumerate(items) if report_changes(*item[1])), key=lambda i: i[1][0].job_id)
+
+    def record(run: JobRun, report: B.RunReport) -> str:
+        return _record(run, report, now)
+
+    for first in range(0, len(changing), RECORD_CHUNK):
+        chunk = changing[first:first + RECORD_CHUNK]
+        if until is not None and time.monotonic() > until:
+            for i, _ in chunk:
+                outcomes[i] = "deferred"
+            continue
+        try:
+            done = atomic_retrying(lambda: [record(run, report) for _, (run, report) in chunk])
+        except Exception:  # noqa: BLE001 - each on its own below, where the failing one is told apart
+            done = []
+            for _, (run, report) in chunk:
+                try:
+                    done.append(atomic_retrying(lambda run=run, report=report: record(run, report)))
+                except Exception as error:  # noqa: BLE001 - the caller records it on its job
+                    done.append(error)
+        for (i, _), outcome in zip(chunk, done):
+            outcomes[i] = outcome
+    return outcomes
+
+
+def report_changes(run: JobRun, report: B.RunReport) -> bool:
+    """Whether applying the report would write anything, judged on the run (and its job) as the caller read
+    them. Most polls of a busy pool repeat what the last one said (a thousand runs still running): those
+    take no transaction and no row lock. A run changed since the caller read it is judged on the older
+    copy, which can only send it through the locked path below, where it is judged again."""
+    if report.outcome not in (B.RUN_PENDING, B.RUN_RUNNING):
+        return True
+    if run.state == JobRun.State.STOPPING:
+        pass  # only the fields are written (the stop is on its way)
+    elif run.state == JobRun.State.RUNNING and report.outcome == B.RUN_RUNNING:
+        if run.pending_since is not None or run.job.status == Job.Status.ADMITTED:
+            return True
+    elif run.state == JobRun.State.PENDING and report.outcome == B.RUN_PENDING:
+        if run.pending_since is None or run.job.status == Job.Status.RUNNING:
+            return True
+    else:
+        return True
+    return any(getattr(run, name) != value for name, value in _run_fields(report).items())
 
 
 def _lock_run(*, run_id: int, job_id: int) -> JobRun | None:
@@ -247,11 +347,11 @@ def run_signal_request(*, job: Job, signal: str) -> JobRun | None:
     return run
 
 
-def _signal_owed(job_id: int) -> str:
+def _signals_owed(job_ids: list[int]) -> dict[int, str]:
     """The checkpoint signal of a stop notice sent before the job had a run (an open, notified stop)."""
-    notified = Preemption.objects.filter(victim_id=job_id, state=Preemption.State.NOTIFIED,
-                                         notice_id__isnull=False).exists()
-    return preemption_signal()[:10] if notified else ""
+    notified = Preemption.objects.filter(victim_id__in=job_ids, state=Preemption.State.NOTIFIED,
+                                         notice_id__isnull=False).values_list("victim_id", flat=True)
+    return {job_id: preemption_signal()[:10] for job_id in notified}
 
 
 def run_signal_execute(*, run_id: int, grace_seconds: int, now: datetime) -> str:

@@ -3,13 +3,14 @@ and apply what the cluster says of active runs. Every backend call runs outside 
 is recorded on its run (or on the pool's BackendStatus when the cluster is unreachable) and the tick
 goes on with the other jobs and pools."""
 import logging
+import time
 from dataclasses import dataclass
 from datetime import datetime
 
 from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from quotas.models import Pool
@@ -22,10 +23,20 @@ from scheduler.queue.faults import job_fault_record, not_faulted
 from scheduler.models import Job
 from scheduler.runs import services as runs
 from scheduler.runs.models import JobRun
-from scheduler.runs.pending_bound import pending_beyond_bounds
+from scheduler.runs.pending_bound import pending_beyond_bounds, replacements_due
+from scheduler.sync.inventory import inventory_sync
 
 log = logging.getLogger(__name__)
-TICK_BATCH = 500  # jobs started or polled per pool and tick, so one tick stays short
+TICK_BATCH = 500  # runs polled per page, stops and signals retried per pool and tick
+START_CHUNK_PER_THREAD = 4  # jobs started per chunk and start thread (BACKEND_START_CONCURRENCY)
+# A burst of admissions is started in one tick, chunk after chunk, for up to START_SECONDS (then the poll):
+# capping starts at TICK_BATCH made the second 500 of a thousand wait behind the first 500's poll.
+START_BATCH = 2000
+START_SECONDS = 10.0
+# A poll writes the changes it found for up to POLL_WRITE_SECONDS (in chunks of 100); the rest are reported
+# again by the next tick's poll. A thousand runs turning RUNNING at once cost 20-50 s of writes on a busy
+# host, and every job admitted meanwhile waited behind them for its sbatch (submit -> RUNNING p95 81 s).
+POLL_WRITE_SECONDS = 5.0
 
 
 @dataclass
@@ -46,15 +57,42 @@ def start_concurrency() -> int:
 
 
 def _start_admitted(pool: Pool, backend: B.Backend, now: datetime, result: TickResult) -> None:
-    jobs = Job.objects.filter(not_faulted(now), pool=pool, status=Job.Status.ADMITTED).select_related(
-        "pool", "gpu_model", "tenant", "project").order_by("admitted_at", "id")[:TICK_BATCH]
+    """Start the pool's admitted jobs in chunks (their runs opened in one transaction, the cluster calls in
+    parallel threads, the outcomes written in one transaction): the first jobs reach the cluster after one
+    chunk, not after hundreds of one-job transactions."""
+    # Only jobs still to be started: one already on the cluster (its run pending, running or stopping) is
+    # the poll's, and opening its run again each tick cost a locked transaction per admitted job.
+    on_cluster = JobRun.objects.filter(job_id=OuterRef("pk"), state__in=(
+        JobRun.State.PENDING, JobRun.State.RUNNING, JobRun.State.STOPPING))
+    jobs = list(Job.objects.filter(not_faulted(now), ~Exists(on_cluster), pool=pool, status=Job.Status.ADMITTED
+                                   ).select_related("pool", "gpu_model", "tenant", "project").order_by(
+        "admitted_at", "id")[:START_BATCH])
+    chunk = start_concurrency() * START_CHUNK_PER_THREAD
+    until = time.monotonic() + START_SECONDS
+    for first in range(0, len(jobs), chunk):
+        if first and time.monotonic() > until:
+            return  # the rest in the next tick, after this one's poll
+        _start_chunk(jobs[first:first + chunk], backend, now, result)
+
+
+def _open_runs(jobs: list[Job], now: datetime) -> dict[int, JobRun]:
+    try:
+        return runs.runs_open(jobs=jobs, now=now)
+    except Exception:  # one poisoned job must not stop the others: each on its own, to tell it apart
+        opened = {}
+        for job in jobs:
+            try:
+                opened.update(runs.runs_open(jobs=[job], now=now))
+            except Exception as error:
+                job_fault_record(job_id=job.pk, tenant_id=job.tenant_id, stage="backend start", error=error, now=now)
+        return opened
+
+
+def _start_chunk(jobs: list[Job], backend: B.Backend, now: datetime, result: TickResult) -> None:
+    opened = _open_runs(jobs, now)
     due = []
     for job in jobs:
-        try:
-            run = runs.run_open(job=job, now=now)
-        except Exception as error:  # one poisoned job must not stop the pool's tick
-            job_fault_record(job_id=job.pk, tenant_id=job.tenant_id, stage="backend start", error=error, now=now)
-            continue
+        run = opened.get(job.pk)
         if run is None or run.state != JobRun.State.STARTING:
             continue
         if run.next_retry_at and run.next_retry_at > now:
@@ -73,21 +111,24 @@ def _start_admitted(pool: Pool, backend: B.Backend, now: datetime, result: TickR
     with ThreadPoolExecutor(max_workers=min(start_concurrency(), max(len(due), 1))) as pool_of_threads:
         outcomes = list(pool_of_threads.map(start, due))
     unavailable = None
+    reported = []
     for (job, run), outcome in zip(due, outcomes):
         if isinstance(outcome, B.BackendError):
             runs.run_record_error(run=run, error=outcome, now=now)
             result.errors += 1
             unavailable = unavailable or (outcome if outcome.unavailable else None)
-            continue
-        try:
-            if isinstance(outcome, Exception):
-                raise outcome
-            done = runs.run_record_report(run=run, report=outcome, now=now)
-        except Exception as error:
-            job_fault_record(job_id=job.pk, tenant_id=job.tenant_id, stage="backend start", error=error, now=now)
+        elif isinstance(outcome, Exception):
+            job_fault_record(job_id=job.pk, tenant_id=job.tenant_id, stage="backend start", error=outcome, now=now)
             result.errors += 1
-            continue
-        result.started += done == "started"
+        else:
+            reported.append((job, run, outcome))
+    done = runs.run_record_reports([(run, report) for _, run, report in reported], now=now)
+    for (job, _, _), outcome in zip(reported, done):
+        if isinstance(outcome, Exception):
+            job_fault_record(job_id=job.pk, tenant_id=job.tenant_id, stage="backend start", error=outcome, now=now)
+            result.errors += 1
+        else:
+            result.started += outcome == "started"
     if unavailable is not None:
         raise unavailable
 
@@ -96,6 +137,7 @@ def _poll_active(pool: Pool, backend: B.Backend, now: datetime, result: TickResu
     """Every active run of the pool, in pages by id, so none is starved however many run (one squeue per
     tick: the backend keeps its listing for the tick)."""
     after = 0
+    until = time.monotonic() + POLL_WRITE_SECONDS
     while True:
         page = list(JobRun.objects.filter(job__pool=pool, pk__gt=after, state__in=(
             JobRun.State.PENDING, JobRun.State.RUNNING, JobRun.State.STOPPING)).select_related("job")
@@ -103,27 +145,25 @@ def _poll_active(pool: Pool, backend: B.Backend, now: datetime, result: TickResu
         if not page:
             return
         after = page[-1].pk
-        _apply_reports(page, backend.poll(page, now=now), now, result)
+        _apply_reports(page, backend.poll(page, now=now), now, result, until=until)
         _cancel_twins(page, backend, now, result)
         if len(page) < TICK_BATCH:
             return
 
 
-def _apply_reports(page: list[JobRun], reports: dict[int, B.RunReport], now: datetime, result: TickResult) -> None:
-    for run in page:
-        report = reports.get(run.pk)
-        if report is None:
-            continue
-        try:
-            done = runs.run_record_report(run=run, report=report, now=now)
-        except Exception as error:
-            job_fault_record(job_id=run.job_id, tenant_id=run.job.tenant_id, stage="backend poll", error=error,
+def _apply_reports(page: list[JobRun], reports: dict[int, B.RunReport], now: datetime, result: TickResult, *,
+                   until: float | None = None) -> None:
+    reported = [run for run in page if run.pk in reports]
+    done = runs.run_record_reports([(run, reports[run.pk]) for run in reported], now=now, until=until)
+    for run, outcome in zip(reported, done):
+        if isinstance(outcome, Exception):
+            job_fault_record(job_id=run.job_id, tenant_id=run.job.tenant_id, stage="backend poll", error=outcome,
                              now=now)
             result.errors += 1
             continue
-        result.started += done == "started"
-        result.finished += done == "finished"
-        result.requeued += done == "requeued"
+        result.started += outcome == "started"
+        result.finished += outcome == "finished"
+        result.requeued += outcome == "requeued"
 
 
 def _cancel_twins(page: list[JobRun], backend: B.Backend, now: datetime, result: TickResult) -> None:
@@ -183,6 +223,10 @@ def _tick_pool(pool: Pool, now: datetime, result: TickResult) -> None:
         _retry_stops_and_signals(pool, now)
         _start_admitted(pool, backend, now, result)
         _poll_active(pool, backend, now, result)
+        if replacements_due(pool_id=pool.pk, now=now):
+            # The nodes as the cluster says now, before a job it keeps pending is placed again: its node
+            # may be drained or down, which the portal would otherwise learn only at the next inventory sync.
+            inventory_sync(pool=pool, now=now)
         explained, replaced = pending_beyond_bounds(pool_id=pool.pk, now=now)
         result.requeued += replaced
     except B.BackendError as exc:

@@ -50,3 +50,21 @@ def test_an_admitted_job_slurm_keeps_pending_shows_slurms_reason_then_is_placed_
     until(lambda: status(job) == Job.Status.RUNNING, step=backend_tick, what="attempt 2 running")
     job.refresh_from_db()
     assert job.runs.get(attempt=2).state == JobRun.State.RUNNING and job.wait is None
+
+
+def test_a_job_placed_again_never_goes_back_to_the_node_slurm_drained(slurm_world, settings):
+    """The node stays drained (no inventory sync in between): the replacement goes to a node Slurm runs
+    jobs on, and runs there."""
+    settings.CLUSTER_PENDING_EXPLAIN_SECONDS, settings.CLUSTER_PENDING_REPLACE_SECONDS = 1, 4
+    job = submit(slurm_world, name="drained-twice", command="sleep 600", gpus=1)
+    assert scheduler_cycle_run(pool=slurm_world.pool).admitted == 1
+    job.refresh_from_db()
+    drained = Node.objects.get(pk=job.placements[0])
+    slurm(slurm_world.cluster, "scontrol", "update", f"NodeName={drained.name}", "State=DRAIN",
+          "Reason=drained by the test")
+    until(lambda: (backend_tick(), status(job))[1] == Job.Status.REQUEUED, timeout=40, what="the job placed again")
+    assert scheduler_cycle_run(pool=slurm_world.pool).admitted == 1
+    job.refresh_from_db()
+    assert drained.pk not in job.placements, "placed again on the node Slurm drained"
+    until(lambda: status(job) == Job.Status.RUNNING, step=backend_tick, what="attempt 2 running elsewhere")
+    assert squeue(slurm_world)[f"portal-{job.pk}-2"]["nodes"] != drained.name

@@ -3,8 +3,6 @@ private local Slurm of 50 nodes (needs root and Debian's slurm packages), submit
 beside Slurm alone's on the same cluster, then fault rounds. Prints one JSON line with R beside. A command of the
 web shell, not the scheduler's: its clients sign in with personal tokens, which the scheduler does not know."""
 import os
-import tempfile
-from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -23,21 +21,17 @@ class Command(BaseCommand):
 
     def handle(self, *args, jobs, clients, bulk, nodes, gpus_per_node, rounds, port, **options):
         from portal.accounts.tokens import personal_token_create
-        from scheduler.bench.localcluster import LocalCluster, LocalClusterError
-        from scheduler.bench.slurm_start import main_json
-        from scheduler.bench.slurm_submit import bench_nodes, bench_submit
+        from scheduler.bench.localcluster import LocalClusterError
+        from scheduler.bench.slurm_pool import bench_nodes, cluster_settings, local_cluster, main_json
+        from scheduler.bench.slurm_submit import bench_submit
 
-        cluster = LocalCluster(Path(tempfile.mkdtemp(prefix="bench-submit-")), nodes=bench_nodes(nodes, gpus_per_node))
         try:
-            cluster.start(timeout=300)
+            with local_cluster(bench_nodes(nodes, gpus_per_node, prefix="sb"), prefix="bench-submit-") as cluster:
+                result = bench_submit(jobs=jobs, clients=clients, bulk=bulk, rounds=rounds,
+                                      cluster_settings=cluster_settings(str(cluster.conf), cluster.partition),
+                                      env={**os.environ, "SLURM_CONF": str(cluster.conf)}, port=port,
+                                      token_for=lambda user: personal_token_create(user=user, name="bench",
+                                                                                   lifetime_days=7)[1])
         except LocalClusterError as exc:
-            cluster.stop()
             raise CommandError(str(exc)) from exc
-        settings = {"slurm_conf": str(cluster.conf), "partition": cluster.partition, "gres_models": {"h100": "H100-80G"}}
-        try:
-            result = bench_submit(jobs=jobs, clients=clients, bulk=bulk, rounds=rounds, cluster_settings=settings,
-                                  env={**os.environ, "SLURM_CONF": str(cluster.conf)}, port=port,
-                                  token_for=lambda user: personal_token_create(user=user, name="bench", lifetime_days=7)[1])
-        finally:
-            cluster.stop()
         self.stdout.write(main_json(result))

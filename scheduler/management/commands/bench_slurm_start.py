@@ -1,9 +1,6 @@
 """Measure start latency (admission -> RUNNING in squeue) of N jobs on a real Slurm. Without --slurm-conf it
 starts a private local Slurm (4 nodes × 32 fake GPUs; needs root and Debian's slurm packages). Prints one
 JSON line."""
-import tempfile
-from pathlib import Path
-
 from django.core.management.base import BaseCommand, CommandError
 
 
@@ -18,23 +15,19 @@ class Command(BaseCommand):
 
     def handle(self, *args, jobs, slurm_conf, partition, gres_type, **options):
         import os
+        from contextlib import nullcontext
 
-        from scheduler.bench.slurm_start import bench_nodes, bench_start_latency, main_json
-        from scheduler.bench.localcluster import LocalCluster, LocalClusterError
+        from scheduler.bench.localcluster import LocalClusterError
+        from scheduler.bench.slurm_pool import bench_nodes, cluster_settings, local_cluster, main_json
+        from scheduler.bench.slurm_start import bench_start_latency
 
-        cluster = None
-        if not slurm_conf:
-            cluster = LocalCluster(Path(tempfile.mkdtemp(prefix="bench-slurm-")), nodes=bench_nodes())
-            try:
-                cluster.start()
-            except LocalClusterError as exc:
-                raise CommandError(str(exc)) from exc
-            slurm_conf = str(cluster.conf)
-        # The bench reads the mapping under the "h100" key; a cluster with other GRES types names its own.
-        settings = {"slurm_conf": slurm_conf, "partition": partition, "gres_models": {gres_type: "H100-80G"}}
         try:
-            result = bench_start_latency(jobs=jobs, settings=settings, env={**os.environ, "SLURM_CONF": slurm_conf})
-        finally:
-            if cluster is not None:
-                cluster.stop()
+            with (nullcontext() if slurm_conf else
+                  local_cluster(bench_nodes(4, 32, prefix="bench"), prefix="bench-slurm-")) as cluster:
+                conf = slurm_conf or str(cluster.conf)
+                # The bench reads the mapping under the "h100" key; a cluster with other GRES types names its own.
+                result = bench_start_latency(jobs=jobs, settings=cluster_settings(conf, partition, gres_type),
+                                             env={**os.environ, "SLURM_CONF": conf})
+        except LocalClusterError as exc:
+            raise CommandError(str(exc)) from exc
         self.stdout.write(main_json(result))

@@ -64,6 +64,16 @@ def slurm_world(db, slurm_cluster):
 
     subprocess.run(["scancel", f"--partition={slurm_cluster.partition}"], env=slurm_cluster.env, timeout=10,
                    capture_output=True, check=False)
+    # The cancels end asynchronously: wait for them, or the next test (a new database, the same cluster) finds
+    # this test's jobs still holding GPUs as jobs the portal does not own (the agreement test then saw no
+    # preemption: its training job waited on them instead), and sacct's window reads them.
+    import time
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and subprocess.run(
+            ["squeue", "-h", f"--partition={slurm_cluster.partition}", "-o", "%i"], env=slurm_cluster.env,
+            capture_output=True, text=True, timeout=10, check=False).stdout.strip():
+        time.sleep(0.2)
     for node in ("n-h100-1", "n-h100-2", "n-a100-1", "n-a100-2"):
         subprocess.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"], env=slurm_cluster.env, timeout=10,
                        capture_output=True, check=False)

@@ -29,7 +29,10 @@ def _sacct_states(world, ids: list[str]) -> dict[str, str]:
 
 
 def test_a_sites_own_jobs_read_through_sacct_replay_under_the_portals_rules(slurm_world):
-    since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 1))
+    # An earlier test's jobs ended at its teardown (tests/slurm/conftest.py waits for them); sacct's times are
+    # whole seconds, so the window starts a second later.
+    time.sleep(1.1)
+    since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime())
     # alpha fills every A100 (2 nodes x 4) for a few seconds, and runs two H100 jobs; beta runs one.
     ran = [_sbatch(slurm_world, "--account=alpha", "--nodes=2", "--gres=gpu:a100:4", "--wrap=sleep 5"),
            _sbatch(slurm_world, "--account=alpha", "--gres=gpu:h100:1", "--wrap=sleep 2"),

@@ -57,11 +57,16 @@ def mismatches(job_ids, env: dict, prefix: str = "portal") -> list[tuple[int, st
 
 
 def settled(env: dict, *, tries: int = 40) -> None:
-    """Slurm has acted on what it was told: two equal listings half a second apart, nothing configuring."""
+    """Slurm has acted on what it was told: two equal listings half a second apart, nothing configuring, and
+    no pending job its scheduler has not looked at yet (reason None) or passed over for an earlier one that
+    was still pending at the submit (Priority: the main loop starts it)."""
     last = None
     for _ in range(tries):
-        now = {(r["name"], r["job_state"]) for r in squeue_jobs(env)}
-        if now == last and not any(state in ("CONFIGURING", "COMPLETING") for _, state in now):
+        jobs = squeue_jobs(env)
+        now = {(r["name"], r["job_state"]) for r in jobs}
+        unsettled = any(r["job_state"] in ("CONFIGURING", "COMPLETING") or (
+            r["job_state"] == "PENDING" and r.get("state_reason") in ("None", "Priority")) for r in jobs)
+        if now == last and not unsettled:
             return
         last = now
         time.sleep(0.5)

@@ -96,6 +96,7 @@ def test_under_adopt_hand_started_jobs_are_imported_and_governed_under_count_onl
     # Asks n-h100-1's GPUs too: Slurm keeps it pending for Resources behind the first.
     pending_id = _sbatch(slurm_world, "--job-name=by-hand-next", "--account=alpha", "--nodelist=n-h100-1",
                          "--gres=gpu:h100:2", "--time=30")
+    slurm_world.cluster.add_accounts("nobody")  # else Slurm files the job under root's default account
     stray_id = _sbatch(slurm_world, "--job-name=by-hand-stray", "--account=nobody", "--nodelist=n-h100-1",
                        "--gres=gpu:h100:1", "--time=30")
 

@@ -66,14 +66,6 @@ class _CollectorTime:
             self._started = None
 
 
-def _cpu_reference_s() -> float:
-    start = time.perf_counter()
-    s = 0
-    for i in range(10**7):
-        s += i
-    return time.perf_counter() - start
-
-
 def _percentile(values: list[float], pct: int) -> float:
     if len(values) < 2:
         return values[0]
@@ -124,7 +116,7 @@ class Command(BaseCommand):
         snapshot = synthetic_snapshot(jobs, nodes, tenants)
         decisions = decide(snapshot)
         out = {"jobs": jobs, "nodes": nodes, "tenants": tenants, "repeats": repeats,
-               "cpu_reference_s": round(_cpu_reference_s(), 2),
+               "cpu_reference_s": round(reference, 3),
                "frozen_objects": frozen, "r_s": round(reference, 3),
                "decide_cpu_ms_p50": round(statistics.median(CPU_MS["decide"]), 1),
                "decide_cpu_r_p50": round(statistics.median(CPU_MS["decide"]) / 1000 / reference, 4),

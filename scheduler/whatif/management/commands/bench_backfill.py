@@ -19,6 +19,7 @@ from types import MappingProxyType
 
 from django.core.management.base import BaseCommand
 
+from scheduler.bench.process import cpu_reference_s
 from scheduler.engine.types import PolicySwitches, Quota, TenantPolicy
 from scheduler.whatif.sim.metrics import percentile, utilisation
 from scheduler.whatif.sim.replay import replay
@@ -30,15 +31,6 @@ POOL = "bench-backfill"
 # (GPUs per replica, replicas, weight): mostly small jobs, a tail of 16-64-GPU gangs.
 SHAPES = ((1, 1, 35), (2, 1, 20), (4, 1, 15), (8, 1, 12), (8, 2, 8), (8, 4, 6), (8, 8, 4))
 MODES = ("best_effort", "backfill", "strict")
-
-
-def reference_seconds() -> float:
-    """R: the CPU reference loop, timed in this process."""
-    started = time.perf_counter()
-    s = 0
-    for i in range(10**7):
-        s += i
-    return time.perf_counter() - started
 
 
 def _limit(rng: random.Random, run_seconds: float, cap_minutes: int) -> int:
@@ -182,7 +174,7 @@ class Command(BaseCommand):
         parser.add_argument("--modes", default=",".join(MODES))
 
     def handle(self, *args, **o):
-        r = reference_seconds()
+        r = cpu_reference_s()
         trace = modes_trace(jobs=o["jobs"], nodes=o["nodes"], days=o["days"], load=o["load"], seed=o["seed"],
                             tenants=o["tenants"])
         modes = {mode: mode_figures(trace, mode, o["cycle_seconds"], o["depth"]) for mode in o["modes"].split(",")}

@@ -9,8 +9,9 @@ folded into a count and a sum of hashes, all in one query, a few milliseconds fo
 is sent or converted to text). The sets are those the snapshot reads, with its filters (the ones that are
 more than a pool and a status are the snapshot's own functions), and the small tables it reads whole;
 tests/test_cycle_unchanged.py checks that every table the snapshot reads is here. A vacuum's freeze may
-give a row a new version once: that costs one decide, never a missed change. A filter that compares with the cycle's clock (a fault's retry time, the 24 h
-of stops) is applied with the cycle's `now`, so the moments it passes are seen.
+give a row a new version once: that costs one decide, never a missed change. A filter that compares with
+the cycle's clock (a fault's retry time, the 24 h of stops) is applied with the cycle's `now`, so the
+moments it passes are seen.
 
 Left out, and why: fair-share usage moves with every second while jobs run, so a digest holding it
 would never match; it, and every other moment the engine compares with the cycle's clock (a lease's

@@ -476,7 +476,7 @@ class Reasons:
         return remembered
 
 
-_KEYWORDS = object()  # parts a key's keyword arguments from its positional ones, as lru_cache does
+_KEYWORDS = object()  # parts a key's keyword arguments from its positional ones (no call confuses the two)
 
 
 def _remembering(fn):

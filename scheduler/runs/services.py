@@ -164,10 +164,6 @@ def run_record_reports(items: list[tuple[JobRun, B.RunReport]], *, now: datetime
     poll reports them again."""
     outcomes: list[str | Exception] = ["unchanged"] * len(items)
     changing = sorted((item for item in enumerate(items) if report_changes(*item[1])), key=lambda i: i[1][0].job_id)
-
-    def record(run: JobRun, report: B.RunReport) -> str:
-        return _record(run, report, now)
-
     for first in range(0, len(changing), RECORD_CHUNK):
         chunk = changing[first:first + RECORD_CHUNK]
         if until is not None and time.monotonic() > until:
@@ -175,12 +171,12 @@ def run_record_reports(items: list[tuple[JobRun, B.RunReport]], *, now: datetime
                 outcomes[i] = "deferred"
             continue
         try:
-            done = atomic_retrying(lambda: [record(run, report) for _, (run, report) in chunk])
+            done = atomic_retrying(lambda: [_record(run, report, now) for _, (run, report) in chunk])
         except Exception:  # noqa: BLE001 - each on its own below, where the failing one is told apart
             done = []
             for _, (run, report) in chunk:
                 try:
-                    done.append(atomic_retrying(lambda run=run, report=report: record(run, report)))
+                    done.append(atomic_retrying(lambda run=run, report=report: _record(run, report, now)))
                 except Exception as error:  # noqa: BLE001 - the caller records it on its job
                     done.append(error)
         for (i, _), outcome in zip(chunk, done):

@@ -29,6 +29,13 @@ def _choices(values):
     return [("", "—"), *[(v, v) for v in values]]
 
 
+def _errors_onto(form: forms.Form, errors: dict) -> None:
+    """A serializer's field errors on the form's fields of those names; the others on the whole form."""
+    for field, messages in errors.items():
+        for text in messages:
+            form.add_error(field if field in form.fields else None, text)
+
+
 class WhatIfForm(forms.Form):
     pool = forms.ChoiceField(label=_("Pool"))
     # datetime-local takes "2026-11-03T08:00" in the portal's time zone (TIME_ZONE).
@@ -78,14 +85,10 @@ class WhatIfForm(forms.Form):
                                                   "window_end": data["window_end"], "changes": [change],
                                                   "label": data.get("label", "")})
         if not serializer.is_valid():
-            for field, messages in serializer.errors.items():
-                if field == "changes":
-                    for sub, texts in messages[0].items():
-                        for text in texts:
-                            self.add_error(sub if sub in self.fields else None, text)
-                else:
-                    for text in messages:
-                        self.add_error(field if field in self.fields else None, text)
+            errors = dict(serializer.errors)
+            # The one change's errors are the form's fields' (the form asks one change at a time).
+            _errors_onto(self, errors.pop("changes")[0] if "changes" in errors else {})
+            _errors_onto(self, errors)
             return data
         data["validated"] = serializer.validated_data
         return data
@@ -112,9 +115,7 @@ class SacctImportForm(forms.Form):
         serializer = WhatIfSacctSerializer(data={"pool": data["pool"], "file": data["file"],
                                                  "label": data.get("label", "")})
         if not serializer.is_valid():
-            for field, messages in serializer.errors.items():
-                for text in messages:
-                    self.add_error(field if field in self.fields else None, text)
+            _errors_onto(self, serializer.errors)
             return data
         data["validated"] = serializer.validated_data
         return data

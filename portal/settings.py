@@ -338,6 +338,9 @@ SCHEDULER_FAIR_SHARE_HALF_LIFE_HOURS = float(os.environ.get("SCHEDULER_FAIR_SHAR
 # Backfill and strict pools: how many jobs blocked on nodes per pool x GPU model get a reservation each
 # cycle (Slurm's bf_max_job_test); the jobs behind them queue as under best effort.
 SCHEDULER_BACKFILL_DEPTH = int(os.environ.get("SCHEDULER_BACKFILL_DEPTH", 10))
+# Backfill pools: minutes a job waits blocked before it gets a reservation (Slurm's bf_min_age_reserve), the
+# platform default of the pool switch `reserve_min_age_minutes`; until then later jobs pass it as under best effort.
+SCHEDULER_RESERVE_MIN_AGE_MINUTES = int(os.environ.get("SCHEDULER_RESERVE_MIN_AGE_MINUTES", 0))
 # Leases that fit (backfill and strict pools): a job whose limit outlasts the lease may still borrow when it
 # checkpoints at least this often, since a reclaim then loses at most this much of its work.
 LEASE_FIT_CHECKPOINT_MINUTES = int(os.environ.get("LEASE_FIT_CHECKPOINT_MINUTES", 30))

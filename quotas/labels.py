@@ -40,6 +40,8 @@ def switch_value_label(value) -> str:
         return str(_("on"))
     if value is False:
         return str(_("paused"))
+    if isinstance(value, int):  # the minutes a job waits before a reservation
+        return str(_("%(minutes)s min") % {"minutes": value})
     if value in PolicySwitch.SchedulingMode.values:
         return choice_label(PolicySwitch.SchedulingMode, value)
     if value in PolicySwitch.OutsideJobsMode.values:

@@ -22,6 +22,7 @@ ENV_VAR_VALUE_LENGTH = 4096
 WHATIF_CHANGES = 50                  # proposed changes in one what-if replay; each replays the window
 WHATIF_SACCT_BYTES = 32 * 1024 * 1024  # an imported sacct history: about 200k jobs at ~150 bytes a line
 LEASE_MINUTES = 365 * 24 * 60       # lending policy durations; column: integer
+RESERVE_MIN_AGE_MINUTES = 30 * 24 * 60  # a backfill pool's wait before a reservation: longer is no reservation at all
 # Quotas, quota requests and maintenance windows may start this far in the past (corrections of a
 # change that was agreed but entered late); each such back-dating is audited with the change.
 BACKDATE_ALLOWANCE_DAYS = 7

@@ -43,7 +43,8 @@ class PoolSwitchForm(forms.Form):
 
     KEY_OF_VALUE = {"on": PolicySwitch.Key.BORROWING_ENABLED, "off": PolicySwitch.Key.BORROWING_ENABLED,
                     "preemption": PolicySwitch.Key.PREEMPTION_MODE, "reclaim": PolicySwitch.Key.RECLAIM_MODE,
-                    "scheduling": PolicySwitch.Key.SCHEDULING_MODE, "outside": PolicySwitch.Key.OUTSIDE_JOBS}
+                    "scheduling": PolicySwitch.Key.SCHEDULING_MODE, "outside": PolicySwitch.Key.OUTSIDE_JOBS,
+                    "min_age": PolicySwitch.Key.RESERVE_MIN_AGE}
     VALUE_DOES_NOT_FIT = _("That value is not one of this switch's.")
 
     def clean(self):
@@ -66,10 +67,14 @@ class PoolSwitchForm(forms.Form):
               for v, label in PolicySwitch.SchedulingMode.choices),
             *((f"outside:{v}", _("Jobs outside the portal: %(mode)s") % {"mode": label})
               for v, label in PolicySwitch.OutsideJobsMode.choices),
+            *((f"min_age:{minutes}", _("Reservations after %(minutes)s min waiting") % {"minutes": minutes})
+              for minutes in PolicySwitch.RESERVE_MIN_AGE_CHOICES),
         ]
 
     @staticmethod
     def typed_value(key: str, value: str):
         if key == PolicySwitch.Key.BORROWING_ENABLED:
             return value == "on"
+        if key == PolicySwitch.Key.RESERVE_MIN_AGE:
+            return int(value.split(":", 1)[1])
         return value.split(":", 1)[1]

@@ -60,6 +60,8 @@ class PolicySwitch(models.Model):
         RECLAIM_MODE = "reclaim_mode", _("Reclaim mode")
         SCHEDULING_MODE = "scheduling_mode", _("Scheduling mode")
         OUTSIDE_JOBS = "outside_jobs", _("Jobs outside the portal")
+        # Backfill pools: minutes a job waits before it gets a reservation (scheduler/engine/backfill.py).
+        RESERVE_MIN_AGE = "reserve_min_age_minutes", _("Wait before a reservation (minutes)")
     class PreemptionMode(models.TextChoices):
         AUTO = "auto", _("Automatic")
         MANUAL = "manual", _("Manual approval")
@@ -81,7 +83,10 @@ class PolicySwitch(models.Model):
     # it; a pool created from now on gets its own `backfill` override (quotas/leases/pool_defaults.py).
     DEFAULTS = {Key.BORROWING_ENABLED: True, Key.PREEMPTION_MODE: PreemptionMode.AUTO.value,
                 Key.RECLAIM_MODE: ReclaimMode.AUTO.value, Key.SCHEDULING_MODE: SchedulingMode.BEST_EFFORT.value,
-                Key.OUTSIDE_JOBS: OutsideJobsMode.COUNT.value}
+                Key.OUTSIDE_JOBS: OutsideJobsMode.COUNT.value,
+                Key.RESERVE_MIN_AGE: settings.SCHEDULER_RESERVE_MIN_AGE_MINUTES}
+    # The values a pool or the platform may choose for RESERVE_MIN_AGE (the switches page offers these).
+    RESERVE_MIN_AGE_CHOICES = (0, 30, 60, 120, 240, 480, 720, 1440, 2880)
     NEW_POOL_SCHEDULING_MODE = SchedulingMode.BACKFILL.value
 
     key = models.CharField(max_length=40, choices=Key)

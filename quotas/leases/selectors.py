@@ -97,10 +97,12 @@ def engine_switches(pool=None) -> engine.PolicySwitches:
 
 
 def scheduling_switches(values: dict) -> dict:
-    """The engine's scheduling fields for a pool's switch values: the mode, the reservation depth, and
-    leases that fit, which go with the time-aware modes (a pool in best effort borrows as before)."""
+    """The engine's scheduling fields for a pool's switch values: the mode, the reservation depth, how long a
+    job waits before it gets a reservation, and leases that fit, which go with the time-aware modes (a pool in
+    best effort borrows as before)."""
     mode = str(values[PolicySwitch.Key.SCHEDULING_MODE])
     return {"scheduling_mode": mode, "backfill_depth": settings.SCHEDULER_BACKFILL_DEPTH,
+            "reserve_min_age_minutes": int(values[PolicySwitch.Key.RESERVE_MIN_AGE]),
             "lease_fit": mode != PolicySwitch.SchedulingMode.BEST_EFFORT,
             "lease_checkpoint_minutes": settings.LEASE_FIT_CHECKPOINT_MINUTES}
 

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.chain.services import audit_record
-from quotas.common import clock, times
+from quotas.common import clock, limits, times
 from quotas.access import is_platform_admin
 from quotas.history import reason_errors, with_history
 from quotas.leases import end_reasons, errors, selectors
@@ -98,6 +98,11 @@ def _clean_switch_value(key: str, value):
     if key == PolicySwitch.Key.BORROWING_ENABLED:
         if not isinstance(value, bool):
             raise ValidationError({"value": [errors.BAD_SWITCH_VALUE.format(key=key, allowed="true or false")]})
+        return value
+    if key == PolicySwitch.Key.RESERVE_MIN_AGE:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= limits.RESERVE_MIN_AGE_MINUTES:
+            raise ValidationError({"value": [errors.BAD_SWITCH_VALUE.format(
+                key=key, allowed=f"0 to {limits.RESERVE_MIN_AGE_MINUTES} (minutes)")]})
         return value
     modes = {PolicySwitch.Key.RECLAIM_MODE: PolicySwitch.ReclaimMode,
              PolicySwitch.Key.SCHEDULING_MODE: PolicySwitch.SchedulingMode,

@@ -106,7 +106,8 @@ def decide(snapshot: Snapshot, *, describe: bool = True, standing: Standing | No
 def _decide(snapshot: Snapshot, describe: bool, standing: Standing | None) -> Decisions:
     cycle = CycleState(snapshot, standing)  # 1. the cycle's state
     if snapshot.switches.scheduling_mode != BEST_EFFORT:  # reservations for blocked jobs (backfill.py)
-        cycle.backfill = Backfill(snapshot, snapshot.switches.scheduling_mode, snapshot.switches.backfill_depth)
+        cycle.backfill = Backfill(snapshot, snapshot.switches.scheduling_mode, snapshot.switches.backfill_depth,
+                                  snapshot.switches.reserve_min_age_minutes)
     queue = order_pending(  # 2. order the queue
         snapshot.pending, snapshot.priority_classes, snapshot.usage, cycle.book.tenant_gpus,
         queue_keys(snapshot) if cycle.tree is not None else None,  # weighted fair share over the tree
@@ -490,6 +491,8 @@ def _describe(cycle: CycleState) -> list[Wait]:
         if reserved is not None and job.id in reserved and entry.quota_ok:  # where and from when
             blockers = cycle.backfill.describe(job.id, blockers)
             actions = blockers[0].actions if len(blockers) == 1 else actions
+        elif reserved is not None and job.id in cycle.backfill.young and entry.quota_ok:  # why none yet
+            blockers = cycle.backfill.describe_young(job, blockers)
         entry.node_blocked = node_blocked
         tkey = (job.tenant, job.pool)
         pos_tenant = in_tenant[tkey] = in_tenant.get(tkey, 0) + 1

@@ -95,10 +95,15 @@ def _end(now: datetime, minutes: int, scale: float = 1.0) -> datetime:
 class Backfill:
     """The reservations of one cycle, lane by lane, in queue order."""
 
-    def __init__(self, snapshot: Snapshot, mode: str, depth: int) -> None:
+    def __init__(self, snapshot: Snapshot, mode: str, depth: int, min_age_minutes: int = 0) -> None:
         self.snapshot, self.now, self.scale = snapshot, snapshot.now, snapshot.time_scale
         self.strict = mode == STRICT
         self.depth = max(depth, 0)
+        # Backfill only (strict passes no blocked job whatever its age): a job submitted after this moment is
+        # too young for a reservation (`young`).
+        self.min_age = max(min_age_minutes, 0) if not self.strict else 0
+        self.young_after = self.now - span(self.min_age, self.scale) if self.min_age else None
+        self.young: set[int] = set()  # jobs blocked on nodes this cycle that were too young for a reservation
         self.names = {n.id: (n.name or f"#{n.id}") for n in snapshot.nodes}
         # Classes are data: which ones a reservation never holds back is the class rows' `protected` flag.
         self.protected = frozenset(name for name, pc in snapshot.priority_classes.items() if pc.protected)
@@ -167,6 +172,18 @@ class Backfill:
             del self.reserved[r.job_id]
         for r in hit:
             self._place_reservation(book, lane, r.job, r.quota_ids)
+
+    def too_young(self, job: PendingJob) -> bool:
+        """Whether a job has waited less than the pool's minimum age for a reservation (Slurm's
+        bf_min_age_reserve). Until then it queues as under best effort: later jobs pass it, so the steady
+        stream of small jobs is not held back behind every gang the moment it arrives, and a gang that has
+        waited that long, the one starving, gets its reservation. Age only grows, so once a job has its
+        reservation it keeps it."""
+        return self.young_after is not None and job.submitted_at > self.young_after
+
+    def waited_minutes(self, job: PendingJob) -> int:
+        """Policy minutes the job has waited (the portal's clock, as the minimum age is)."""
+        return max(int((self.now - job.submitted_at).total_seconds() * self.scale // 60), 0)
 
     def rank(self, job: PendingJob) -> tuple:
         """Age order, which reservations keep: priority (higher first), then submit time, then id."""
@@ -255,6 +272,8 @@ class Backfill:
         oldest = sorted((job for job in queue if job.priority_class not in self.protected and job.env_ready),
                         key=self.rank)
         for job in oldest:
+            if self.too_young(job):
+                continue
             key = (job.pool, job.gpu_model)
             book = self.books.get(key)
             if book is not None and book.tried >= self.depth:
@@ -298,7 +317,12 @@ class Backfill:
         book = self._book(lane)
         if book.first_blocked is None:
             book.first_blocked = job.id
-        if job.id in self.reserved or book.tried >= self.depth:
+        if job.id in self.reserved:
+            return
+        if self.too_young(job):  # (before the depth: a job too young takes none of the lane's reservations)
+            self.young.add(job.id)
+            return
+        if book.tried >= self.depth:
             return
         if self._reserve(job, lane, tenant_q, project_q):
             # Handed out in queue order, it holds back every job after it in the queue, older or not (the oldest
@@ -450,6 +474,13 @@ class Backfill:
         reservation, model = held
         nodes = hostlist(self.names[n] for n in reservation.nodes)
         return (R.reserved(reservation.need, model, nodes, _iso(reservation.start)),)
+
+
+    def describe_young(self, job: PendingJob, blockers: tuple[Blocker, ...]) -> tuple[Blocker, ...]:
+        """A job blocked on nodes that is too young for a reservation: after what blocks it, when it gets one."""
+        if blockers[0].code not in _REPLACED:
+            return blockers
+        return (*blockers, R.not_reserved_yet(self.min_age, self.waited_minutes(job)))
 
 
 # Room and queue blockers; jobs the portal does not own hold GPUs without an end, which the reservation

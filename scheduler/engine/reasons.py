@@ -32,6 +32,8 @@ FRAGMENTED = "FRAGMENTED"
 OUTSIDE_JOBS = "OUTSIDE_JOBS"  # jobs the portal does not own hold what this job needs on the nodes
 RESERVED = "RESERVED"
 BACKFILL_HELD = "BACKFILL_HELD"
+# Backfill: blocked on nodes, but it has not waited long enough for a reservation yet (backfill.py).
+NOT_RESERVED_YET = "NOT_RESERVED_YET"
 
 # Most specific and most actionable first: a job that can never run says so before it talks
 # about quota; an over-quota job's problem is its quota (what the team can act on: request more,
@@ -55,6 +57,7 @@ PRECEDENCE: tuple[str, ...] = (
     OUTSIDE_JOBS,
     POOL_FULL,
     FRAGMENTED,
+    NOT_RESERVED_YET,  # last: it adds to the room blocker that says why the job waits, it does not replace it
 )
 RANK: dict[str, int] = {code: rank for rank, code in enumerate(PRECEDENCE)}
 
@@ -305,6 +308,11 @@ def backfill_held(job: int, until: str, limit: int, gap: int) -> Blocker:
     would end before every reservation of its lane starts."""
     kind = "backfill_held" if gap >= 1 else "backfill_held_no_gap"
     return _blocker(BACKFILL_HELD, kind, job=job, until=until, limit=limit, gap=max(gap, 0))
+
+
+def not_reserved_yet(min_age: int, waited: int) -> Blocker:
+    """Backfill: no reservation for this job until it has waited `min_age` minutes; it has waited `waited`."""
+    return _blocker(NOT_RESERVED_YET, "not_reserved_yet", min_age=min_age, waited=waited)
 
 
 def strict_held(pool: str, gpu_model: str, job: int) -> Blocker:

@@ -344,6 +344,10 @@ MESSAGES: dict[str, str | Counted] = {
         "Borrowing would end in a reclaim within ~{horizon} min, when the lender's own demand is expected "
         "back: your limit is {limit} min; with checkpoints every {checkpoint} min it may borrow"
     ),
+    "not_reserved_yet": gettext_noop(
+        "No reservation yet: reservations start after a job has waited {min_age} min; this job has waited"
+        " {waited} min"
+    ),
     "strict_held": gettext_noop(
         "{pool}/{gpu_model} schedules in strict order: job #{job} ahead of it waits, and no job passes it"
     ),
@@ -407,4 +411,5 @@ CODE_TITLES: dict[str, str] = {
     "OUTSIDE_JOBS": gettext_noop("Held outside the portal"),
     "RESERVED": gettext_noop("Reserved"),
     "BACKFILL_HELD": gettext_noop("Held for a reservation"),
+    "NOT_RESERVED_YET": gettext_noop("No reservation yet"),
 }

@@ -198,6 +198,9 @@ class PolicySwitches:
     # pool x GPU model get a reservation (Slurm's bf_max_job_test).
     scheduling_mode: str = "best_effort"
     backfill_depth: int = 10
+    # Backfill: a job gets a reservation only once it has waited this many policy minutes (Slurm's
+    # bf_min_age_reserve); until then later jobs pass it as under best effort. 0: from its first cycle.
+    reserve_min_age_minutes: int = 0
     # Leases that fit (lease_fit.py): borrow only when the runtime limit ends before the lease expires
     # and the lender's demand is back, or with checkpoints at most this many minutes apart.
     lease_fit: bool = False

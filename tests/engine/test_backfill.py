@@ -248,3 +248,57 @@ def test_a_job_that_did_not_start_at_its_turn_gives_its_hold_to_the_jobs_after_i
     d = decide(snap)
     assert admitted(d) == {102: (1,)}
     assert wait_of(d, 100).code == R.QUOTA_EXCEEDED
+
+
+# --- the minimum age for a reservation (Slurm's bf_min_age_reserve) ----------------------------------------
+# The gang (job 100) has waited 30 min; the small job behind it runs 600 min, past the gang's start at +120.
+
+def _aged(min_age, *behind, mode="backfill"):
+    return replace(_pool(mode, *behind), switches=PolicySwitches(scheduling_mode=mode, backfill_depth=10,
+                                                                 reserve_min_age_minutes=min_age))
+
+
+@pytest.mark.parametrize("min_age, gang_code, small_started", [
+    (0, R.RESERVED, False),  # no minimum: a reservation from its first cycle, the long small job is held
+    (30, R.RESERVED, False),  # waited exactly the minimum: old enough
+    (31, R.POOL_FULL, True),  # a minute short: no reservation, the small job passes it as under best effort
+    (240, R.POOL_FULL, True),
+])
+def test_a_gang_gets_its_reservation_only_once_it_has_waited_the_minimum(min_age, gang_code, small_started):
+    d = decide(_aged(min_age, _small(limit=600)))
+    assert wait_of(d, 100).code == gang_code
+    assert (101 in admitted(d)) is small_started
+
+
+def test_a_gang_too_young_is_told_when_its_reservation_comes():
+    d = decide(_aged(60, _small(limit=600)))
+    gang = wait_of(d, 100)
+    assert [b.code for b in gang.blockers] == [R.POOL_FULL, R.NOT_RESERVED_YET]
+    blocker = gang.blockers[-1]
+    assert dict(blocker.detail_pairs) == {"min_age": 60, "waited": 30}
+    assert blocker.message == ("No reservation yet: reservations start after a job has waited 60 min; this job has "
+                               "waited 30 min")
+
+
+def test_a_young_gang_takes_none_of_the_depth_an_old_one_behind_it_needs():
+    """Depth 1: the young gang (submitted 5 min ago, higher priority so first in the queue) gets no reservation
+    and leaves the lane's one reservation to the old gang (30 min)."""
+    young = pending(102, "alpha", 8, replicas=2, submitted_ago=5, workload="evaluation")
+    snap = replace(_pool("backfill", young, _small(limit=600)),
+                   switches=PolicySwitches(scheduling_mode="backfill", backfill_depth=1, reserve_min_age_minutes=20))
+    d = decide(snap)
+    assert wait_of(d, 100).code == R.RESERVED
+    assert R.NOT_RESERVED_YET in [b.code for b in wait_of(d, 102).blockers]
+    assert 101 not in admitted(d)  # the old gang's reservation holds the long small job back
+
+
+def test_strict_mode_passes_no_blocked_job_whatever_its_age():
+    d = decide(_aged(240, _small(limit=30), mode="strict"))
+    assert 101 not in admitted(d)
+    assert wait_of(d, 101).code == R.BACKFILL_HELD
+
+
+def test_the_minimum_age_is_on_the_portals_clock():
+    """The demo's clock runs `time_scale` times the wall: 30 wall minutes there are 30 x scale policy minutes."""
+    d = decide(replace(_aged(60, _small(limit=600)), time_scale=2.0))
+    assert wait_of(d, 100).code == R.RESERVED

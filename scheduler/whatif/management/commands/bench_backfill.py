@@ -17,6 +17,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from types import MappingProxyType
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from scheduler.bench.process import cpu_reference_s
@@ -123,10 +124,10 @@ def lending_trace(*, nodes: int, days: float, load: float, seed: int) -> Trace:
                  policies=MappingProxyType({q.tenant: TenantPolicy(tenant=q.tenant) for q in quotas}))
 
 
-def mode_figures(trace: Trace, mode: str, cycle_seconds: float, depth: int) -> dict:
+def mode_figures(trace: Trace, mode: str, cycle_seconds: float, depth: int, min_age: int = 0) -> dict:
     started = time.perf_counter()
-    outcome = replay(replace(trace, switches=PolicySwitches(scheduling_mode=mode, backfill_depth=depth)),
-                     cycle_seconds=cycle_seconds)
+    switches = PolicySwitches(scheduling_mode=mode, backfill_depth=depth, reserve_min_age_minutes=min_age)
+    outcome = replay(replace(trace, switches=switches), cycle_seconds=cycle_seconds)
     waits_big, waits_small = [], []
     for record in outcome.jobs.values():
         wait = ((record.first_start or trace.end) - record.submitted_at).total_seconds()
@@ -172,17 +173,28 @@ class Command(BaseCommand):
         parser.add_argument("--tenants", type=int, default=6, help="Teams of the modes' month (fair share)")
         parser.add_argument("--depth", type=int, default=10, help="Reservations per pool x GPU model (backfill)")
         parser.add_argument("--modes", default=",".join(MODES))
+        parser.add_argument("--min-age", default=None,
+                            help="Minutes a job waits before it gets a reservation (backfill), default the setting's; "
+                                 "a comma list sweeps backfill over the values ('sweep'), the first going in 'modes'")
 
     def handle(self, *args, **o):
         r = cpu_reference_s()
         trace = modes_trace(jobs=o["jobs"], nodes=o["nodes"], days=o["days"], load=o["load"], seed=o["seed"],
                             tenants=o["tenants"])
-        modes = {mode: mode_figures(trace, mode, o["cycle_seconds"], o["depth"]) for mode in o["modes"].split(",")}
+        ages = [int(v) for v in o["min_age"].split(",")] if o["min_age"] else [settings.SCHEDULER_RESERVE_MIN_AGE_MINUTES]
+        modes = {mode: mode_figures(trace, mode, o["cycle_seconds"], o["depth"], ages[0])
+                 for mode in o["modes"].split(",")}
         best, back = modes.get("best_effort", {}), modes.get("backfill", {})
-        result = {"R_s": round(r, 3), "depth": o["depth"], "jobs": o["jobs"], "nodes": o["nodes"], "days": o["days"], "load": o["load"],
-                  "modes": modes,
-                  "ratios": {key: _ratio(back.get(key), best.get(key))
-                             for key in ("big_wait_p95_s", "small_wait_p95_s", "utilisation")}}
+        keys = ("big_wait_p95_s", "small_wait_p95_s", "utilisation")
+        result = {"R_s": round(r, 3), "depth": o["depth"], "min_age": ages[0], "jobs": o["jobs"], "nodes": o["nodes"],
+                  "days": o["days"], "load": o["load"], "modes": modes,
+                  "ratios": {key: _ratio(back.get(key), best.get(key)) for key in keys}}
+        if len(ages) > 1:
+            sweep = [(ages[0], back)] + [(age, mode_figures(trace, "backfill", o["cycle_seconds"], o["depth"], age))
+                                         for age in ages[1:]]
+            result["sweep"] = [{"min_age": age, **{key: figures[key] for key in keys},
+                                **{f"{key}_ratio": _ratio(figures[key], best.get(key)) for key in keys}}
+                               for age, figures in sweep]
         if not o["skip_lending"]:
             lending = lending_trace(nodes=o["lending_nodes"], days=o["days"], load=o["lending_load"], seed=o["seed"])
             today, fit = (lending_figures(lending, flag, o["cycle_seconds"]) for flag in (False, True))

@@ -43,10 +43,14 @@ def _post(client, path, data):
     return response.json()
 
 
-def _run(world, api, platform_admin, member, mode, settings):
+def _run(world, api, platform_admin, member, mode, settings, min_age=None):
     settings.SIMULATED_FAILURE_RATE = 0
     _post(api(platform_admin), "/api/v1/switches/",
           {"key": "scheduling_mode", "pool": "gpu-a", "value": mode, "reason": "scenario"})
+    if min_age is not None:
+        _post(api(platform_admin), "/api/v1/switches/",
+              {"key": "reserve_min_age_minutes", "pool": "gpu-a", "value": min_age, "reason": "scenario"})
+    first_reserved = None  # (the moment the gang's wait first said RESERVED, the start it said)
     beta_user = _beta_member(world)
     start = timezone.now().replace(microsecond=0) + timedelta(minutes=1)
     now, gang, first_eta, page_text, started_at, held_page = start, None, None, None, None, None
@@ -79,6 +83,10 @@ def _run(world, api, platform_admin, member, mode, settings):
                 page_text = page.content.decode()
                 pool_page = browser.get("/pools/gpu-a/queue/").content.decode()
                 first_code = detail["wait"]["code"] if detail.get("wait") else None
+            if gang is not None and first_reserved is None and started_at is None:
+                wait = api(member).get(f"/api/v1/jobs/{gang}/").json().get("wait")
+                if wait and wait["code"] == "RESERVED":
+                    first_reserved = (now, timezone.datetime.fromisoformat(wait["eta"]["earliest"]))
             if gang is not None and held_page is None:
                 held = Job.objects.filter(tenant=world.beta, wait_code="BACKFILL_HELD").first()
                 if held is not None:
@@ -99,7 +107,7 @@ def _run(world, api, platform_admin, member, mode, settings):
         now += STEP
     return {"started_at": started_at, "first_eta": first_eta, "first_code": first_code, "page": page_text,
             "stream_end": stream_end, "gang_submitted": start + GANG_AT, "held_page": held_page,
-            "gap_page": gap_page, "gang": gang, "pool_page": pool_page}
+            "gap_page": gap_page, "gang": gang, "pool_page": pool_page, "first_reserved": first_reserved}
 
 
 def _beta_member(world):
@@ -138,3 +146,19 @@ def test_under_backfill_the_gang_starts_by_the_reservation_its_page_showed_from_
     # The pool queue page marks the reserved nodes, from the gang's first cycle.
     assert "Reserved nodes" in outcome["pool_page"]
     assert "gpu-a-h100-80g-[0-1]" in outcome["pool_page"] and f"#{outcome['gang']}" in outcome["pool_page"]
+
+
+def test_with_a_minimum_age_the_gang_is_passed_until_it_has_waited_it_then_starts_by_its_reservation(
+        pool_of_two, api, platform_admin, member, settings):
+    """The pool's switch says a job waits 30 min before it gets a reservation (Slurm's bf_min_age_reserve): the
+    gang's first page says so and the stream passes it meanwhile; from its first cycle 30 min on it holds its
+    reservation, and it starts by it, long before the stream ends."""
+    outcome = _run(pool_of_two, api, platform_admin, member, "backfill", settings, min_age=30)
+    assert outcome["first_code"] != "RESERVED"
+    assert ("No reservation yet: reservations start after a job has waited 30 min; this job has waited 0 min"
+            in outcome["page"]), outcome["page"]
+    reserved_seen, reserved_from = outcome["first_reserved"]
+    assert outcome["gang_submitted"] + timedelta(minutes=30) <= reserved_seen <= (
+        outcome["gang_submitted"] + timedelta(minutes=30) + STEP)
+    assert outcome["started_at"] is not None and outcome["started_at"] <= reserved_from + STEP
+    assert outcome["started_at"] < outcome["stream_end"]

@@ -42,7 +42,8 @@ from scheduler.models import HOLDING_STATUSES, Job
 
 # The settings the snapshot's selectors read (grace.py, clock.py, leases/selectors.py, usage/selectors.py).
 SETTINGS_READ = ("PREEMPTION_GRACE_MINUTES", "PREEMPTION_CAP_24H", "POLICY_TIME_SCALE",
-                 "SCHEDULER_FAIR_SHARE_HALF_LIFE_HOURS", "SCHEDULER_BACKFILL_DEPTH", "LEASE_FIT_CHECKPOINT_MINUTES")
+                 "SCHEDULER_FAIR_SHARE_HALF_LIFE_HOURS", "SCHEDULER_BACKFILL_DEPTH", "LEASE_FIT_CHECKPOINT_MINUTES",
+                 "SCHEDULER_RESERVE_MIN_AGE_MINUTES")
 
 # Read whole by the snapshot's selectors (names, policies, switches, classes, the tree); all small.
 WHOLE_TABLES = (Tenant, Project, GpuModel, LendingPolicy, PolicySwitch, PriorityClass, OrgUnit)

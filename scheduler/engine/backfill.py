@@ -23,6 +23,13 @@ reservations worked out in the cycle, holds that went included, which bounds its
 during the cycle (jobs ahead took what they counted on) get the reservations left, in queue order, and hold back
 every job after them in the queue.
 
+A pool may ask a job to wait a while before it gets a reservation (`min_age_minutes`, Slurm's
+`bf_min_age_reserve`): until then it queues as under best effort and later jobs pass it, so a stream of small jobs
+is not held back behind every gang the moment it arrives, many of which find room by themselves soon; the gangs
+that have waited that long, the starving ones, get the reservations. Its wait says when its reservation comes.
+Age only grows, so a job that has its reservation keeps it. Strict mode ignores it: no job passes a blocked one.
+Crossing the age changes nothing the cycle's inputs see, so a live pool notices it at the next full decide.
+
 A reservation holds its nodes from its start on, without an end: a later reservation never counts on
 GPUs an earlier one takes. That makes each lane's free GPUs over time non-decreasing after the
 reservations ahead are set aside, so one sweep over the release times finds the start, and a job placed

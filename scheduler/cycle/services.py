@@ -25,7 +25,7 @@ finds that for itself, from the rows it reads (their PostgreSQL row versions, in
 marks left by the services that change them: no writer can forget to mark, and nothing is kept in a
 worker's memory, so a restarted worker, or another one, skips or decides exactly as this one would.
 What the digest leaves out moves only with the clock (fair-share usage, a lease's protection ending,
-ETAs): the first cycle after SCHEDULER_FULL_DECIDE_SECONDS decides in full whatever the digest says;
+a job reaching its pool's minimum age for a reservation, ETAs): the first cycle after SCHEDULER_FULL_DECIDE_SECONDS decides in full whatever the digest says;
 beat's sweep (scheduler.evaluate_all_pools, every SCHEDULER_EVALUATION_INTERVAL_SECONDS) asks for that
 cycle, so the full decide is the periodic safety net. A decide that had a lease refused records no
 digest (its job is tried again by the next cycle, as before). A cycle's own writes give the rows it wrote

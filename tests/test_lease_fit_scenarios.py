@@ -71,11 +71,14 @@ def test_a_long_limit_borrows_once_the_teams_recent_runs_end_well_within_a_lease
     assert _on_lease(reload(long)), reload(long).wait
 
 
+@pytest.mark.parametrize("as_offered", [dict(max_runtime_minutes=360, checkpoint_interval_minutes=30),
+                                        dict(max_runtime_minutes=45)], ids=["checkpoints", "limit"])
 def test_the_job_page_says_borrowing_would_end_when_the_lenders_demand_is_expected_back(backfill_pool, api, outsider,
-                                                                                      member):
+                                                                                      member, as_offered):
     """Yesterday at T0 + 60 min alpha reclaimed the 8 GPUs beta borrowed (gamma holds the unassigned 8, lends
     nothing, and fills them); today at T0 + 20 min beta's 6-hour job would borrow from alpha again and is told the
-    reclaim would come in ~40 min, when alpha's demand came back yesterday. Checkpoints every 30 min let it borrow."""
+    reclaim would come in ~40 min, when alpha's demand came back yesterday. Checkpoints every 30 min let it borrow, and
+    so does a limit that ends within the reclaim's grace after then, as the page says."""
     from quotas.leases.models import LendingPolicy
     from quotas.models import Project, Tenant
     from scheduler.models import Preemption
@@ -104,10 +107,12 @@ def test_the_job_page_says_borrowing_would_end_when_the_lenders_demand_is_expect
     run(world, 24 * 60 + 20)
     assert reload(long).status == Job.Status.QUEUED and not _on_lease(long)
     assert ("Borrowing would end in a reclaim within ~40 min, when the lender&#x27;s own demand is expected back: "
-            "your limit is 360 min; with checkpoints every 30 min it may borrow") in _page(api, outsider, long, "en")
-    assert ("借用会在约 40 分钟内因出借方自身需求回来而被回收：您的时限为 360 分钟；若每 30 分钟做一次检查点，即可借用"
-            in _page(api, outsider, long, "zh-hans"))
-    checkpointed = _submit(api, outsider, name="checkpointed", gpus=8, max_runtime_minutes=360,
-                           checkpoint_interval_minutes=30)
+            "your limit is 360 min; with a limit of at most 50 min, or checkpoints every 30 min, it may borrow"
+            ) in _page(api, outsider, long, "en")
+    assert ("借用会在约 40 分钟内因出借方自身需求回来而被回收：您的时限为 360 分钟；若时限不超过 50 分钟，或每 30 分钟做一次"
+            "检查点，即可借用" in _page(api, outsider, long, "zh-hans"))
+    # Either of what the wait offers: checkpoints, or a limit of 45 min from T0 + 21, which ends after alpha's
+    # demand is back (T0 + 60) but within the reclaim's 10-min grace, and the reclaim waits for it.
+    offered = _submit(api, outsider, name="as-offered", gpus=8, **as_offered)
     run(world, 24 * 60 + 21)
-    assert _on_lease(reload(checkpointed))
+    assert _on_lease(reload(offered))

@@ -21,26 +21,32 @@ def lease_fit_blocker(snapshot: Snapshot, job: PendingJob, lender: str | None, n
     if not switches.lease_fit:
         return None
     policies = snapshot.policies
-    horizon = policy_of(policies, job.tenant).max_lease_minutes
+    cap = policy_of(policies, job.tenant).max_lease_minutes
+    if lender is not UNASSIGNED:
+        cap = min(cap, policy_of(policies, lender).max_lease_minutes)
+    horizon = fits = cap  # when borrowing ends; the longest limit that ends before it does
     back_first = False
     if lender is not UNASSIGNED:
-        horizon = min(horizon, policy_of(policies, lender).max_lease_minutes)
         back = snapshot.lender_back.get((lender, job.pool, job.gpu_model))
         if back is not None:
             # policy minutes: the demo's clock runs time_scale times the wall (clock.py)
             minutes = max(int((back - snapshot.now).total_seconds() * snapshot.time_scale // 60), 0)
-            if minutes < horizon:
+            if minutes < cap:
+                # A lease's expiry stops a job at once when it cannot be renewed, but a reclaim for the
+                # lender's demand gives the grace first and never stops a borrower that ends by itself
+                # within it (reclaim.py): a run may end that much after the demand is back.
                 horizon, back_first = minutes, True
+                fits = min(minutes + snapshot.grace_minutes, cap)
     limit = job.max_runtime_minutes
-    if 0 < limit <= horizon:
+    if 0 < limit <= fits:
         return None
     typical = snapshot.typical_run_minutes.get((job.tenant, job.workload_class))
-    if typical is not None and 0 < limit and typical <= horizon:
+    if typical is not None and 0 < limit and typical <= fits:
         return None  # its team's jobs of this class have lately ended well inside their limits
     checkpoint = job.checkpoint_interval_minutes
     if checkpoint and checkpoint <= switches.lease_checkpoint_minutes:
         return None  # a reclaim loses at most one checkpoint interval of work
-    return R.lease_would_not_fit(job.tenant, job.pool, job.gpu_model, need, horizon, limit,
+    return R.lease_would_not_fit(job.tenant, job.pool, job.gpu_model, need, horizon, fits, limit,
                                  switches.lease_checkpoint_minutes, back_first)
 
 

@@ -319,13 +319,14 @@ def strict_held(pool: str, gpu_model: str, job: int) -> Blocker:
     return _blocker(BACKFILL_HELD, "strict_held", pool=pool, gpu_model=gpu_model, job=job)
 
 
-def lease_would_not_fit(tenant: str, pool: str, gpu_model: str, requested: int, horizon: int, limit: int,
-                        checkpoint: int, lender_back: bool) -> Blocker:
+def lease_would_not_fit(tenant: str, pool: str, gpu_model: str, requested: int, horizon: int, fits: int,
+                        limit: int, checkpoint: int, lender_back: bool) -> Blocker:
     """A lease would end (expiry, or the lender's demand back) `horizon` minutes from now, before the job's
-    runtime limit: borrowing would end in a reclaim that throws its work away."""
+    runtime limit: borrowing would end in a reclaim that throws its work away. A limit of at most `fits`
+    minutes would end first (with the lender back, the reclaim's grace beyond `horizon`)."""
     kind = "lease_lender_back_first" if lender_back else "lease_expires_first"
     return _blocker(NOT_BORROWABLE, kind, tenant=tenant, pool=pool, gpu_model=gpu_model, requested=requested,
-                    free=0, horizon=horizon, limit=limit, checkpoint=checkpoint)
+                    free=0, horizon=horizon, fits=fits, limit=limit, checkpoint=checkpoint)
 
 
 def sort_blockers(blockers: list[Blocker]) -> tuple[Blocker, ...]:

@@ -342,7 +342,8 @@ MESSAGES: dict[str, str | Counted] = {
     ),
     "lease_lender_back_first": gettext_noop(
         "Borrowing would end in a reclaim within ~{horizon} min, when the lender's own demand is expected "
-        "back: your limit is {limit} min; with checkpoints every {checkpoint} min it may borrow"
+        "back: your limit is {limit} min; with a limit of at most {fits} min, or checkpoints every {checkpoint}"
+        " min, it may borrow"
     ),
     "not_reserved_yet": gettext_noop(
         "No reservation yet: reservations start after a job has waited {min_age} min; this job has waited"

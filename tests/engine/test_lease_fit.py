@@ -36,6 +36,11 @@ def _snap(limit, *, switches=FIT, checkpoint=None, lender_back_in=None, typical=
     (241, 45, None, False, "lease_expires_first"),  # checkpoints too far apart
     (120, None, 90, False, "lease_lender_back_first"),  # alpha's demand is expected back in 90 min
     (90, None, 90, True, None),
+    # A reclaim gives the grace (10 min) and never stops a borrower ending within it (reclaim.py).
+    (100, None, 90, True, None),
+    (101, None, 90, False, "lease_lender_back_first"),
+    (240, None, 235, True, None),
+    (241, None, 235, False, "lease_lender_back_first"),  # the grace does not outlast the lease
 ])
 def test_a_job_borrows_only_where_its_limit_fits(limit, checkpoint, back_in, borrows, kind):
     switches = PolicySwitches() if kind is None and limit == 600 else FIT
@@ -47,13 +52,23 @@ def test_a_job_borrows_only_where_its_limit_fits(limit, checkpoint, back_in, bor
         blocker = next(b for b in wait.blockers if b.code == R.NOT_BORROWABLE)
         assert blocker.kind == kind
         assert blocker.details["limit"] == limit
+        assert blocker.details["fits"] == (240 if back_in is None else min(back_in + 10, 240))
 
 
 def test_the_wait_says_when_borrowing_would_end_and_what_would_let_it_borrow():
     wait = wait_of(decide(_snap(360, lender_back_in=40)), 200)
     blocker = next(b for b in wait.blockers if b.code == R.NOT_BORROWABLE)
     assert blocker.message == ("Borrowing would end in a reclaim within ~40 min, when the lender's own demand is "
-                               "expected back: your limit is 360 min; with checkpoints every 30 min it may borrow")
+                               "expected back: your limit is 360 min; with a limit of at most 50 min, or "
+                               "checkpoints every 30 min, it may borrow")
+
+
+def test_the_limit_the_wait_offers_borrows():
+    """The limit the wait names is one the rule then lets borrow: the text does not promise what it refuses."""
+    blocker = next(b for b in wait_of(decide(_snap(360, lender_back_in=40)), 200).blockers
+                   if b.code == R.NOT_BORROWABLE)
+    assert 200 in admitted(decide(_snap(blocker.details["fits"], lender_back_in=40)))
+    assert 200 not in admitted(decide(_snap(blocker.details["fits"] + 1, lender_back_in=40)))
 
 
 def test_the_demand_clock_expects_a_lender_back_at_the_time_of_day_it_came_back_lately():
@@ -75,6 +90,8 @@ def test_the_demand_clock_expects_a_lender_back_at_the_time_of_day_it_came_back_
     (360, 241, None, False),  # its recent runs outlast the lease too
     (360, 170, 120, False),  # alpha's demand is back in 120 min, before beta's typical 170
     (360, 100, 120, True),
+    (360, 130, 120, True),  # ends within the reclaim's grace after alpha's demand is back
+    (360, 131, 120, False),
     (0, 100, None, False),  # no limit: nothing bounds it, whatever its team's history
 ])
 def test_a_job_whose_team_runs_short_borrows_although_its_limit_is_long(limit, typical, back_in, borrows):

@@ -21,7 +21,7 @@ from scheduler.models import Job, PoolCycle
 from scheduler.queue.order import order_payload
 from scheduler.queue.waits import WaitDigests
 from scheduler.sync.tick import backend_tick
-from tests.jobs import submit_api
+from tests.jobs import borrowing_off, submit_api
 
 pytestmark = pytest.mark.django_db
 
@@ -125,6 +125,36 @@ def test_each_event_is_decided_and_an_unchanged_pool_is_not(world, api, member, 
         backend_tick()
     assert Job.objects.get(pk=first.pk).status not in (Job.Status.RUNNING, Job.Status.ADMITTED)
     assert live.settle()[0] is True
+    assert_stored_as_full_decide(live)
+
+
+def test_a_cycle_that_wrote_only_waits_settles_the_pool_itself(world, api, member, outsider):
+    """A submit that starts nothing is decided by one cycle: it writes the new job's wait and stores the
+    digest its own writes leave, so the next cycle finds nothing changed (before, a second full decide
+    followed every such submit). A change by anyone else after it is still seen."""
+    borrowing_off(world)  # a job over its quota waits, with nothing to borrow
+    live = Live(world)
+    with live.at():
+        for i in range(3):  # alpha's 16 H100 in use and a job over its quota waiting
+            submit_api(api, member, name=f"big{i}", gpus=8)
+    live.settle()
+    assert_stored_as_full_decide(live)
+    live.now += timedelta(seconds=1)
+    with live.at():
+        job = submit_api(api, member, name="waits", gpus=4)
+    assert live.settle() == [True, False]
+    assert Job.objects.get(pk=job.pk).wait_code == "QUOTA_EXCEEDED"
+    assert_stored_as_full_decide(live)
+    # another team's submit, then a cancel of a waiting job: each is decided, then the pool settles again
+    live.now += timedelta(seconds=1)
+    with live.at():
+        submit_api(api, outsider, tenant="beta", project="exp", name="beta", gpus=8, replicas=2)
+    assert live.settle()[0] is True
+    assert_stored_as_full_decide(live)
+    live.now += timedelta(seconds=1)
+    with live.at():
+        assert api(member).post(f"/api/v1/jobs/{job.pk}/cancel/", {}, format="json").status_code == 200
+    assert live.settle() == [True, False]
     assert_stored_as_full_decide(live)
 
 

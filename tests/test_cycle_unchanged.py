@@ -21,7 +21,7 @@ from scheduler.models import Job, PoolCycle
 from scheduler.queue.order import order_payload
 from scheduler.queue.waits import WaitDigests
 from scheduler.sync.tick import backend_tick
-from tests.jobs import submit_api
+from tests.jobs import borrowing_off, submit_api
 
 pytestmark = pytest.mark.django_db
 
@@ -128,6 +128,36 @@ def test_each_event_is_decided_and_an_unchanged_pool_is_not(world, api, member, 
     assert_stored_as_full_decide(live)
 
 
+def test_a_cycle_that_wrote_only_waits_settles_the_pool_itself(world, api, member, outsider):
+    """A submit that starts nothing is decided by one cycle: it writes the new job's wait and stores the
+    digest its own writes leave, so the next cycle finds nothing changed (before, a second full decide
+    followed every such submit). A change by anyone else after it is still seen."""
+    borrowing_off(world)  # a job over its quota waits, with nothing to borrow
+    live = Live(world)
+    with live.at():
+        for i in range(3):  # alpha's 16 H100 in use and a job over its quota waiting
+            submit_api(api, member, name=f"big{i}", gpus=8)
+    live.settle()
+    assert_stored_as_full_decide(live)
+    live.now += timedelta(seconds=1)
+    with live.at():
+        job = submit_api(api, member, name="waits", gpus=4)
+    assert live.settle() == [True, False]
+    assert Job.objects.get(pk=job.pk).wait_code == "QUOTA_EXCEEDED"
+    assert_stored_as_full_decide(live)
+    # another team's submit, then a cancel of a waiting job: each is decided, then the pool settles again
+    live.now += timedelta(seconds=1)
+    with live.at():
+        submit_api(api, outsider, tenant="beta", project="exp", name="beta", gpus=8, replicas=2)
+    assert live.settle()[0] is True
+    assert_stored_as_full_decide(live)
+    live.now += timedelta(seconds=1)
+    with live.at():
+        assert api(member).post(f"/api/v1/jobs/{job.pk}/cancel/", {}, format="json").status_code == 200
+    assert live.settle() == [True, False]
+    assert_stored_as_full_decide(live)
+
+
 def _quota(tenant: str, gpus: int) -> dict:
     return {"tenant": tenant, "pool": "gpu-a", "gpu_model": "H100-80G", "gpus": gpus}
 
@@ -173,3 +203,54 @@ def test_the_digest_covers_every_table_the_snapshot_reads(world, api, member):
     read = {name for q in queries.captured_queries for name in re.findall(r'(?:FROM|JOIN) "(\w+)"', q["sql"])}
     digested = {rows.model._meta.db_table for rows in row_sets(world.pool, timezone.now())}
     assert read - digested == {"audit_usagerecord"}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_submits_ends_and_cancels_leave_a_full_decides_decisions(world, api, member, outsider, seed):
+    """The oracle over random event sequences: submits of random shapes, classes and models by both teams
+    (some with environments not ready), runs ending (the backend's report, runs/lifecycle.py) and waiting
+    jobs cancelled, each followed by the pool's cycles as the worker runs them; after every event what they
+    stored (admissions made, every wait's code and digest, the pool order) is a full decide's, job by job.
+    The clock moves by seconds, well within SCHEDULER_FULL_DECIDE_SECONDS, so what decides whether a cycle
+    decides is its digest, not the periodic full decide: a cycle that missed a change or kept a wait the
+    full decide would write makes it fail."""
+    import random
+
+    from scheduler.runs.lifecycle import job_finish
+
+    rng = random.Random(seed)
+    live = Live(world)
+    sizes, classes = (1, 2, 4, 8), ("training", "experiment", "online_inference", "batch_inference")
+    kinds = {"submit": 0.5, "end": 0.25, "cancel": 0.25}
+    done = {kind: 0 for kind in kinds}
+    for step in range(36):
+        live.now += timedelta(seconds=rng.choice((1, 2, 5)))
+        # a backlog first, so that later events meet a queue of waits to keep right
+        kind = "submit" if step < 10 else rng.choices(list(kinds), list(kinds.values()))[0]
+        with live.at():
+            if kind == "submit":
+                ready = rng.random() >= 0.15
+                user, team = (member, {}) if rng.random() < 0.6 else (outsider, {"tenant": "beta", "project": "exp"})
+                submit_api(api, user, name=f"r{step}", gpus=rng.choice(sizes), replicas=rng.choice((1, 1, 2)),
+                           gpu_model=rng.choice(("H100-80G", "H100-80G", "A100-40G")),
+                           workload_class=rng.choice(classes), max_runtime_minutes=rng.choice((30, 60, 240)),
+                           **team, **({} if ready else {"environment": {"image": "x", "ready": False,
+                                                                         "detail": "pulling"}}))
+            elif kind == "end":
+                running = list(Job.objects.filter(pool=world.pool, status=Job.Status.RUNNING).order_by("pk"))
+                if not running:
+                    continue
+                assert job_finish(job=rng.choice(running), outcome=Job.Status.SUCCEEDED, now=live.now)
+            else:
+                waiting = list(considered_pending(world.pool, live.now).values_list("pk", "tenant__slug"))
+                if not waiting:
+                    continue
+                pk, slug = rng.choice(waiting)
+                user = member if slug == "alpha" else outsider
+                response = api(user).post(f"/api/v1/jobs/{pk}/cancel/", {}, format="json")
+                assert response.status_code == 200, response.content
+        done[kind] += 1
+        decided = live.settle()
+        assert decided[-1] is False, (step, kind, decided)
+        assert_stored_as_full_decide(live)
+    assert all(done.values()), done  # every kind of event happened in the sequence

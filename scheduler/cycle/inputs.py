@@ -76,10 +76,10 @@ def _folded(rows: QuerySet) -> tuple[str, list]:
         list(params)
 
 
-def inputs_digest(*, pool: Pool, now: datetime) -> str:
-    """The digest of what a cycle of `pool` at `now` reads, usage aside; "" where it cannot be made."""
+def inputs_folds(*, pool: Pool, now: datetime) -> tuple[str, ...] | None:
+    """Each row set's fold ("count:sum", in `row_sets` order) at `now`; None where there is no `xmin`."""
     if connection.vendor != "postgresql":
-        return ""
+        return None
     parts, params = [], []
     for rows in row_sets(pool, now):
         sql, part_params = _folded(rows)
@@ -87,6 +87,38 @@ def inputs_digest(*, pool: Pool, now: datetime) -> str:
         params += part_params
     with connection.cursor() as cursor:
         cursor.execute("SELECT " + ", ".join(parts), params)
-        folded = cursor.fetchone()
+        return tuple(cursor.fetchone())
+
+
+def digest_of(folds: tuple[str, ...] | None) -> str:
+    """The digest of the row sets' folds and the settings read; "" without folds."""
+    if folds is None:
+        return ""
     values = tuple(getattr(settings, name, None) for name in SETTINGS_READ)
-    return blake2b(repr((folded, values)).encode(), digest_size=12).hexdigest()
+    return blake2b(repr((folds, values)).encode(), digest_size=12).hexdigest()
+
+
+def inputs_digest(*, pool: Pool, now: datetime) -> str:
+    """The digest of what a cycle of `pool` at `now` reads, usage aside; "" where it cannot be made."""
+    return digest_of(inputs_folds(pool=pool, now=now))
+
+
+def pending_fold(*, pool: Pool, now: datetime, ids: list[int], lock: bool = False) -> tuple[int, int]:
+    """(count, sum) of the considered waiting jobs among `ids`, folded as `inputs_folds` folds them.
+    `lock`: and lock those rows until the transaction ends, so that nobody else writes them before it."""
+    rows = considered_pending(pool, now).filter(pk__in=ids)
+    if lock:
+        rows = rows.select_for_update()
+    sql, params = _folded(rows)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT " + sql, params)
+        count, total = cursor.fetchone()[0].split(":")
+    return int(count), int(total)
+
+
+def patched(folds: tuple[str, ...], before: tuple[int, int], after: tuple[int, int]) -> tuple[str, ...]:
+    """`folds` with the waiting jobs whose fold was `before` now folding to `after` (the first row set of
+    `row_sets` is the considered waiting jobs): the folds a cycle would read once those rows changed and
+    nothing else did."""
+    count, total = (int(part) for part in folds[0].split(":"))
+    return (f"{count - before[0] + after[0]}:{total - before[1] + after[1]}", *folds[1:])

@@ -17,7 +17,7 @@ Phases:
      changes; unchanged waits are not touched (scheduler.queue.waits);
   7. record the cycle's figures on the pool's PoolCycle row, with the pool's queue order (positions,
      GPUs ahead, ETAs; scheduler.queue.order) when it differs from the stored one, and the digest of
-     what it read.
+     what it read (or, when it wrote only waits, of what its writes left; below).
 
 Deciding only what changed. The engine is deterministic: the same inputs give the same decisions, so
 a cycle whose inputs equal those of the last full decide would write nothing, and is skipped. The cycle
@@ -29,10 +29,17 @@ a job reaching its pool's minimum age for a reservation, ETAs): the first cycle 
 beat's sweep (scheduler.evaluate_all_pools, every SCHEDULER_EVALUATION_INTERVAL_SECONDS) asks for that
 cycle, so the full decide is the periodic safety net. A decide that had a lease refused records no
 digest (its job is tried again by the next cycle, as before). A cycle's own writes give the rows it wrote
-new versions, so the cycle after a decide that wrote anything decides once more; finding nothing to write,
-it settles the pool. (Storing the digest after its own writes would need the cycle's reads and that digest
-in one database snapshot, REPEATABLE READ, which the compare-and-swap writes of this READ COMMITTED cycle
-do not allow today.)
+new versions. When it wrote waits and nothing else (no admission, lease, stop, withdrawal or reassignment:
+after a submit or an end that starts nothing, the common case in a full pool), it stores the digest those
+writes leave, unless a job they wrote leaves the queue the next cycle considers (told its environment is
+not ready): the digest is a count and a sum per row set (inputs.py), so the waiting jobs' fold read at
+1b is patched with those rows' fold taken before the writes (the rows locked, so nobody else writes them
+until the cycle commits) and after. Any other change since 1b, or to those rows between 1b and the lock,
+leaves the patched digest different from what the next cycle reads, and that cycle decides: a patch can
+cost a decide, never hide a change. A cycle that wrote more (its admissions leave the queue and start on
+the backend) is followed by one more decide, which, finding nothing to write, settles the pool. (Storing
+the digest read after all its writes instead would need the cycle's reads and that digest in one database
+snapshot, REPEATABLE READ, which the compare-and-swap writes of this READ COMMITTED cycle do not allow.)
 Any change decides the whole pool: a wait's position and GPUs ahead count the pool's whole queue, and
 its next actions name the pool's other models, so the pool is one partition of the engine's
 incremental decider (engine/incremental.py) while waits are described; docs/design.md §11.
@@ -52,7 +59,7 @@ from quotas.leases.grants import lease_requests_for_plans, leases_grant
 from quotas.common import clock
 from quotas.models import Pool
 from scheduler.queue.order import order_payload
-from scheduler.cycle.inputs import inputs_digest
+from scheduler.cycle.inputs import digest_of, inputs_folds, patched, pending_fold
 from scheduler.cycle.snapshot import build_snapshot
 from scheduler.queue.triggers import request_pool_evaluation
 from scheduler.queue.waits import WaitDigests
@@ -114,7 +121,8 @@ def scheduler_cycle_run(*, pool: Pool, now=None, full: bool = False) -> CycleRes
         # 1b. what it reads, before reading it: a change committed after this digest is seen by the next
         #     cycle, which finds a different digest
         now = now or timezone.now()
-        read = inputs_digest(pool=pool, now=now)
+        folds = inputs_folds(pool=pool, now=now)
+        read = digest_of(folds)
         if not full and _unchanged(pool, read, now):
             return CycleResult(pool=pool.name, ran=True, decided=False,
                                ms=(time.perf_counter() - started) * 1000.0)
@@ -204,8 +212,22 @@ def scheduler_cycle_run(*, pool: Pool, now=None, full: bool = False) -> CycleRes
                     "position_in_pool": wait.position_in_pool}))
         # The status filter keeps a job cancelled since the snapshot cancelled; a queue time, once set,
         # stays the first.
+        # A cycle that wrote waits and nothing else settles with the digest its own writes leave (see the
+        # module): its waiting rows' fold is taken before, with the rows locked so that nobody else writes
+        # them until it commits, and after.
+        settles_own_writes = (folds is not None and wait_rows and not admitted_rows and not refused and not stops
+                              and not withdrawn and not decisions.reassignments)
+        if settles_own_writes:
+            ids = [row["pk"] for row in wait_rows]
+            before = pending_fold(pool=pool, now=now, ids=ids, lock=True)
         update_rows(Job, wait_rows, ["status", "queued_at", "wait", "wait_code", "wait_digest"],
                     only_statuses=PENDING_STATUSES, keep_existing=("queued_at",))
+        if settles_own_writes:
+            after = pending_fold(pool=pool, now=now, ids=ids)
+            # Only while the same jobs are considered: a job now told its environment is not ready leaves
+            # the next cycle's queue (snapshot.considered_pending), and that cycle decides without it.
+            if after[0] == before[0]:
+                read = digest_of(patched(folds, before, after))
         audit_record_bulk(events)
         # 7. bookkeeping, and the pool's order when it changed
         order, order_digest = order_payload(decisions.waits)

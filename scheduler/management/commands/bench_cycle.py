@@ -3,8 +3,8 @@ write-back, audit, commit) over a settled queue, after new submits, and a stream
 a real Celery worker; then the team queue page and the job list API as served. Prints one JSON line.
 Then, with the admitted jobs started by the backend's tick (runs and usage in flight), it times on the
 settled pool, in the same run, the no-change cycle and the cycles after one submit and after one end as the
-worker runs them (`live_*`: decides only when what it reads changed) and as full
-decides (`full_*`), with R.
+worker runs them (`live_*`: decides only when what it reads changed; `live_*_next_ms`, the cycle the worker
+runs after it, which decides again unless the first settled the pool) and as full decides (`full_*`), with R.
 
 Use a migrated database kept for benchmarks: the rows stay (audit evidence protects them)."""
 import json
@@ -158,9 +158,13 @@ class Command(BaseCommand):
             _settle(pool)
             self._submit(world.specs(1, seed=11 if full else 10))
             submit_ms, submit_rows = _timed_cycle(pool, f"{label}_after_one_submit", full)
+            if not full:  # the cycle the worker runs next: what else the event cost before the pool settled
+                figures["live_after_one_submit_next_ms"] = round(_timed_cycle(pool, "live_after_one_submit_next", full)[0], 1)
             _runs_in_flight(pool)  # what the submit's cycle admitted starts
             _one_job_ends(pool)
             end_ms, end_rows = _timed_cycle(pool, f"{label}_after_one_end", full)
+            if not full:
+                figures["live_after_one_end_next_ms"] = round(_timed_cycle(pool, "live_after_one_end_next", full)[0], 1)
             _runs_in_flight(pool)
             ms = statistics.median(m for m, _ in nochange)
             figures.update({

@@ -280,6 +280,9 @@ def tenant_queue(*, tenant: Tenant, chosen: QueueFilter | None = None, now: date
                     for j in noticed],
         "chosen": chosen,
         "now": now,
-        # The pools the team has a base quota in: each links to its whole queue.
-        "pools": list(Pool.objects.filter(quotas__tenant=tenant).distinct().order_by("name").only("name")),
     }
+
+
+def tenant_pools(tenant: Tenant) -> list[Pool]:
+    """The pools the team has a base quota in: each links to its whole queue."""
+    return list(Pool.objects.filter(quotas__tenant=tenant).distinct().order_by("name").only("name"))

@@ -5,7 +5,10 @@ from datetime import datetime
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import condition, require_POST
@@ -16,7 +19,7 @@ from quotas.models import Pool
 from scheduler.engine.job_resources import per_replica
 from scheduler.jobs import contents, live_rows, queue, selectors, services
 from scheduler.jobs.forms import JobSubmitForm, QueueFilterForm
-from scheduler.jobs.page_version import queue_etag
+from scheduler.jobs.page_version import queue_etag, region_version
 from scheduler.jobs.pool_page import pool_queue_page
 from scheduler.jobs.timeline import job_timeline
 from scheduler.jobs.run_logs import run_log_files
@@ -35,10 +38,15 @@ PREFILL_FIELDS = ("name", "project", "workload_class", "pool", "gpu_model", "gpu
                   "checkpoint_interval_minutes")
 
 
-def _queue_context(access, request, form=None) -> dict:
+REGION = "scheduler/queue.html#queue-live"
+
+
+def _region_context(access, request) -> dict:
+    """What the live region shows: the same for every reader of the tenant with the same rights, language and
+    query string (scheduler/jobs/page_version.py), never anything of the reader alone."""
     filters = QueueFilterForm(request.GET, tenant=access.tenant, prefix=FILTER_PREFIX)
     chosen = filters.chosen() if filters.is_valid() else None
-    return {"access": access, "tenant": access.tenant, "form": form, "filters": filters,
+    return {"access": access, "tenant": access.tenant,
             "query": _query_without(request, "page"), "running_query": _query_without(request, "running_page"),
             "live_query": f"?{request.GET.urlencode()}" if request.GET else "",
             **queue.tenant_queue(tenant=access.tenant, chosen=chosen)}
@@ -55,13 +63,12 @@ def _query_without(request, field: str) -> str:
 def tenant_queue(request, slug: str):
     access = tenant_for_user(request.user, slug)
     if request.method == "GET":
-        etag = queue_etag(request, access.tenant)
+        version = region_version(request, access)
         if request.htmx and live_rows.HAVE_HEADER in request.headers and _filters_valid(request, access):
             # The live poll says what it shows: answered with the rows that changed, or 204.
-            return live_rows.respond(request, "scheduler/queue.html#queue-live", _queue_context(access, request),
-                                     version=etag or "")
-        if etag is not None:
-            return _queue_get(request, access, etag)
+            return live_rows.respond(request, REGION, lambda: _region_context(access, request), version=version)
+        if version is not None:
+            return _queue_get(request, access, version)
     return _queue_page(request, access)
 
 
@@ -69,27 +76,32 @@ def _filters_valid(request, access) -> bool:
     return QueueFilterForm(request.GET, tenant=access.tenant, prefix=FILTER_PREFIX).is_valid()
 
 
-def _render(request, template: str, context: dict, status: int = 200, version: str = ""):
-    return live_rows.render_page(request, template, context, version=version, status=status)
+def _region_response(request, access, version: str | None = None, status: int = 200) -> HttpResponse:
+    html = live_rows.region(request, REGION, lambda: _region_context(access, request), version=version)[0]
+    response = HttpResponse(html, status=status)
+    response[live_rows.VERSION_HEADER] = version or ""
+    return response
 
 
-def _queue_get(request, access, etag: str):
+def _queue_get(request, access, version: str):
     """GET with a version: an unchanged page is a 304 with no body (a reload, or a browser without the
     live script's header)."""
+    etag = queue_etag(request, version)
+
     @condition(etag_func=lambda request: etag)
     def respond(request):
-        return _queue_page(request, access, version=etag)
+        return _queue_page(request, access, version=version)
     response = respond(request)
     response["Cache-Control"] = "private, no-cache"
     return response
 
 
-def _queue_page(request, access, version: str = ""):
+def _queue_page(request, access, version: str | None = None):
     filters = QueueFilterForm(request.GET, tenant=access.tenant, prefix=FILTER_PREFIX)
     if request.method == "GET" and not filters.is_valid():
-        return _render(request, "scheduler/queue.html", _queue_context(access, request), status=400)
+        return _page(request, access, {"filters": filters}, status=400)
     if request.htmx and request.method == "GET":
-        return _render(request, "scheduler/queue.html#queue-live", _queue_context(access, request), version=version)
+        return _region_response(request, access, version)
     form = None
     status = 200
     if access.is_member:
@@ -111,10 +123,20 @@ def _queue_page(request, access, version: str = ""):
             form = JobSubmitForm(initial=initial, tenant=access.tenant)
     elif request.method == "POST":
         raise PermissionDenied(services.errors.NOT_ALLOWED_TO_SUBMIT.format(tenant=access.tenant.slug))
-    context = _queue_context(access, request, form)
     # The submit panel sits folded above the queue; it opens on errors and on a prefilled resubmit.
-    context["form_open"] = form is not None and (form.is_bound or bool(form.initial))
-    return _render(request, "scheduler/queue.html", context, status=status, version=version)
+    page = {"filters": filters, "form": form, "form_open": form is not None and (form.is_bound or bool(form.initial))}
+    return _page(request, access, page, version=version, status=status)
+
+
+def _page(request, access, page: dict, *, version: str | None = None, status: int = 200) -> HttpResponse:
+    """The whole page: the reader's own parts (navigation, forms with their tokens) rendered for this request
+    around the live region, which readers with the same version share."""
+    region = live_rows.region(request, REGION, lambda: _region_context(access, request), version=version)[0]
+    context = {"access": access, "tenant": access.tenant, "pools": queue.tenant_pools(access.tenant),
+               "form": None, **page, "queue_region": mark_safe(region)}  # noqa: S308 (our own template's output)
+    response = HttpResponse(render_to_string("scheduler/queue.html", context, request), status=status)
+    response[live_rows.VERSION_HEADER] = version or ""
+    return response
 
 
 def _add_errors(form, exc: ValidationError) -> None:
@@ -220,7 +242,7 @@ def job_cancel(request, job_id: int):
     else:
         messages.success(request, _(CANCELLED).format(id=job.pk))
     if request.htmx:
-        return _render(request, "scheduler/queue.html#queue-live", _queue_context(access, request))
+        return _region_response(request, access)
     return redirect("tenant-queue", access.tenant.slug)
 
 

@@ -1,7 +1,10 @@
-"""The team queue page as its readers live with it: served by gunicorn (the production server, two
-workers) on a port of its own, read by concurrent readers over HTTP, each with its own session. Reports
-p50/p95 milliseconds per request and the page's bytes, for the page and for its unchanged live refresh."""
+"""The team queue page as its readers live with it: served by gunicorn as the README's deployment runs it
+(four sync workers) on a port of its own, with the configured cache (CACHE_URL: Redis in production), read by
+concurrent readers over HTTP, each with its own session. Reports p50/p95 milliseconds per request and the
+page's bytes, for the page and for its unchanged live refresh: the poll a reader's page sends every 3 seconds
+(scheduler/jobs/live_rows.py), saying which version of the region it shows."""
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -19,6 +22,8 @@ from quotas.models import Membership
 from scheduler.models import PENDING_STATUSES, Job
 
 ROOT = Path(__file__).resolve().parents[2]
+WORKERS = 4  # README, Production: the web unit's `gunicorn portal.wsgi --workers 4` (sync workers)
+_REGION = re.compile(rb'data-live-frame="([^"]*)" data-live-version="([^"]*)"')
 
 
 def _database_url() -> str:
@@ -30,7 +35,7 @@ def _database_url() -> str:
 def _serve(port: int) -> subprocess.Popen:
     env = {**os.environ, "DATABASE_URL": _database_url()}
     server = subprocess.Popen([sys.executable, "-m", "gunicorn", "portal.wsgi", "--bind", f"127.0.0.1:{port}",
-                               "--workers", "2", "--log-level", "warning"], cwd=ROOT, env=env,
+                               "--workers", str(WORKERS), "--log-level", "warning"], cwd=ROOT, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -57,37 +62,45 @@ def concurrent_page_figures(world, *, readers: int = 20, requests_each: int = 10
     server = _serve(port)
     try:
         page = _read(url, cookies, requests_each, {})
-        etag = _read(url, cookies[:1], 1, {"HX-Request": "true"})["etag"]  # what the live region polls with
-        refresh = _read(url, cookies, requests_each, {"HX-Request": "true", "If-None-Match": etag})
+        # Each reader's poll, as live_rows.js sends it: the frame and version of the region its own page shows.
+        refresh = _read(url, cookies, requests_each, {"HX-Request": "true"},
+                        per_reader={c: {"X-Live-Have": "{};{}".format(*page["regions"][c])} for c in cookies})
     finally:
         server.terminate()
         server.wait(timeout=20)
     return {"readers": readers, "queue_page_concurrent_p50_ms": page["p50"], "queue_page_concurrent_p95_ms": page["p95"],
             "queue_page_concurrent_bytes": page["bytes"], "queue_page_concurrent_errors": page["errors"],
-            "unchanged_refresh_concurrent_p95_ms": refresh["p95"], "unchanged_refresh_concurrent_errors": refresh["errors"]}
+            "unchanged_refresh_concurrent_p50_ms": refresh["p50"], "unchanged_refresh_concurrent_p95_ms": refresh["p95"],
+            "unchanged_refresh_concurrent_errors": refresh["errors"], "unchanged_refresh_statuses": refresh["statuses"],
+            "gunicorn_workers": WORKERS}
 
 
-def _read(url: str, cookies: list[str], requests_each: int, headers: dict) -> dict:
-    timings, sizes, errors, etags = [], [], [0], []
+def _read(url: str, cookies: list[str], requests_each: int, headers: dict, per_reader: dict | None = None) -> dict:
+    timings, sizes, errors, etags, statuses, regions = [], [], [0], [], {}, {}
     lock = threading.Lock()
 
     def reader(cookie: str) -> None:
         for _ in range(requests_each):
-            request = urllib.request.Request(url, headers={"Cookie": cookie, **headers})
+            request = urllib.request.Request(url, headers={"Cookie": cookie, **headers,
+                                                           **(per_reader or {}).get(cookie, {})})
             start = time.perf_counter()
             try:
                 with urllib.request.urlopen(request, timeout=60) as response:
-                    body, etag = response.read(), response.headers.get("ETag", "")
+                    body, etag, status = response.read(), response.headers.get("ETag", ""), response.status
             except urllib.error.HTTPError as answer:
-                body, etag = b"", ""
+                body, etag, status = b"", "", answer.code
                 if answer.code != 304:
                     with lock:
                         errors[0] += 1
             elapsed = (time.perf_counter() - start) * 1000.0
+            found = _REGION.search(body)
             with lock:
                 timings.append(elapsed)
                 sizes.append(len(body))
                 etags.append(etag)
+                statuses[status] = statuses.get(status, 0) + 1
+                if found:
+                    regions[cookie] = (found.group(1).decode(), found.group(2).decode())
     threads = [threading.Thread(target=reader, args=(cookie,)) for cookie in cookies]
     for t in threads:
         t.start()
@@ -96,4 +109,5 @@ def _read(url: str, cookies: list[str], requests_each: int, headers: dict) -> di
     timings.sort()
     return {"p50": round(statistics.median(timings), 1),
             "p95": round(timings[min(len(timings) - 1, int(round(0.95 * (len(timings) - 1))))], 1),
-            "bytes": max(sizes), "errors": errors[0], "etag": next((e for e in etags if e), "")}
+            "bytes": max(sizes), "errors": errors[0], "etag": next((e for e in etags if e), ""),
+            "statuses": {str(k): v for k, v in sorted(statuses.items())}, "regions": regions}

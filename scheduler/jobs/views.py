@@ -4,7 +4,9 @@ from datetime import datetime
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.middleware.csrf import get_token
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -19,7 +21,7 @@ from quotas.models import Pool
 from scheduler.engine.job_resources import per_replica
 from scheduler.jobs import contents, live_rows, queue, selectors, services
 from scheduler.jobs.forms import JobSubmitForm, QueueFilterForm
-from scheduler.jobs.page_version import queue_etag, region_version
+from scheduler.jobs.page_version import Versions, queue_etag, queue_versions
 from scheduler.jobs.pool_page import pool_queue_page
 from scheduler.jobs.timeline import job_timeline
 from scheduler.jobs.run_logs import run_log_files
@@ -39,6 +41,9 @@ PREFILL_FIELDS = ("name", "project", "workload_class", "pool", "gpu_model", "gpu
 
 
 REGION = "scheduler/queue.html#queue-live"
+CONTENT = "scheduler/queue.html#queue-content"
+# Stands for the reader's CSRF token in content shared by readers (a token is the reader's session's secret).
+CSRF_PLACEHOLDER = "csrf-token-of-this-request"
 
 
 def _region_context(access, request) -> dict:
@@ -63,12 +68,13 @@ def _query_without(request, field: str) -> str:
 def tenant_queue(request, slug: str):
     access = tenant_for_user(request.user, slug)
     if request.method == "GET":
-        version = region_version(request, access)
+        versions = queue_versions(request, access)
         if request.htmx and live_rows.HAVE_HEADER in request.headers and _filters_valid(request, access):
             # The live poll says what it shows: answered with the rows that changed, or 204.
-            return live_rows.respond(request, REGION, lambda: _region_context(access, request), version=version)
-        if version is not None:
-            return _queue_get(request, access, version)
+            return live_rows.respond(request, REGION, lambda: _region_context(access, request),
+                                     version=versions and versions.region)
+        if versions is not None:
+            return _queue_get(request, access, versions)
     return _queue_page(request, access)
 
 
@@ -76,32 +82,41 @@ def _filters_valid(request, access) -> bool:
     return QueueFilterForm(request.GET, tenant=access.tenant, prefix=FILTER_PREFIX).is_valid()
 
 
-def _region_response(request, access, version: str | None = None, status: int = 200) -> HttpResponse:
+def _region_response(request, access, version: str | None = None) -> HttpResponse:
     html = live_rows.region(request, REGION, lambda: _region_context(access, request), version=version)[0]
-    response = HttpResponse(html, status=status)
+    response = HttpResponse(html)
     response[live_rows.VERSION_HEADER] = version or ""
     return response
 
 
-def _queue_get(request, access, version: str):
+def _queue_get(request, access, versions: Versions):
     """GET with a version: an unchanged page is a 304 with no body (a reload, or a browser without the
-    live script's header)."""
-    etag = queue_etag(request, version)
+    live script's header); the page's content is rendered once per version for the readers who share it."""
+    etag = queue_etag(request, versions.page)
 
     @condition(etag_func=lambda request: etag)
     def respond(request):
-        return _queue_page(request, access, version=version)
+        if request.htmx:
+            return _region_response(request, access, versions.region)
+        key = f"queue-content:{versions.page}"
+        content = cache.get(key)
+        if content is None:
+            response = _queue_page(request, access, versions=versions)
+            if response.status_code == 200:  # a page with errors is this request's alone
+                cache.set(key, response.shared_content, live_rows.REGION_SECONDS)
+            return response
+        return _page(request, access, content, versions.region, form=access.is_member)
     response = respond(request)
     response["Cache-Control"] = "private, no-cache"
     return response
 
 
-def _queue_page(request, access, version: str | None = None):
+def _queue_page(request, access, versions: Versions | None = None):
     filters = QueueFilterForm(request.GET, tenant=access.tenant, prefix=FILTER_PREFIX)
     if request.method == "GET" and not filters.is_valid():
-        return _page(request, access, {"filters": filters}, status=400)
+        return _render_page(request, access, {"filters": filters, "form": None}, status=400)
     if request.htmx and request.method == "GET":
-        return _region_response(request, access, version)
+        return _region_response(request, access)
     form = None
     status = 200
     if access.is_member:
@@ -125,16 +140,28 @@ def _queue_page(request, access, version: str | None = None):
         raise PermissionDenied(services.errors.NOT_ALLOWED_TO_SUBMIT.format(tenant=access.tenant.slug))
     # The submit panel sits folded above the queue; it opens on errors and on a prefilled resubmit.
     page = {"filters": filters, "form": form, "form_open": form is not None and (form.is_bound or bool(form.initial))}
-    return _page(request, access, page, version=version, status=status)
+    return _render_page(request, access, page, versions=versions, status=status)
 
 
-def _page(request, access, page: dict, *, version: str | None = None, status: int = 200) -> HttpResponse:
-    """The whole page: the reader's own parts (navigation, forms with their tokens) rendered for this request
-    around the live region, which readers with the same version share."""
-    region = live_rows.region(request, REGION, lambda: _region_context(access, request), version=version)[0]
-    context = {"access": access, "tenant": access.tenant, "pools": queue.tenant_pools(access.tenant),
-               "form": None, **page, "queue_region": mark_safe(region)}  # noqa: S308 (our own template's output)
-    response = HttpResponse(render_to_string("scheduler/queue.html", context, request), status=status)
+def _render_page(request, access, page: dict, *, versions: Versions | None = None, status: int = 200):
+    """The page's content (everything but the navigation around it) rendered for no reader in particular: the
+    CSRF token its forms carry is a placeholder each response fills in. The response keeps that content as
+    `shared_content`, which readers of the same version are served from."""
+    region = live_rows.region(request, REGION, lambda: _region_context(access, request),
+                              version=versions and versions.region)[0]
+    content = render_to_string(CONTENT, {"access": access, "tenant": access.tenant, "pools": queue.tenant_pools(
+        access.tenant), **page, "queue_region": mark_safe(region), "csrf_token": CSRF_PLACEHOLDER})  # noqa: S308
+    response = _page(request, access, content, versions and versions.region, status=status, form=page["form"])
+    response.shared_content = content
+    return response
+
+
+def _page(request, access, content: str, version: str | None, *, form, status: int = 200) -> HttpResponse:
+    """The reader's page: their navigation and this request's CSRF token around the shared content."""
+    content = content.replace(CSRF_PLACEHOLDER, get_token(request))
+    html = render_to_string("scheduler/queue.html", {"tenant": access.tenant, "form": form,
+                                                     "queue_content": mark_safe(content)}, request)  # noqa: S308
+    response = HttpResponse(html, status=status)
     response[live_rows.VERSION_HEADER] = version or ""
     return response
 

@@ -44,6 +44,17 @@ def _serve(port: int) -> subprocess.Popen:
             break
         except Exception:
             time.sleep(0.3)
+    # Every worker booted (their start-up is not a request's cost): all there and their CPU time at rest.
+    settled = None
+    while time.monotonic() < deadline:
+        try:
+            now = _workers_cpu_s(server) if len(_children(server)) == WORKERS else None
+        except OSError:
+            now = None
+        if now is not None and now == settled:
+            break
+        settled = now
+        time.sleep(0.5)
     return server
 
 
@@ -61,39 +72,70 @@ def concurrent_page_figures(world, *, readers: int = 20, requests_each: int = 10
     url = f"http://127.0.0.1:{port}/tenants/{tenant.slug}/queue/"
     server = _serve(port)
     try:
+        start = _workers_cpu_s(server)
         page = _read(url, cookies, requests_each, {})
-        # Each reader's poll, as live_rows.js sends it: the frame and version of the region its own page shows.
-        refresh = _read(url, cookies, requests_each, {"HX-Request": "true"},
-                        per_reader={c: {"X-Live-Have": "{};{}".format(*page["regions"][c])} for c in cookies})
+        middle = _workers_cpu_s(server)
+        # Each reader's poll, as live_rows.js sends it: the frame and version of the region its page shows (the
+        # version as the last answer's X-Live-Version said).
+        refresh = _read(url, cookies, requests_each, {"HX-Request": "true"}, polls=page["regions"])
+        end = _workers_cpu_s(server)
     finally:
         server.terminate()
         server.wait(timeout=20)
     return {"readers": readers, "queue_page_concurrent_p50_ms": page["p50"], "queue_page_concurrent_p95_ms": page["p95"],
-            "queue_page_concurrent_bytes": page["bytes"], "queue_page_concurrent_errors": page["errors"],
+            "queue_page_concurrent_bytes": page["bytes"],
+            # The server's CPU per request (its workers' own accounting): what a read costs, however busy the
+            # machine is with other work while the wall-clock figures are taken.
+            "queue_page_server_cpu_ms": round((middle - start) * 1000 / len(cookies) / requests_each, 2),
+            "unchanged_refresh_server_cpu_ms": round((end - middle) * 1000 / len(cookies) / requests_each, 2),
+            "queue_page_concurrent_errors": page["errors"],
             "unchanged_refresh_concurrent_p50_ms": refresh["p50"], "unchanged_refresh_concurrent_p95_ms": refresh["p95"],
             "unchanged_refresh_concurrent_errors": refresh["errors"], "unchanged_refresh_statuses": refresh["statuses"],
             "gunicorn_workers": WORKERS}
 
 
-def _read(url: str, cookies: list[str], requests_each: int, headers: dict, per_reader: dict | None = None) -> dict:
+def _children(server: subprocess.Popen) -> list[str]:
+    return Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()
+
+
+def _workers_cpu_s(server: subprocess.Popen) -> float:
+    """CPU seconds used so far by gunicorn's workers (Linux /proc; the workers live as long as the server)."""
+    total = 0
+    for pid in _children(server):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _read(url: str, cookies: list[str], requests_each: int, headers: dict, polls: dict | None = None) -> dict:
+    """Each cookie's reader sends its requests one after another; with `polls` (cookie -> the frame and version
+    its page shows) each request is that reader's live poll, which keeps the version the last answer gave."""
     timings, sizes, errors, etags, statuses, regions = [], [], [0], [], {}, {}
     lock = threading.Lock()
 
     def reader(cookie: str) -> None:
+        shown = list(polls[cookie]) if polls else None
         for _ in range(requests_each):
-            request = urllib.request.Request(url, headers={"Cookie": cookie, **headers,
-                                                           **(per_reader or {}).get(cookie, {})})
+            have = {"X-Live-Have": f"{shown[0]};{shown[1]}"} if shown else {}
+            request = urllib.request.Request(url, headers={"Cookie": cookie, **headers, **have})
             start = time.perf_counter()
             try:
                 with urllib.request.urlopen(request, timeout=60) as response:
                     body, etag, status = response.read(), response.headers.get("ETag", ""), response.status
+                    version = response.headers.get("X-Live-Version")
             except urllib.error.HTTPError as answer:
-                body, etag, status = b"", "", answer.code
+                body, etag, status, version = b"", "", answer.code, None
                 if answer.code != 304:
                     with lock:
                         errors[0] += 1
+            except OSError as failure:  # no answer in time, or none at all: counted, and the reader goes on
+                body, etag, status, version = b"", "", type(failure).__name__, None
+                with lock:
+                    errors[0] += 1
             elapsed = (time.perf_counter() - start) * 1000.0
             found = _REGION.search(body)
+            if shown is not None:
+                shown = [found.group(1).decode() if found else shown[0], version or shown[1]]
             with lock:
                 timings.append(elapsed)
                 sizes.append(len(body))

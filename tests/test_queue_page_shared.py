@@ -120,3 +120,14 @@ def test_a_reader_without_the_members_rights_gets_no_cancel_buttons(world, membe
     assert 'form="cancel-form"' in row_of(client_for(member).get(QUEUE).content.decode(), job)
     page = client_for(auditor).get(QUEUE).content.decode()
     assert 'form="cancel-form"' not in row_of(page, job) and 'id="submit-job"' not in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_bad_filters_are_a_400_for_the_page_the_region_and_the_poll(world, member):
+    submit(name="filtered")
+    reader = client_for(member)
+    assert reader.get(QUEUE).status_code == 200  # the good page is stored for its readers
+    bad = {"q-code": "NOT_A_CODE"}
+    assert reader.get(QUEUE, bad).status_code == 400
+    assert reader.get(QUEUE, bad, HTTP_HX_REQUEST="true").status_code == 400
+    assert reader.get(QUEUE, bad, HTTP_HX_REQUEST="true", HTTP_X_LIVE_HAVE="x;y").status_code == 400

@@ -83,6 +83,11 @@ def render_page(request, template: str, context: dict, *, version: str, status: 
     return response
 
 
+def shows(request, version: str | None) -> bool:
+    """The poll says it shows this version already (what `respond` answers with 204)."""
+    return bool(version) and Have.parse(request.headers.get(HAVE_HEADER, "")).version == version
+
+
 def respond(request, template: str, context: Callable[[], dict], *, version: str | None) -> HttpResponse:
     have = Have.parse(request.headers.get(HAVE_HEADER, ""))
     version = version or ""

@@ -69,10 +69,12 @@ def tenant_queue(request, slug: str):
     access = tenant_for_user(request.user, slug)
     if request.method == "GET":
         versions = queue_versions(request, access)
-        if request.htmx and live_rows.HAVE_HEADER in request.headers and _filters_valid(request, access):
-            # The live poll says what it shows: answered with the rows that changed, or 204.
-            return live_rows.respond(request, REGION, lambda: _region_context(access, request),
-                                     version=versions and versions.region)
+        version = versions and versions.region
+        # The live poll says what it shows: answered with the rows that changed, or 204. A version holds the
+        # query string and is given to valid filters only, so a poll showing it needs no second look at them.
+        if request.htmx and live_rows.HAVE_HEADER in request.headers and (
+                live_rows.shows(request, version) or _filters_valid(request, access)):
+            return live_rows.respond(request, REGION, lambda: _region_context(access, request), version=version)
         if versions is not None:
             return _queue_get(request, access, versions)
     return _queue_page(request, access)
@@ -97,7 +99,7 @@ def _queue_get(request, access, versions: Versions):
     @condition(etag_func=lambda request: etag)
     def respond(request):
         if request.htmx:
-            return _region_response(request, access, versions.region)
+            return _queue_page(request, access, versions=versions)
         key = f"queue-content:{versions.page}"
         content = cache.get(key)
         if content is None:
@@ -116,7 +118,7 @@ def _queue_page(request, access, versions: Versions | None = None):
     if request.method == "GET" and not filters.is_valid():
         return _render_page(request, access, {"filters": filters, "form": None}, status=400)
     if request.htmx and request.method == "GET":
-        return _region_response(request, access)
+        return _region_response(request, access, versions and versions.region)
     form = None
     status = 200
     if access.is_member:

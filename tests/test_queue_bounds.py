@@ -12,6 +12,7 @@ from scheduler.engine import reasons
 from scheduler.engine.texts import CODE_TITLES
 from scheduler.runs.pending_bound import CLUSTER_PENDING
 from quotas.common.pagination import MAX_PAGE_SIZE as MAX_LIMIT
+from scheduler.jobs.queue import PAGE_SIZE
 from scheduler.jobs.services import job_submit_bulk
 from scheduler.models import Job
 from tests.jobs import beta, borrowing_off, cycle, spec, submit
@@ -45,23 +46,26 @@ def test_every_wait_code_has_a_title_in_english_and_chinese():
             assert translation.gettext(title) != title, code
 
 
-def test_the_queue_page_shows_50_waiting_jobs_a_page_with_filters(member, deep_queue):
+def test_the_queue_page_shows_40_waiting_jobs_a_page_with_filters(member, deep_queue):
     client = client_for(member)
     url = reverse("tenant-queue", args=["alpha"])
     body = client.get(url).content.decode()
-    assert body.count('data-status="queued"') == 50 and re.search(r'id="waiting-count" data-v="\w+">120<', body)
+    assert PAGE_SIZE == 40
+    assert body.count('data-status="queued"') == 40 and re.search(r'id="waiting-count" data-v="\w+">120<', body)
     positions = [int(p) for p in re.findall(r"<td>(\d+) / \d+</td>", body)]
-    assert positions == list(range(1, 51))
+    assert positions == list(range(1, 41))
     assert len(body.encode()) < 100_000
     last = client.get(url, {"q-page": 3}).content.decode()
-    assert last.count('data-status="queued"') == 20 and "Page 3 of 3" in last
+    assert last.count('data-status="queued"') == 40 and "Page 3 of 3" in last
     broken = client.get(url, {"q-code": reasons.ENV_NOT_READY, "q-workload_class": "experiment"}).content.decode()
     assert broken.count('data-status="queued"') == 20 and re.search(r'id="waiting-count" data-v="\w+">20<', broken)
     assert client.get(url, {"q-code": reasons.ENV_NOT_READY, "q-workload_class": "training"}).content.decode().count(
         'data-status="queued"') == 0
     by_submit = client.get(url, {"q-sort": "submitted", "q-page": 3}).content.decode()
     ids = [int(i) for i in re.findall(r'<tr id="job-(\d+)" data-status="queued"', by_submit)]
-    assert ids == sorted(ids) and set(ids) == set(Job.objects.filter(name__startswith="m").values_list("id", flat=True))
+    # The last page by submit time: the last 40 submitted, the 20 experiments the newest of them.
+    assert ids == sorted(ids) and len(ids) == 40
+    assert set(ids[-20:]) == set(Job.objects.filter(name__startswith="m").values_list("id", flat=True))
     bad = client.get(url, {"q-code": "NOT_A_CODE"})
     assert bad.status_code == 400 and "Why it waits" in bad.content.decode()
 

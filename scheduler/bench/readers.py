@@ -1,7 +1,10 @@
-"""The team queue page as its readers live with it: served by gunicorn (the production server, two
-workers) on a port of its own, read by concurrent readers over HTTP, each with its own session. Reports
-p50/p95 milliseconds per request and the page's bytes, for the page and for its unchanged live refresh."""
+"""The team queue page as its readers live with it: served by gunicorn as the README's deployment runs it
+(four sync workers) on a port of its own, with the configured cache (CACHE_URL: Redis in production), read by
+concurrent readers over HTTP, each with its own session. Reports p50/p95 milliseconds per request and the
+page's bytes, for the page and for its unchanged live refresh: the poll a reader's page sends every 3 seconds
+(scheduler/jobs/live_rows.py), saying which version of the region it shows."""
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -19,6 +22,8 @@ from quotas.models import Membership
 from scheduler.models import PENDING_STATUSES, Job
 
 ROOT = Path(__file__).resolve().parents[2]
+WORKERS = 4  # README, Production: the web unit's `gunicorn portal.wsgi --workers 4` (sync workers)
+_REGION = re.compile(rb'data-live-frame="([^"]*)" data-live-version="([^"]*)"')
 
 
 def _database_url() -> str:
@@ -30,7 +35,7 @@ def _database_url() -> str:
 def _serve(port: int) -> subprocess.Popen:
     env = {**os.environ, "DATABASE_URL": _database_url()}
     server = subprocess.Popen([sys.executable, "-m", "gunicorn", "portal.wsgi", "--bind", f"127.0.0.1:{port}",
-                               "--workers", "2", "--log-level", "warning"], cwd=ROOT, env=env,
+                               "--workers", str(WORKERS), "--log-level", "warning"], cwd=ROOT, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -39,6 +44,17 @@ def _serve(port: int) -> subprocess.Popen:
             break
         except Exception:
             time.sleep(0.3)
+    # Every worker booted (their start-up is not a request's cost): all there and their CPU time at rest.
+    settled = None
+    while time.monotonic() < deadline:
+        try:
+            now = _workers_cpu_s(server) if len(_children(server)) == WORKERS else None
+        except OSError:
+            now = None
+        if now is not None and now == settled:
+            break
+        settled = now
+        time.sleep(0.5)
     return server
 
 
@@ -56,38 +72,77 @@ def concurrent_page_figures(world, *, readers: int = 20, requests_each: int = 10
     url = f"http://127.0.0.1:{port}/tenants/{tenant.slug}/queue/"
     server = _serve(port)
     try:
+        start = _workers_cpu_s(server)
         page = _read(url, cookies, requests_each, {})
-        etag = _read(url, cookies[:1], 1, {"HX-Request": "true"})["etag"]  # what the live region polls with
-        refresh = _read(url, cookies, requests_each, {"HX-Request": "true", "If-None-Match": etag})
+        middle = _workers_cpu_s(server)
+        # Each reader's poll, as live_rows.js sends it: the frame and version of the region its page shows (the
+        # version as the last answer's X-Live-Version said).
+        refresh = _read(url, cookies, requests_each, {"HX-Request": "true"}, polls=page["regions"])
+        end = _workers_cpu_s(server)
     finally:
         server.terminate()
         server.wait(timeout=20)
     return {"readers": readers, "queue_page_concurrent_p50_ms": page["p50"], "queue_page_concurrent_p95_ms": page["p95"],
-            "queue_page_concurrent_bytes": page["bytes"], "queue_page_concurrent_errors": page["errors"],
-            "unchanged_refresh_concurrent_p95_ms": refresh["p95"], "unchanged_refresh_concurrent_errors": refresh["errors"]}
+            "queue_page_concurrent_bytes": page["bytes"],
+            # The server's CPU per request (its workers' own accounting): what a read costs, however busy the
+            # machine is with other work while the wall-clock figures are taken.
+            "queue_page_server_cpu_ms": round((middle - start) * 1000 / len(cookies) / requests_each, 2),
+            "unchanged_refresh_server_cpu_ms": round((end - middle) * 1000 / len(cookies) / requests_each, 2),
+            "queue_page_concurrent_errors": page["errors"],
+            "unchanged_refresh_concurrent_p50_ms": refresh["p50"], "unchanged_refresh_concurrent_p95_ms": refresh["p95"],
+            "unchanged_refresh_concurrent_errors": refresh["errors"], "unchanged_refresh_statuses": refresh["statuses"],
+            "gunicorn_workers": WORKERS}
 
 
-def _read(url: str, cookies: list[str], requests_each: int, headers: dict) -> dict:
-    timings, sizes, errors, etags = [], [], [0], []
+def _children(server: subprocess.Popen) -> list[str]:
+    return Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()
+
+
+def _workers_cpu_s(server: subprocess.Popen) -> float:
+    """CPU seconds used so far by gunicorn's workers (Linux /proc; the workers live as long as the server)."""
+    total = 0
+    for pid in _children(server):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _read(url: str, cookies: list[str], requests_each: int, headers: dict, polls: dict | None = None) -> dict:
+    """Each cookie's reader sends its requests one after another; with `polls` (cookie -> the frame and version
+    its page shows) each request is that reader's live poll, which keeps the version the last answer gave."""
+    timings, sizes, errors, etags, statuses, regions = [], [], [0], [], {}, {}
     lock = threading.Lock()
 
     def reader(cookie: str) -> None:
+        shown = list(polls[cookie]) if polls else None
         for _ in range(requests_each):
-            request = urllib.request.Request(url, headers={"Cookie": cookie, **headers})
+            have = {"X-Live-Have": f"{shown[0]};{shown[1]}"} if shown else {}
+            request = urllib.request.Request(url, headers={"Cookie": cookie, **headers, **have})
             start = time.perf_counter()
             try:
                 with urllib.request.urlopen(request, timeout=60) as response:
-                    body, etag = response.read(), response.headers.get("ETag", "")
+                    body, etag, status = response.read(), response.headers.get("ETag", ""), response.status
+                    version = response.headers.get("X-Live-Version")
             except urllib.error.HTTPError as answer:
-                body, etag = b"", ""
+                body, etag, status, version = b"", "", answer.code, None
                 if answer.code != 304:
                     with lock:
                         errors[0] += 1
+            except OSError as failure:  # no answer in time, or none at all: counted, and the reader goes on
+                body, etag, status, version = b"", "", type(failure).__name__, None
+                with lock:
+                    errors[0] += 1
             elapsed = (time.perf_counter() - start) * 1000.0
+            found = _REGION.search(body)
+            if shown is not None:
+                shown = [found.group(1).decode() if found else shown[0], version or shown[1]]
             with lock:
                 timings.append(elapsed)
                 sizes.append(len(body))
                 etags.append(etag)
+                statuses[status] = statuses.get(status, 0) + 1
+                if found:
+                    regions[cookie] = (found.group(1).decode(), found.group(2).decode())
     threads = [threading.Thread(target=reader, args=(cookie,)) for cookie in cookies]
     for t in threads:
         t.start()
@@ -96,4 +151,5 @@ def _read(url: str, cookies: list[str], requests_each: int, headers: dict) -> di
     timings.sort()
     return {"p50": round(statistics.median(timings), 1),
             "p95": round(timings[min(len(timings) - 1, int(round(0.95 * (len(timings) - 1))))], 1),
-            "bytes": max(sizes), "errors": errors[0], "etag": next((e for e in etags if e), "")}
+            "bytes": max(sizes), "errors": errors[0], "etag": next((e for e in etags if e), ""),
+            "statuses": {str(k): v for k, v in sorted(statuses.items())}, "regions": regions}

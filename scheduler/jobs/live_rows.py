@@ -7,11 +7,17 @@ An unchanged version is answered 204 (no body). Otherwise the region is rendered
 piece: a changed row is swapped in place (HTMX out of band), a row that left is deleted, one that arrived is
 inserted after its neighbour. What a delta cannot say (the frame around the pieces changed, or rows that
 stayed swapped places) is answered with the whole region instead, so the page is never wrong, only larger.
-Rows the delta leaves alone keep what the reader opened in them, and the scroll position stays."""
+Rows the delta leaves alone keep what the reader opened in them, and the scroll position stays.
+
+A region with a version (scheduler/jobs/page_version.py) is rendered once per version and kept in the Django
+cache (Redis when CACHE_URL is set), so the readers of one team share one render until a cycle or a write
+changes what it shows: 20 readers must not each build a page from the team's rows."""
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from hashlib import blake2b
 
+from django.core.cache import cache
 from django.http import HttpResponse
 from django.template.loader import render_to_string
 
@@ -21,6 +27,8 @@ END_MARKER = "<!--/live-->"
 _SPACES = re.compile(r"\s+")
 _FRAME = "__live_frame__"
 _VERSION = "__live_version__"
+# A version holds the minute (lease countdowns), so a stored region is dead after it; the rest is room.
+REGION_SECONDS = 150
 
 
 @dataclass
@@ -54,6 +62,20 @@ def render_region(request, template: str, context: dict, *, version: str) -> tup
     return html.replace(_FRAME, frame, 1).replace(_VERSION, version, 1), pieces, frame
 
 
+def region(request, template: str, context: Callable[[], dict], *, version: str | None) -> tuple[str, list, str]:
+    """`render_region`'s answer for this version, rendered by the first reader who asks and kept for the
+    others; without a version (a flash message to show, a POST, not PostgreSQL) rendered for this request
+    alone. `context` is called only to render."""
+    if not version:
+        return render_region(request, template, context(), version="")
+    key = f"live-region:{template}:{version}"
+    found = cache.get(key)
+    if found is None:
+        found = render_region(request, template, context(), version=version)
+        cache.set(key, found, REGION_SECONDS)
+    return found
+
+
 def render_page(request, template: str, context: dict, *, version: str, status: int = 200) -> HttpResponse:
     """A page or a whole region, stamped so that its next poll can be answered with a delta."""
     response = HttpResponse(render_region(request, template, context, version=version)[0], status=status)
@@ -61,11 +83,17 @@ def render_page(request, template: str, context: dict, *, version: str, status: 
     return response
 
 
-def respond(request, template: str, context: dict, *, version: str) -> HttpResponse:
+def shows(request, version: str | None) -> bool:
+    """The poll says it shows this version already (what `respond` answers with 204)."""
+    return bool(version) and Have.parse(request.headers.get(HAVE_HEADER, "")).version == version
+
+
+def respond(request, template: str, context: Callable[[], dict], *, version: str | None) -> HttpResponse:
     have = Have.parse(request.headers.get(HAVE_HEADER, ""))
+    version = version or ""
     if version and have.version == version:
         return _answer(HttpResponse(status=204), version)
-    html, pieces, frame = render_region(request, template, context, version=version)
+    html, pieces, frame = region(request, template, context, version=version)
     swaps = _swaps(have, pieces) if have.frame == frame else None
     if swaps is None:
         response = HttpResponse(html)

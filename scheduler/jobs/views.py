@@ -4,8 +4,13 @@ from datetime import datetime
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.middleware.csrf import get_token
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import condition, require_POST
@@ -16,7 +21,7 @@ from quotas.models import Pool
 from scheduler.engine.job_resources import per_replica
 from scheduler.jobs import contents, live_rows, queue, selectors, services
 from scheduler.jobs.forms import JobSubmitForm, QueueFilterForm
-from scheduler.jobs.page_version import queue_etag
+from scheduler.jobs.page_version import Versions, queue_etag, queue_versions
 from scheduler.jobs.pool_page import pool_queue_page
 from scheduler.jobs.timeline import job_timeline
 from scheduler.jobs.run_logs import run_log_files
@@ -35,10 +40,18 @@ PREFILL_FIELDS = ("name", "project", "workload_class", "pool", "gpu_model", "gpu
                   "checkpoint_interval_minutes")
 
 
-def _queue_context(access, request, form=None) -> dict:
+REGION = "scheduler/queue.html#queue-live"
+CONTENT = "scheduler/queue.html#queue-content"
+# Stands for the reader's CSRF token in content shared by readers (a token is the reader's session's secret).
+CSRF_PLACEHOLDER = "csrf-token-of-this-request"
+
+
+def _region_context(access, request) -> dict:
+    """What the live region shows: the same for every reader of the tenant with the same rights, language and
+    query string (scheduler/jobs/page_version.py), never anything of the reader alone."""
     filters = QueueFilterForm(request.GET, tenant=access.tenant, prefix=FILTER_PREFIX)
     chosen = filters.chosen() if filters.is_valid() else None
-    return {"access": access, "tenant": access.tenant, "form": form, "filters": filters,
+    return {"access": access, "tenant": access.tenant,
             "query": _query_without(request, "page"), "running_query": _query_without(request, "running_page"),
             "live_query": f"?{request.GET.urlencode()}" if request.GET else "",
             **queue.tenant_queue(tenant=access.tenant, chosen=chosen)}
@@ -55,13 +68,15 @@ def _query_without(request, field: str) -> str:
 def tenant_queue(request, slug: str):
     access = tenant_for_user(request.user, slug)
     if request.method == "GET":
-        etag = queue_etag(request, access.tenant)
-        if request.htmx and live_rows.HAVE_HEADER in request.headers and _filters_valid(request, access):
-            # The live poll says what it shows: answered with the rows that changed, or 204.
-            return live_rows.respond(request, "scheduler/queue.html#queue-live", _queue_context(access, request),
-                                     version=etag or "")
-        if etag is not None:
-            return _queue_get(request, access, etag)
+        versions = queue_versions(request, access)
+        version = versions and versions.region
+        # The live poll says what it shows: answered with the rows that changed, or 204. A version holds the
+        # query string and is given to valid filters only, so a poll showing it needs no second look at them.
+        if request.htmx and live_rows.HAVE_HEADER in request.headers and (
+                live_rows.shows(request, version) or _filters_valid(request, access)):
+            return live_rows.respond(request, REGION, lambda: _region_context(access, request), version=version)
+        if versions is not None:
+            return _queue_get(request, access, versions)
     return _queue_page(request, access)
 
 
@@ -69,27 +84,41 @@ def _filters_valid(request, access) -> bool:
     return QueueFilterForm(request.GET, tenant=access.tenant, prefix=FILTER_PREFIX).is_valid()
 
 
-def _render(request, template: str, context: dict, status: int = 200, version: str = ""):
-    return live_rows.render_page(request, template, context, version=version, status=status)
+def _region_response(request, access, version: str | None = None) -> HttpResponse:
+    html = live_rows.region(request, REGION, lambda: _region_context(access, request), version=version)[0]
+    response = HttpResponse(html)
+    response[live_rows.VERSION_HEADER] = version or ""
+    return response
 
 
-def _queue_get(request, access, etag: str):
+def _queue_get(request, access, versions: Versions):
     """GET with a version: an unchanged page is a 304 with no body (a reload, or a browser without the
-    live script's header)."""
+    live script's header); the page's content is rendered once per version for the readers who share it."""
+    etag = queue_etag(request, versions.page)
+
     @condition(etag_func=lambda request: etag)
     def respond(request):
-        return _queue_page(request, access, version=etag)
+        if request.htmx:
+            return _queue_page(request, access, versions=versions)
+        key = f"queue-content:{versions.page}"
+        content = cache.get(key)
+        if content is None:
+            response = _queue_page(request, access, versions=versions)
+            if response.status_code == 200:  # a page with errors is this request's alone
+                cache.set(key, response.shared_content, live_rows.REGION_SECONDS)
+            return response
+        return _page(request, access, content, versions.region, form=access.is_member)
     response = respond(request)
     response["Cache-Control"] = "private, no-cache"
     return response
 
 
-def _queue_page(request, access, version: str = ""):
+def _queue_page(request, access, versions: Versions | None = None):
     filters = QueueFilterForm(request.GET, tenant=access.tenant, prefix=FILTER_PREFIX)
     if request.method == "GET" and not filters.is_valid():
-        return _render(request, "scheduler/queue.html", _queue_context(access, request), status=400)
+        return _render_page(request, access, {"filters": filters, "form": None}, status=400)
     if request.htmx and request.method == "GET":
-        return _render(request, "scheduler/queue.html#queue-live", _queue_context(access, request), version=version)
+        return _region_response(request, access, versions and versions.region)
     form = None
     status = 200
     if access.is_member:
@@ -111,10 +140,32 @@ def _queue_page(request, access, version: str = ""):
             form = JobSubmitForm(initial=initial, tenant=access.tenant)
     elif request.method == "POST":
         raise PermissionDenied(services.errors.NOT_ALLOWED_TO_SUBMIT.format(tenant=access.tenant.slug))
-    context = _queue_context(access, request, form)
     # The submit panel sits folded above the queue; it opens on errors and on a prefilled resubmit.
-    context["form_open"] = form is not None and (form.is_bound or bool(form.initial))
-    return _render(request, "scheduler/queue.html", context, status=status, version=version)
+    page = {"filters": filters, "form": form, "form_open": form is not None and (form.is_bound or bool(form.initial))}
+    return _render_page(request, access, page, versions=versions, status=status)
+
+
+def _render_page(request, access, page: dict, *, versions: Versions | None = None, status: int = 200):
+    """The page's content (everything but the navigation around it) rendered for no reader in particular: the
+    CSRF token its forms carry is a placeholder each response fills in. The response keeps that content as
+    `shared_content`, which readers of the same version are served from."""
+    region = live_rows.region(request, REGION, lambda: _region_context(access, request),
+                              version=versions and versions.region)[0]
+    content = render_to_string(CONTENT, {"access": access, "tenant": access.tenant, "pools": queue.tenant_pools(
+        access.tenant), **page, "queue_region": mark_safe(region), "csrf_token": CSRF_PLACEHOLDER})  # noqa: S308
+    response = _page(request, access, content, versions and versions.region, status=status, form=page["form"])
+    response.shared_content = content
+    return response
+
+
+def _page(request, access, content: str, version: str | None, *, form, status: int = 200) -> HttpResponse:
+    """The reader's page: their navigation and this request's CSRF token around the shared content."""
+    content = content.replace(CSRF_PLACEHOLDER, get_token(request))
+    html = render_to_string("scheduler/queue.html", {"tenant": access.tenant, "form": form,
+                                                     "queue_content": mark_safe(content)}, request)  # noqa: S308
+    response = HttpResponse(html, status=status)
+    response[live_rows.VERSION_HEADER] = version or ""
+    return response
 
 
 def _add_errors(form, exc: ValidationError) -> None:
@@ -220,7 +271,7 @@ def job_cancel(request, job_id: int):
     else:
         messages.success(request, _(CANCELLED).format(id=job.pk))
     if request.htmx:
-        return _render(request, "scheduler/queue.html#queue-live", _queue_context(access, request))
+        return _region_response(request, access)
     return redirect("tenant-queue", access.tenant.slug)
 
 

@@ -131,3 +131,20 @@ def test_bad_filters_are_a_400_for_the_page_the_region_and_the_poll(world, membe
     assert reader.get(QUEUE, bad).status_code == 400
     assert reader.get(QUEUE, bad, HTTP_HX_REQUEST="true").status_code == 400
     assert reader.get(QUEUE, bad, HTTP_HX_REQUEST="true", HTTP_X_LIVE_HAVE="x;y").status_code == 400
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_page_is_served_when_the_shared_renders_store_is_down(world, member, settings, caplog):
+    """Redis away (nothing listens on the port): every reader gets the page rendered for them, and the
+    failure is logged, not shown. (Signing in needs the store: the login lockout counts there.)"""
+    reader = client_for(member)
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                                   "LOCATION": "redis://127.0.0.1:1/0"}}
+    submit(name="while-redis-is-down")
+    for _ in range(2):
+        page = reader.get(QUEUE)
+        assert page.status_code == 200 and "while-redis-is-down" in page.content.decode()
+    frame, version = REGION.search(page.content.decode()).groups()
+    poll = reader.get(QUEUE, HTTP_HX_REQUEST="true", HTTP_X_LIVE_HAVE=f"{frame};{version}")
+    assert poll.status_code in (200, 204)
+    assert any("shared render" in r.getMessage() for r in caplog.records)

@@ -17,9 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from hashlib import blake2b
 
-from django.core.cache import cache
 from django.http import HttpResponse
 from django.template.loader import render_to_string
+
+from scheduler.jobs import shared_renders
 
 HAVE_HEADER = "X-Live-Have"
 VERSION_HEADER = "X-Live-Version"
@@ -69,10 +70,10 @@ def region(request, template: str, context: Callable[[], dict], *, version: str 
     if not version:
         return render_region(request, template, context(), version="")
     key = f"live-region:{template}:{version}"
-    found = cache.get(key)
+    found = shared_renders.fetch(key)
     if found is None:
         found = render_region(request, template, context(), version=version)
-        cache.set(key, found, REGION_SECONDS)
+        shared_renders.keep(key, found, REGION_SECONDS)
     return found
 
 

@@ -4,7 +4,6 @@ from datetime import datetime
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.middleware.csrf import get_token
 from django.http import HttpResponse
@@ -19,7 +18,7 @@ from quotas.access import is_platform_admin, tenant_for_user
 from quotas.errors import ConflictError
 from quotas.models import Pool
 from scheduler.engine.job_resources import per_replica
-from scheduler.jobs import contents, live_rows, queue, selectors, services
+from scheduler.jobs import contents, live_rows, queue, selectors, services, shared_renders
 from scheduler.jobs.forms import JobSubmitForm, QueueFilterForm
 from scheduler.jobs.page_version import Versions, queue_etag, queue_versions
 from scheduler.jobs.pool_page import pool_queue_page
@@ -101,11 +100,11 @@ def _queue_get(request, access, versions: Versions):
         if request.htmx:
             return _queue_page(request, access, versions=versions)
         key = f"queue-content:{versions.page}"
-        content = cache.get(key)
+        content = shared_renders.fetch(key)
         if content is None:
             response = _queue_page(request, access, versions=versions)
             if response.status_code == 200:  # a page with errors is this request's alone
-                cache.set(key, response.shared_content, live_rows.REGION_SECONDS)
+                shared_renders.keep(key, response.shared_content, live_rows.REGION_SECONDS)
             return response
         return _page(request, access, content, versions.region, form=access.is_member)
     response = respond(request)

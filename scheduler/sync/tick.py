@@ -46,6 +46,11 @@ class TickResult:
     requeued: int = 0
     errors: int = 0
     skipped: int = 0  # pools another worker was ticking
+    # Where a tick's time goes (seconds, summed over its pools): starting admitted jobs, the cluster's listing
+    # for the poll, and writing what the poll found. The benchmarks read them; a worker's task result shows them.
+    start_s: float = 0.0
+    listing_s: float = 0.0
+    poll_write_s: float = 0.0
 
 
 def _due(now: datetime) -> Q:
@@ -64,15 +69,23 @@ def _start_admitted(pool: Pool, backend: B.Backend, now: datetime, result: TickR
     # the poll's, and opening its run again each tick cost a locked transaction per admitted job.
     on_cluster = JobRun.objects.filter(job_id=OuterRef("pk"), state__in=(
         JobRun.State.PENDING, JobRun.State.RUNNING, JobRun.State.STOPPING))
-    jobs = list(Job.objects.filter(not_faulted(now), ~Exists(on_cluster), pool=pool, status=Job.Status.ADMITTED
-                                   ).select_related("pool", "gpu_model", "tenant", "project").order_by(
-        "admitted_at", "id")[:START_BATCH])
     chunk = start_concurrency() * START_CHUNK_PER_THREAD
     until = time.monotonic() + START_SECONDS
-    for first in range(0, len(jobs), chunk):
-        if first and time.monotonic() > until:
-            return  # the rest in the next tick, after this one's poll
-        _start_chunk(jobs[first:first + chunk], backend, now, result)
+    tried: set[int] = set()
+    while True:
+        # Read again after each burst: jobs the cycle admitted while this tick was starting others (it runs on
+        # another queue) go out in this tick, not after its poll. A job tried once is left to the next tick
+        # (its run is retried after a backoff, or its fault is recorded).
+        jobs = [job for job in Job.objects.filter(
+            not_faulted(now), ~Exists(on_cluster), pool=pool, status=Job.Status.ADMITTED).exclude(pk__in=tried)
+            .select_related("pool", "gpu_model", "tenant", "project").order_by("admitted_at", "id")[:START_BATCH]]
+        if not jobs:
+            return
+        for first in range(0, len(jobs), chunk):
+            if (first or tried) and time.monotonic() > until:
+                return  # the rest in the next tick, after this one's poll
+            _start_chunk(jobs[first:first + chunk], backend, now, result)
+            tried.update(job.pk for job in jobs[first:first + chunk])
 
 
 def _open_runs(jobs: list[Job], now: datetime) -> dict[int, JobRun]:
@@ -145,7 +158,12 @@ def _poll_active(pool: Pool, backend: B.Backend, now: datetime, result: TickResu
         if not page:
             return
         after = page[-1].pk
-        _apply_reports(page, backend.poll(page, now=now), now, result, until=until)
+        began = time.monotonic()
+        reports = backend.poll(page, now=now)
+        result.listing_s += time.monotonic() - began
+        began = time.monotonic()
+        _apply_reports(page, reports, now, result, until=until)
+        result.poll_write_s += time.monotonic() - began
         _cancel_twins(page, backend, now, result)
         if len(page) < TICK_BATCH:
             return
@@ -221,7 +239,11 @@ def _tick_pool(pool: Pool, now: datetime, result: TickResult) -> None:
         # Stops first: a preempted job requeued and admitted again in the same cycle gets its new run
         # only once the old one is stopped, and the nodes a stop frees are the ones a start needs.
         _retry_stops_and_signals(pool, now)
-        _start_admitted(pool, backend, now, result)
+        began = time.monotonic()
+        try:
+            _start_admitted(pool, backend, now, result)
+        finally:
+            result.start_s += time.monotonic() - began
         _poll_active(pool, backend, now, result)
         if replacements_due(pool_id=pool.pk, now=now):
             # The nodes as the cluster says now, before a job it keeps pending is placed again: its node

@@ -312,8 +312,10 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
                             "--time=30", "--output=/dev/null", "--wrap=sleep 900"], env=env, capture_output=True,
                            timeout=60)
 
+    alone_began = time.monotonic()
     with ThreadPoolExecutor(clients) as pool_of_clients:
         list(pool_of_clients.map(sbatch, range(clients)))
+    alone_submit_s = time.monotonic() - alone_began  # the host's sbatch throughput: the portal's starts share it
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and len(set(alone_sent) & set(alone.seen)) < len(alone_sent):
         time.sleep(0.5)
@@ -327,7 +329,7 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
             "stream_s": round(stream_s, 2), "cycle_loops": loops[0],
             "running_in_squeue": len(portal), "submit_to_running_s_p50": pct(portal, 50),
             "submit_to_running_s_p95": p95, "slurm_alone_running": len(slurm_alone),
-            "slurm_alone_s_p50": pct(slurm_alone, 50), "slurm_alone_s_p95": alone_p95,
+            "slurm_alone_submit_s": round(alone_submit_s, 2), "slurm_alone_s_p50": pct(slurm_alone, 50), "slurm_alone_s_p95": alone_p95,
             "p95_vs_slurm_alone": round(p95 / alone_p95, 2) if p95 and alone_p95 else None,
             "stages_s": stages, "stream_ticks": _tick_costs(tick_costs), "fault_rounds": rounds, "mismatches_after_each_round_tick": wrong,
             "seconds_to_portal_showing_change": seen_after, "tick_every_s": tick_every,

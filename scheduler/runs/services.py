@@ -155,31 +155,31 @@ def _record_run_only(run: JobRun, report: B.RunReport, now: datetime) -> str:
     return "updated" if JobRun.objects.filter(pk=run.pk, state=run.state).update(**fields) else ""
 
 
-def run_record_reports(items: list[tuple[JobRun, B.RunReport]], *, now: datetime,
-                       until: float | None = None) -> list[str | Exception]:
+def run_record_reports(items: list[tuple[JobRun, B.RunReport]], *, now: datetime, until: float | None = None,
+                       chunk: int = RECORD_CHUNK) -> list[str | Exception]:
     """`run_record_report` for many runs (a tick's starts, a page of its poll), the outcome of each in order.
-    Those that change anything are written RECORD_CHUNK to a transaction, locked in job order; should one
+    Those that change anything are written `chunk` to a transaction, locked in job order; should one
     of a chunk fail, each of that chunk is applied again on its own, so only the failing one fails (its
     exception is its outcome). Past `until` (time.monotonic()) the chunks left are "deferred": the next
     poll reports them again."""
     outcomes: list[str | Exception] = ["unchanged"] * len(items)
     changing = sorted((item for item in enumerate(items) if report_changes(*item[1])), key=lambda i: i[1][0].job_id)
-    for first in range(0, len(changing), RECORD_CHUNK):
-        chunk = changing[first:first + RECORD_CHUNK]
+    for first in range(0, len(changing), chunk):
+        part = changing[first:first + chunk]
         if until is not None and time.monotonic() > until:
-            for i, _ in chunk:
+            for i, _ in part:
                 outcomes[i] = "deferred"
             continue
         try:
-            done = atomic_retrying(lambda: [_record(run, report, now) for _, (run, report) in chunk])
+            done = atomic_retrying(lambda: [_record(run, report, now) for _, (run, report) in part])
         except Exception:  # noqa: BLE001 - each on its own below, where the failing one is told apart
             done = []
-            for _, (run, report) in chunk:
+            for _, (run, report) in part:
                 try:
                     done.append(atomic_retrying(lambda run=run, report=report: _record(run, report, now)))
                 except Exception as error:  # noqa: BLE001 - the caller records it on its job
                     done.append(error)
-        for (i, _), outcome in zip(chunk, done):
+        for (i, _), outcome in zip(part, done):
             outcomes[i] = outcome
     return outcomes
 

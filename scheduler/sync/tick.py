@@ -33,10 +33,12 @@ START_CHUNK_PER_THREAD = 4  # jobs started per chunk and start thread (BACKEND_S
 # capping starts at TICK_BATCH made the second 500 of a thousand wait behind the first 500's poll.
 START_BATCH = 2000
 START_SECONDS = 10.0
-# A poll writes the changes it found for up to POLL_WRITE_SECONDS (in chunks of 100); the rest are reported
-# again by the next tick's poll. A thousand runs turning RUNNING at once cost 20-50 s of writes on a busy
-# host, and every job admitted meanwhile waited behind them for its sbatch (submit -> RUNNING p95 81 s).
-POLL_WRITE_SECONDS = 5.0
+# A poll writes the changes it found for up to POLL_WRITE_SECONDS, in chunks of POLL_WRITE_CHUNK; the rest are
+# reported again by the next tick's poll. A thousand runs turning RUNNING at once cost 20-50 s of writes on a
+# busy host, and every job admitted meanwhile waited behind them for its sbatch (submit -> RUNNING p95 81 s).
+# A recorded start costs ~60 ms there: a chunk of 100 alone overran the bound (5.7 s), hence chunks of 25.
+POLL_WRITE_SECONDS = 2.5
+POLL_WRITE_CHUNK = 25
 
 
 @dataclass
@@ -146,6 +148,14 @@ def _start_chunk(jobs: list[Job], backend: B.Backend, now: datetime, result: Tic
         raise unavailable
 
 
+def _timed_starts(pool: Pool, backend: B.Backend, now: datetime, result: TickResult) -> None:
+    began = time.monotonic()
+    try:
+        _start_admitted(pool, backend, now, result)
+    finally:
+        result.start_s += time.monotonic() - began
+
+
 def _poll_active(pool: Pool, backend: B.Backend, now: datetime, result: TickResult) -> None:
     """Every active run of the pool, in pages by id, so none is starved however many run (one squeue per
     tick: the backend keeps its listing for the tick)."""
@@ -172,7 +182,8 @@ def _poll_active(pool: Pool, backend: B.Backend, now: datetime, result: TickResu
 def _apply_reports(page: list[JobRun], reports: dict[int, B.RunReport], now: datetime, result: TickResult, *,
                    until: float | None = None) -> None:
     reported = [run for run in page if run.pk in reports]
-    done = runs.run_record_reports([(run, reports[run.pk]) for run in reported], now=now, until=until)
+    done = runs.run_record_reports([(run, reports[run.pk]) for run in reported], now=now, until=until,
+                                   chunk=POLL_WRITE_CHUNK)
     for run, outcome in zip(reported, done):
         if isinstance(outcome, Exception):
             job_fault_record(job_id=run.job_id, tenant_id=run.job.tenant_id, stage="backend poll", error=outcome,
@@ -239,12 +250,11 @@ def _tick_pool(pool: Pool, now: datetime, result: TickResult) -> None:
         # Stops first: a preempted job requeued and admitted again in the same cycle gets its new run
         # only once the old one is stopped, and the nodes a stop frees are the ones a start needs.
         _retry_stops_and_signals(pool, now)
-        began = time.monotonic()
-        try:
-            _start_admitted(pool, backend, now, result)
-        finally:
-            result.start_s += time.monotonic() - began
+        _timed_starts(pool, backend, now, result)
         _poll_active(pool, backend, now, result)
+        # Once more after the poll: jobs the cycle admitted while the poll wrote go out now, not after the next
+        # tick's stops (a poll recording a burst of starts took seconds, and every admission waited behind it).
+        _timed_starts(pool, backend, now, result)
         if replacements_due(pool_id=pool.pk, now=now):
             # The nodes as the cluster says now, before a job it keeps pending is placed again: its node
             # may be drained or down, which the portal would otherwise learn only at the next inventory sync.

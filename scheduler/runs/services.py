@@ -160,13 +160,18 @@ def run_record_reports(items: list[tuple[JobRun, B.RunReport]], *, now: datetime
     """`run_record_report` for many runs (a tick's starts, a page of its poll), the outcome of each in order.
     Those that change anything are written `chunk` to a transaction, locked in job order; should one
     of a chunk fail, each of that chunk is applied again on its own, so only the failing one fails (its
-    exception is its outcome). Past `until` (time.monotonic()) the chunks left are "deferred": the next
-    poll reports them again."""
+    exception is its outcome). Past `until` (time.monotonic()) the chunks left after the first are "deferred":
+    the next poll reports them again."""
     outcomes: list[str | Exception] = ["unchanged"] * len(items)
-    changing = sorted((item for item in enumerate(items) if report_changes(*item[1])), key=lambda i: i[1][0].job_id)
-    for first in range(0, len(changing), chunk):
-        part = changing[first:first + chunk]
-        if until is not None and time.monotonic() > until:
+    changing = [item for item in enumerate(items) if report_changes(*item[1])]
+    # Ends, losses and runs the cluster took back before the routine (a start, a new reason): behind a poll
+    # recording a thousand starts, a job cancelled on the cluster waited 33 s to show it. Each transaction
+    # still locks its jobs in id order (the one lock order), only the chunks are taken urgent first.
+    urgent = sorted((item for item in changing if _urgent(*item[1])), key=lambda i: i[1][0].job_id)
+    routine = sorted((item for item in changing if not _urgent(*item[1])), key=lambda i: i[1][0].job_id)
+    parts = [group[first:first + chunk] for group in (urgent, routine) for first in range(0, len(group), chunk)]
+    for n, part in enumerate(parts):
+        if n and until is not None and time.monotonic() > until:  # the first always: every poll makes headway
             for i, _ in part:
                 outcomes[i] = "deferred"
             continue
@@ -182,6 +187,12 @@ def run_record_reports(items: list[tuple[JobRun, B.RunReport]], *, now: datetime
         for (i, _), outcome in zip(part, done):
             outcomes[i] = outcome
     return outcomes
+
+
+def _urgent(run: JobRun, report: B.RunReport) -> bool:
+    """A report that ends the run, or sends a running job back to the cluster's pending."""
+    return report.outcome not in (B.RUN_PENDING, B.RUN_RUNNING) or (
+        report.outcome == B.RUN_PENDING and run.state == JobRun.State.RUNNING)
 
 
 def report_changes(run: JobRun, report: B.RunReport) -> bool:

@@ -160,7 +160,7 @@ def _poll_active(pool: Pool, backend: B.Backend, now: datetime, result: TickResu
     """Every active run of the pool, in pages by id, so none is starved however many run (one squeue per
     tick: the backend keeps its listing for the tick)."""
     after = 0
-    until = time.monotonic() + POLL_WRITE_SECONDS
+    until = None  # from the first listing on: a slow listing must not eat the writes' time
     while True:
         page = list(JobRun.objects.filter(job__pool=pool, pk__gt=after, state__in=(
             JobRun.State.PENDING, JobRun.State.RUNNING, JobRun.State.STOPPING)).select_related("job")
@@ -172,6 +172,7 @@ def _poll_active(pool: Pool, backend: B.Backend, now: datetime, result: TickResu
         reports = backend.poll(page, now=now)
         result.listing_s += time.monotonic() - began
         began = time.monotonic()
+        until = until or began + POLL_WRITE_SECONDS
         _apply_reports(page, reports, now, result, until=until)
         result.poll_write_s += time.monotonic() - began
         _cancel_twins(page, backend, now, result)

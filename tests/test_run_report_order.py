@@ -1,0 +1,37 @@
+"""A poll that cannot write everything it found in its time writes what ends or takes back a run first: behind a
+burst of routine reports (a thousand starts, new reasons), a job ended on the cluster showed it tens of seconds
+late (issue 36's "seconds from a Slurm state change to the portal showing it"). And a poll always makes headway:
+its first chunk is written however long its listing took."""
+import time
+
+import pytest
+
+from scheduler.backends.base import RUN_FAILED, RUN_RUNNING, RunReport
+from scheduler.models import Job, JobRun
+from scheduler.runs.services import run_record_reports
+from scheduler.sync.tick import backend_tick
+from tests import factories
+from tests.jobs import cycle, reload, submit
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_end_is_written_before_routine_reports_and_the_first_chunk_always():
+    world = factories.make_world()
+    jobs = [submit(name=f"r{i}", gpus=1) for i in range(3)]
+    cycle(world)
+    backend_tick()
+    runs = [JobRun.objects.select_related("job").get(job=job, state=JobRun.State.RUNNING) for job in jobs]
+    now = reload(jobs[0]).started_at
+    routine = RunReport(outcome=RUN_RUNNING, backend_state="RUNNING", reason="a new reason")
+    ended = RunReport(outcome=RUN_FAILED, backend_state="CANCELLED", reason="cancelled on the cluster", ended_at=now)
+    # The end is reported for the last job by id, behind the two routine ones; the time is already up.
+    outcomes = run_record_reports([(runs[0], routine), (runs[1], routine), (runs[2], ended)], now=now,
+                                  until=time.monotonic() - 1, chunk=1)
+    assert outcomes == ["deferred", "deferred", "finished"]
+    assert [reload(job).status for job in jobs] == [Job.Status.RUNNING, Job.Status.RUNNING, Job.Status.FAILED]
+    assert [JobRun.objects.get(pk=run.pk).backend_reason for run in runs[:2]] == ["", ""]
+
+    # The next poll (time up again) writes its first chunk: the routine one first by id.
+    runs = [JobRun.objects.select_related("job").get(pk=run.pk) for run in runs[:2]]
+    assert run_record_reports([(run, routine) for run in runs], now=now, until=time.monotonic() - 1,
+                              chunk=1) == ["updated", "deferred"]

@@ -1,11 +1,13 @@
 """A poll that cannot write everything it found in its time writes what ends or takes back a run first: behind a
 burst of routine reports (a thousand starts, new reasons), a job ended on the cluster showed it tens of seconds
 late (issue 36's "seconds from a Slurm state change to the portal showing it"). And a poll always makes headway:
-its first chunk is written however long its listing took."""
+its first chunk is written however long its listing took. A start recorded that late is still recorded."""
 import time
+from datetime import timedelta
 
 import pytest
 
+from audit.models import AuditEvent
 from scheduler.backends.base import RUN_FAILED, RUN_RUNNING, RunReport
 from scheduler.models import Job, JobRun
 from scheduler.runs.services import run_record_reports
@@ -35,3 +37,26 @@ def test_an_end_is_written_before_routine_reports_and_the_first_chunk_always():
     runs = [JobRun.objects.select_related("job").get(pk=run.pk) for run in runs[:2]]
     assert run_record_reports([(run, routine) for run in runs], now=now, until=time.monotonic() - 1,
                               chunk=1) == ["updated", "deferred"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_start_recorded_minutes_late_is_audited_when_recorded_with_the_clusters_time(settings):
+    # The production bound (the test profile widens it, and its trigger, for time-machine): a start the portal
+    # learns 10 minutes late is audited at the recording, or the database would refuse it on every poll.
+    settings.AUDIT_CLOCK_TOLERANCE_SECONDS = 300
+    world = factories.make_world()
+    late, prompt = submit(name="late", gpus=1), submit(name="prompt", gpus=1)
+    cycle(world)
+    opened = {job.pk: JobRun.objects.create(job=job, attempt=1, backend="simulated", state=JobRun.State.PENDING,
+                                            created_at=reload(job).admitted_at) for job in (late, prompt)}
+    now = reload(late).admitted_at + timedelta(minutes=10)
+    reports = [(JobRun.objects.select_related("job").get(pk=opened[job.pk].pk),
+                RunReport(outcome=RUN_RUNNING, backend_state="RUNNING", started_at=started))
+               for job, started in ((late, now - timedelta(minutes=10)), (prompt, now - timedelta(seconds=5)))]
+    assert run_record_reports(reports, now=now) == ["started", "started"]
+    events = {e.object_id: e for e in AuditEvent.objects.filter(event_type="job.started")}
+    assert reload(late).started_at == now - timedelta(minutes=10)  # the job and its usage keep the cluster's time
+    assert (events[str(late.pk)].occurred_at, events[str(late.pk)].payload["started_at"]) == (
+        now, (now - timedelta(minutes=10)).isoformat())
+    assert events[str(prompt.pk)].occurred_at == now - timedelta(seconds=5)
+    assert "started_at" not in events[str(prompt.pk)].payload

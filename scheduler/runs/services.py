@@ -245,7 +245,7 @@ def _record_report(*, run_id: int, job_id: int, report: B.RunReport, now: dateti
             if job.started_at and started <= job.started_at:  # back from the cluster's pending: a new start
                 started = now
             expected = report.expected_end or started + clock.span(job.max_runtime_minutes)
-            job_start(job=job, expected_end=expected, now=started)
+            job_start(job=job, expected_end=expected, now=started, recorded_at=now)
             return "started"
         if state == JobRun.State.PENDING and job.status == Job.Status.RUNNING:
             # The cluster is authoritative: it requeued, held or suspended a running job (node failure,
@@ -264,12 +264,12 @@ def _record_report(*, run_id: int, job_id: int, report: B.RunReport, now: dateti
     JobRun.objects.filter(pk=run.pk).update(state=JobRun.State.LOST if lost else JobRun.State.ENDED, **fields)
     if report.outcome in (B.RUN_SUCCEEDED, B.RUN_FAILED, B.RUN_CANCELLED):
         if job.status == Job.Status.ADMITTED:  # ended between two polls: it did run
-            job_start(job=job, expected_end=ended_at, now=report.started_at or ended_at)
+            job_start(job=job, expected_end=ended_at, now=report.started_at or ended_at, recorded_at=now)
         outcome = Job.Status.SUCCEEDED if report.outcome == B.RUN_SUCCEEDED else Job.Status.FAILED
         error = "" if outcome == Job.Status.SUCCEEDED else (report.reason or report.backend_state or "failed")
         if report.backend_state in causes.BACKEND_STATES:  # its runtime limit or its memory, on either backend
             error = causes.BACKEND_STATES[report.backend_state]
-        job_finish(job=job, outcome=outcome, error_type=error, now=ended_at)
+        job_finish(job=job, outcome=outcome, error_type=error, now=ended_at, recorded_at=now)
         return "finished"
     cause = "lost" if lost else (report.backend_state or "requeued").lower()
     return "requeued" if job_requeue_after_cluster_stop(job=job, cause=cause, reason=report.reason or LOST_REASON,

@@ -37,7 +37,9 @@ START_SECONDS = 10.0
 # reported again by the next tick's poll. A thousand runs turning RUNNING at once cost 20-50 s of writes on a
 # busy host, and every job admitted meanwhile waited behind them for its sbatch (submit -> RUNNING p95 81 s).
 # A recorded start costs ~60 ms there: a chunk of 100 alone overran the bound (5.7 s), hence chunks of 25.
-POLL_WRITE_SECONDS = 2.5
+# Not less than 5 s: at 2.5 s the writes fell behind a thousand starts for minutes (jobs running on the cluster
+# shown admitted, their waits rewritten as pending on the cluster).
+POLL_WRITE_SECONDS = 5.0
 POLL_WRITE_CHUNK = 25
 
 

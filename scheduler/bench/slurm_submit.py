@@ -1,7 +1,8 @@
 """Intake at scale on a real Slurm (issue 36's Measure): 4 clients × bulk 100 submit 1,000 one-GPU jobs over
-HTTP (gunicorn, the production server), while a driver loop does what the workers do (the cycle, then the
-backend tick, again and again); submit → RUNNING is the wall time from a bulk's request to the first `squeue`
-listing (polled every 0.2 s) that shows the job RUNNING. Slurm alone: the same 1,000 jobs by plain `sbatch`
+HTTP (gunicorn, the production server), while two threads do what the two workers do (evaluations on the
+`celery` queue, backend ticks on `cluster`: portal/settings.py), each on its own connection, again and again;
+submit → RUNNING is the wall time from a bulk's request to the first `squeue` listing (polled every 0.2 s)
+that shows the job RUNNING, with the stages it went through (_stages). Slurm alone: the same 1,000 jobs by plain `sbatch`
 from 4 clients on the same cluster. Then N fault rounds (a job cancelled outside, a node down) with a tick
 every SCHEDULER_BACKEND_TICK_SECONDS: the seconds until the portal's API shows the change, and the jobs
 whose portal state differs from Slurm's after the round's tick. Uses the configured database: its
@@ -17,6 +18,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings as django_settings
+from django.utils import timezone
 
 from scheduler.bench.agreement import mismatches, settled
 from scheduler.bench.slurm_pool import bench_pool, pct
@@ -64,8 +66,66 @@ def _scancel_all(env: dict, partition: str) -> None:
         pass
 
 
+def _wait_empty(env: dict, partition: str, timeout: float = 300) -> None:
+    """Until the partition's cancelled jobs have left squeue (their nodes are then as Slurm leaves them)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out = subprocess.run(["squeue", "-h", f"--partition={partition}", "-o", "%i"], env=env, capture_output=True,
+                             text=True, timeout=60).stdout
+        if not out.strip():
+            return
+        time.sleep(2)
+
+
 def _latencies(sent: dict[str, float], seen: dict[str, float]) -> list[float]:
     return sorted(seen[name] - t for name, t in sent.items() if name in seen)
+
+
+STAGES = ("http_commit", "commit_to_cycle", "cycle", "decided_to_tick", "tick_to_sbatch", "sbatch_to_slurm_start",
+          "slurm_start_to_squeue_seen", "slurm_start_to_portal_running")
+
+
+def _stages(pool, prefix: str, sent: dict[str, float], seen: dict[str, float], cycles: dict[float, float],
+            ticks: dict[float, float], portal_running: dict[int, float], env: dict, partition: str) -> dict:
+    """p50/p95 of each stage from a bulk's request to its job RUNNING in squeue: the request until the job's
+    row was written (submitted_at), until the cycle that admitted it began and ended, until the tick that
+    opened its run began, until Slurm took its sbatch (Slurm's submit_time, whole seconds), until Slurm
+    started it (start_time), until squeue showed it (the watcher), and, beside, until the portal showed it
+    running (the end of the tick whose poll recorded it)."""
+    from scheduler.runs.models import JobRun
+
+    listing = json.loads(subprocess.run(["squeue", f"--partition={partition}", "--json"], env=env,
+                                        capture_output=True, text=True, timeout=120).stdout or "{}")
+    slurm = {j["name"]: j for j in listing.get("jobs", [])}
+    by_stage: dict[str, list[float]] = {name: [] for name in STAGES}
+    rows = JobRun.objects.filter(job__pool=pool, attempt=1).values_list(
+        "job_id", "created_at", "job__submitted_at", "job__admitted_at")
+    for job_id, opened, submitted, admitted in rows:
+        name = f"{prefix}-{job_id}-1"
+        if name not in sent or admitted is None or name not in slurm:
+            continue
+        cycle_end = cycles.get(admitted.timestamp())
+        tick_began = opened.timestamp() if opened.timestamp() in ticks else None
+        accepted, began = slurm[name].get("submit_time"), slurm[name].get("start_time")
+        points = [sent[name], submitted.timestamp(), admitted.timestamp(), cycle_end, tick_began, accepted]
+        if slurm[name].get("job_state") == "RUNNING":
+            points.append(began)
+        for stage, a, b in zip(STAGES, points, points[1:]):
+            if a is not None and b is not None:
+                by_stage[stage].append(b - a)
+        if began and slurm[name].get("job_state") == "RUNNING":
+            if name in seen:
+                by_stage["slurm_start_to_squeue_seen"].append(seen[name] - began)
+            if job_id in portal_running:
+                by_stage["slurm_start_to_portal_running"].append(portal_running[job_id] - began)
+    return {stage: {"p50": pct(values, 50), "p95": pct(values, 95), "n": len(values)}
+            for stage, values in by_stage.items()}
+
+
+def _tick_costs(ticks: list) -> dict:
+    """How many ticks the stream took and where their time went, in seconds summed over them."""
+    return {"ticks": len(ticks), "started": sum(t.started for t in ticks),
+            **{name: round(sum(getattr(t, name) for t in ticks), 2) for name in ("start_s", "listing_s", "poll_write_s")}}
 
 
 def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_settings: dict, env: dict,
@@ -97,13 +157,39 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
     stop = threading.Event()
     loops = [0]
 
-    def driver():  # what the cycle and cluster workers do, back to back
+    # Per-job stage stamps (wall clock): when each cycle and tick began and ended (a job's admitted_at and its
+    # run's created_at are the `now` of the cycle and the tick that wrote them), and the end of the tick after
+    # which the portal first showed each job running.
+    cycles: dict[float, float] = {}
+    ticks: dict[float, float] = {}
+    portal_running: dict[int, float] = {}
+
+    tick_costs: list = []
+
+    def cycler():  # the worker of the `celery` queue: evaluations
         from django.db import connection
         try:
             while not stop.is_set():
-                scheduler_cycle_run(pool=pool)
-                backend_tick(pools=[pool])
+                began = timezone.now()
+                if scheduler_cycle_run(pool=pool, now=began).decided:
+                    cycles[began.timestamp()] = time.time()
+                else:
+                    time.sleep(0.05)  # nothing new: as a worker idles until the next request
                 loops[0] += 1
+        finally:
+            connection.close()
+
+    def ticker_of_stream():  # the worker of the `cluster` queue: backend ticks, on another connection
+        from django.db import connection
+        try:
+            while not stop.is_set():
+                began = timezone.now()
+                tick = backend_tick(now=began, pools=[pool])
+                ended = time.time()
+                ticks[began.timestamp()] = ended
+                tick_costs.append(tick)
+                for job_id in Job.objects.filter(pool=pool, status=Job.Status.RUNNING).values_list("pk", flat=True):
+                    portal_running.setdefault(job_id, ended)
         finally:
             connection.close()
 
@@ -121,10 +207,11 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
             for job_id in answer["ids"]:
                 sent[f"{prefix}-{job_id}-1"] = t
 
-    driving = threading.Thread(target=driver, daemon=True)
+    driving = [threading.Thread(target=cycler, daemon=True), threading.Thread(target=ticker_of_stream, daemon=True)]
     t0 = time.time()
     try:
-        driving.start()
+        for thread in driving:
+            thread.start()
         with ThreadPoolExecutor(clients) as pool_of_clients:
             list(pool_of_clients.map(client, range(clients)))
         submit_s = time.time() - t0
@@ -134,8 +221,14 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
         stream_s = time.time() - t0
         portal = _latencies(sent, watcher.seen)
         created = Job.objects.filter(pool=pool).count()
+        # The loop goes on until the portal shows every job running (or a minute), for that stage's figure.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(portal_running) < len(sent):
+            time.sleep(0.5)
         stop.set()
-        driving.join(timeout=120)
+        for thread in driving:
+            thread.join(timeout=120)
+        stages = _stages(pool, prefix, sent, watcher.seen, cycles, ticks, portal_running, env, partition)
 
         # --- fault rounds: a tick every SCHEDULER_BACKEND_TICK_SECONDS, as beat sends it -------------------
         tick_every = float(getattr(django_settings, "SCHEDULER_BACKEND_TICK_SECONDS", 3))
@@ -193,8 +286,15 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
         _scancel_all(env, partition)
     print(json.dumps({"portal_phase": {"created": created, "http_errors": len(errors), "p50": pct(portal, 50),
                                        "p95": pct(portal, 95), "running": len(portal), "mismatches": wrong,
-                                       "seen_after": seen_after, "R_s": round(r_s, 3)}}), file=sys.stderr, flush=True)
-    for node in down:
+                                       "seen_after": seen_after, "stages": stages,
+                                       "stream_ticks": _tick_costs(tick_costs), "R_s": round(r_s, 3)}}),
+          file=sys.stderr, flush=True)
+    # The nodes the rounds took down, and those Slurm drained itself when a loaded host did not end a thousand
+    # cancelled jobs in time ("Kill task failed"): Slurm alone gets the whole cluster, as the portal had it.
+    _wait_empty(env, partition)
+    drained = subprocess.run(["sinfo", "-h", "-N", f"--partition={partition}", "-t", "drain,down", "-o", "%N"], env=env,
+                             capture_output=True, text=True, timeout=30).stdout.split()
+    for node in {*down, *drained}:
         subprocess.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"], env=env, capture_output=True,
                        timeout=30)
 
@@ -212,8 +312,10 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
                             "--time=30", "--output=/dev/null", "--wrap=sleep 900"], env=env, capture_output=True,
                            timeout=60)
 
+    alone_began = time.monotonic()
     with ThreadPoolExecutor(clients) as pool_of_clients:
         list(pool_of_clients.map(sbatch, range(clients)))
+    alone_submit_s = time.monotonic() - alone_began  # the host's sbatch throughput: the portal's starts share it
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and len(set(alone_sent) & set(alone.seen)) < len(alone_sent):
         time.sleep(0.5)
@@ -224,11 +326,11 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
     p95, alone_p95 = pct(portal, 95), pct(slurm_alone, 95)
     return {"jobs": jobs, "clients": clients, "bulk": bulk, "nodes": len(pool.nodes.all()), "gpus": capacity,
             "created": created, "http_errors": len(errors), "submit_s": round(submit_s, 2),
-            "stream_s": round(stream_s, 2), "driver_loops": loops[0],
+            "stream_s": round(stream_s, 2), "cycle_loops": loops[0],
             "running_in_squeue": len(portal), "submit_to_running_s_p50": pct(portal, 50),
             "submit_to_running_s_p95": p95, "slurm_alone_running": len(slurm_alone),
-            "slurm_alone_s_p50": pct(slurm_alone, 50), "slurm_alone_s_p95": alone_p95,
+            "slurm_alone_submit_s": round(alone_submit_s, 2), "slurm_alone_s_p50": pct(slurm_alone, 50), "slurm_alone_s_p95": alone_p95,
             "p95_vs_slurm_alone": round(p95 / alone_p95, 2) if p95 and alone_p95 else None,
-            "fault_rounds": rounds, "mismatches_after_each_round_tick": wrong,
+            "stages_s": stages, "stream_ticks": _tick_costs(tick_costs), "fault_rounds": rounds, "mismatches_after_each_round_tick": wrong,
             "seconds_to_portal_showing_change": seen_after, "tick_every_s": tick_every,
             "R_s": round(r_s, 3)}

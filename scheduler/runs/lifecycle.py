@@ -3,8 +3,9 @@
 Each change is a compare-and-swap on the job's status, writes its audit event and opens or closes
 the usage interval in the same transaction.
 """
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -15,6 +16,22 @@ from quotas.leases.models import Lease
 from scheduler.engine.job_resources import per_replica
 from scheduler.queue.triggers import request_pool_evaluation
 from scheduler.models import Job
+
+
+def _event_time(happened: datetime, recorded: datetime | None, key: str) -> tuple[datetime, dict]:
+    """The audit time of a change the cluster made: its own time, unless the portal learnt it so late that the
+    database would refuse an event that far from its clock (AUDIT_CLOCK_TOLERANCE_SECONDS; a backlog of
+    starts, an outage of the workers): then when the portal recorded it, with the cluster's time as `key`.
+    Half the tolerance: the recording tick's own time is behind the database's by its duration."""
+    tolerance = timedelta(seconds=settings.AUDIT_CLOCK_TOLERANCE_SECONDS / 2)
+    if recorded is None or recorded - happened < tolerance:
+        return happened, {}
+    return recorded, {key: happened.isoformat()}
+
+
+def _with_rows():
+    """The job with the rows its start and end read (pool, tenant, GPU model), in one query."""
+    return Job.objects.select_related("pool", "tenant", "gpu_model")
 
 
 def _entered_queue(job: Job) -> datetime:
@@ -40,8 +57,12 @@ def _cpu_and_memory(job: Job) -> tuple[int, int]:
     return cpus * replicas, memory * replicas
 
 
-def job_start(*, job: Job, expected_end: datetime, now: datetime | None = None, **backend_fields) -> bool:
-    """admitted → running. Returns False when the job was no longer admitted (cancelled meanwhile)."""
+def job_start(*, job: Job, expected_end: datetime, now: datetime | None = None, recorded_at: datetime | None = None,
+              **backend_fields) -> bool:
+    """admitted → running. Returns False when the job was no longer admitted (cancelled meanwhile).
+    `now`: when it started (the cluster's time); `recorded_at`: when the portal learnt it, the audit event's
+    time (the database refuses an event far from its clock: a start recorded minutes late, behind a backlog
+    or after an outage, could otherwise never be recorded)."""
     now = now or timezone.now()
     with transaction.atomic():
         updated = Job.objects.filter(pk=job.pk, status=Job.Status.ADMITTED).update(
@@ -49,22 +70,27 @@ def job_start(*, job: Job, expected_end: datetime, now: datetime | None = None, 
             wait_digest="", **backend_fields)  # a wait on the cluster (runs.pending_bound) is over
         if not updated:
             return False
-        job.refresh_from_db()
+        # With the rows it reads below (its pool, tenant and model): a plain refresh drops them, and a poll
+        # recording a thousand starts paid three more queries for each.
+        job.refresh_from_db(from_queryset=_with_rows())
         cpu_cores, memory_gb = _cpu_and_memory(job)
         usage_record_open(job_id=job.pk, job_name=job.name, tenant_id=job.tenant_id, project_id=job.project_id,
                           pool_id=job.pool_id, gpu_model_id=job.gpu_model_id, workload_class=job.workload_class,
                           priority_class=job.priority_class, gpus=job.total_gpus, started_at=now,
                           lease_id=job.lease_id, submitted_at=_entered_queue(job),
                           lender_tenant_id=_lender_of(job.lease_id), cpu_cores=cpu_cores, memory_gb=memory_gb)
-        audit_record(event_type="job.started", target=job, tenant=job.tenant, occurred_at=now,
+        at, late = _event_time(now, recorded_at, "started_at")
+        audit_record(event_type="job.started", target=job, tenant=job.tenant, occurred_at=at,
                      payload={"name": job.name, "pool": job.pool.name, "gpu_model": job.gpu_model.name,
                               "gpus": job.total_gpus, "placements": job.placements,
-                              "expected_end": expected_end.isoformat()})
+                              "expected_end": expected_end.isoformat(), **late})
     return True
 
 
-def job_finish(*, job: Job, outcome: str, error_type: str = "", now: datetime | None = None) -> bool:
-    """running → succeeded / failed; releases the job's GPUs and asks for a new evaluation."""
+def job_finish(*, job: Job, outcome: str, error_type: str = "", now: datetime | None = None,
+               recorded_at: datetime | None = None) -> bool:
+    """running → succeeded / failed; releases the job's GPUs and asks for a new evaluation. `now` and
+    `recorded_at` as for job_start."""
     if outcome not in (Job.Status.SUCCEEDED, Job.Status.FAILED):
         raise ValueError(f"Unknown outcome {outcome!r}")
     now = now or timezone.now()
@@ -73,12 +99,13 @@ def job_finish(*, job: Job, outcome: str, error_type: str = "", now: datetime | 
             status=outcome, finished_at=now, error_type=error_type[:60])
         if not updated:
             return False
-        job.refresh_from_db()
+        job.refresh_from_db(from_queryset=_with_rows())
         usage_record_close(job_id=job.pk, ended_at=now, outcome=outcome, error_type=error_type)
-        audit_record(event_type=f"job.{outcome}", target=job, tenant=job.tenant, occurred_at=now,
+        at, late = _event_time(now, recorded_at, "ended_at")
+        audit_record(event_type=f"job.{outcome}", target=job, tenant=job.tenant, occurred_at=at,
                      payload={"name": job.name, "pool": job.pool.name, "gpu_model": job.gpu_model.name,
                               "gpus": job.total_gpus, "error_type": error_type,
-                              "runtime_seconds": int((now - job.started_at).total_seconds())})
+                              "runtime_seconds": int((now - job.started_at).total_seconds()), **late})
         request_pool_evaluation(job.pool_id)
     return True
 

@@ -34,6 +34,13 @@ def _still_pending(run: JobRun | None) -> bool:
         and run.job.status == Job.Status.ADMITTED
 
 
+def _explained(run: JobRun, now: datetime) -> dict:
+    details = {"minutes": int((now - run.pending_since).total_seconds() // 60), "reason": _reason(run),
+               "replace_minutes": int(replace_after().total_seconds() // 60)}
+    return {"code": CLUSTER_PENDING, "blockers": [{"code": CLUSTER_PENDING, "kind": "cluster_pending",
+                                                   "details": details}], "next_actions": []}
+
+
 def run_pending_explain(*, run_id: int, job_id: int, now: datetime) -> bool:
     """The job's wait names the cluster's reason and how long it has been pending, as data rendered in
     the reader's language (scheduler.jobs.wait_text). Written only when the minutes or the reason change."""
@@ -41,10 +48,7 @@ def run_pending_explain(*, run_id: int, job_id: int, now: datetime) -> bool:
         run = _lock_run(run_id=run_id, job_id=job_id)
         if not _still_pending(run):
             return False
-        details = {"minutes": int((now - run.pending_since).total_seconds() // 60), "reason": _reason(run),
-                   "replace_minutes": int(replace_after().total_seconds() // 60)}
-        wait = {"code": CLUSTER_PENDING, "blockers": [{"code": CLUSTER_PENDING, "kind": "cluster_pending",
-                                                        "details": details}], "next_actions": []}
+        wait = _explained(run, now)
         if run.job.wait == wait:
             return False
         return bool(Job.objects.filter(pk=job_id, status=Job.Status.ADMITTED).update(
@@ -84,10 +88,11 @@ def replacements_due(*, pool_id: int, now: datetime) -> bool:
 def pending_beyond_bounds(*, pool_id: int, now: datetime) -> tuple[int, int]:
     """The pool's admitted jobs pending on the cluster past the bounds: (explained, placed again)."""
     explained = replaced = 0
-    rows = _pending_runs(pool_id, since=now - explain_after()).values_list("pk", "job_id", "pending_since")
-    for run_id, job_id, since in list(rows):
-        if now - since >= replace_after():
-            replaced += run_pending_replace(run_id=run_id, job_id=job_id, now=now)
-        else:
-            explained += run_pending_explain(run_id=run_id, job_id=job_id, now=now)
+    for run in list(_pending_runs(pool_id, since=now - explain_after()).select_related("job")):
+        if now - run.pending_since >= replace_after():
+            replaced += run_pending_replace(run_id=run.pk, job_id=run.job_id, now=now)
+        elif run.job.wait != _explained(run, now):
+            # Only a wait that changes takes the lock: its minutes move once a minute, and hundreds of runs
+            # pending behind a backlog of recorded starts made every tick a locked transaction for each.
+            explained += run_pending_explain(run_id=run.pk, job_id=run.job_id, now=now)
     return explained, replaced

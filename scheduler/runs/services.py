@@ -155,33 +155,44 @@ def _record_run_only(run: JobRun, report: B.RunReport, now: datetime) -> str:
     return "updated" if JobRun.objects.filter(pk=run.pk, state=run.state).update(**fields) else ""
 
 
-def run_record_reports(items: list[tuple[JobRun, B.RunReport]], *, now: datetime,
-                       until: float | None = None) -> list[str | Exception]:
+def run_record_reports(items: list[tuple[JobRun, B.RunReport]], *, now: datetime, until: float | None = None,
+                       chunk: int = RECORD_CHUNK) -> list[str | Exception]:
     """`run_record_report` for many runs (a tick's starts, a page of its poll), the outcome of each in order.
-    Those that change anything are written RECORD_CHUNK to a transaction, locked in job order; should one
+    Those that change anything are written `chunk` to a transaction, locked in job order; should one
     of a chunk fail, each of that chunk is applied again on its own, so only the failing one fails (its
-    exception is its outcome). Past `until` (time.monotonic()) the chunks left are "deferred": the next
-    poll reports them again."""
+    exception is its outcome). Past `until` (time.monotonic()) the chunks left after the first are "deferred":
+    the next poll reports them again."""
     outcomes: list[str | Exception] = ["unchanged"] * len(items)
-    changing = sorted((item for item in enumerate(items) if report_changes(*item[1])), key=lambda i: i[1][0].job_id)
-    for first in range(0, len(changing), RECORD_CHUNK):
-        chunk = changing[first:first + RECORD_CHUNK]
-        if until is not None and time.monotonic() > until:
-            for i, _ in chunk:
+    changing = [item for item in enumerate(items) if report_changes(*item[1])]
+    # Ends, losses and runs the cluster took back before the routine (a start, a new reason): behind a poll
+    # recording a thousand starts, a job cancelled on the cluster waited 33 s to show it. Each transaction
+    # still locks its jobs in id order (the one lock order), only the chunks are taken urgent first.
+    urgent = sorted((item for item in changing if _urgent(*item[1])), key=lambda i: i[1][0].job_id)
+    routine = sorted((item for item in changing if not _urgent(*item[1])), key=lambda i: i[1][0].job_id)
+    parts = [group[first:first + chunk] for group in (urgent, routine) for first in range(0, len(group), chunk)]
+    for n, part in enumerate(parts):
+        if n and until is not None and time.monotonic() > until:  # the first always: every poll makes headway
+            for i, _ in part:
                 outcomes[i] = "deferred"
             continue
         try:
-            done = atomic_retrying(lambda: [_record(run, report, now) for _, (run, report) in chunk])
+            done = atomic_retrying(lambda: [_record(run, report, now) for _, (run, report) in part])
         except Exception:  # noqa: BLE001 - each on its own below, where the failing one is told apart
             done = []
-            for _, (run, report) in chunk:
+            for _, (run, report) in part:
                 try:
                     done.append(atomic_retrying(lambda run=run, report=report: _record(run, report, now)))
                 except Exception as error:  # noqa: BLE001 - the caller records it on its job
                     done.append(error)
-        for (i, _), outcome in zip(chunk, done):
+        for (i, _), outcome in zip(part, done):
             outcomes[i] = outcome
     return outcomes
+
+
+def _urgent(run: JobRun, report: B.RunReport) -> bool:
+    """A report that ends the run, or sends a running job back to the cluster's pending."""
+    return report.outcome not in (B.RUN_PENDING, B.RUN_RUNNING) or (
+        report.outcome == B.RUN_PENDING and run.state == JobRun.State.RUNNING)
 
 
 def report_changes(run: JobRun, report: B.RunReport) -> bool:
@@ -234,7 +245,7 @@ def _record_report(*, run_id: int, job_id: int, report: B.RunReport, now: dateti
             if job.started_at and started <= job.started_at:  # back from the cluster's pending: a new start
                 started = now
             expected = report.expected_end or started + clock.span(job.max_runtime_minutes)
-            job_start(job=job, expected_end=expected, now=started)
+            job_start(job=job, expected_end=expected, now=started, recorded_at=now)
             return "started"
         if state == JobRun.State.PENDING and job.status == Job.Status.RUNNING:
             # The cluster is authoritative: it requeued, held or suspended a running job (node failure,
@@ -253,12 +264,12 @@ def _record_report(*, run_id: int, job_id: int, report: B.RunReport, now: dateti
     JobRun.objects.filter(pk=run.pk).update(state=JobRun.State.LOST if lost else JobRun.State.ENDED, **fields)
     if report.outcome in (B.RUN_SUCCEEDED, B.RUN_FAILED, B.RUN_CANCELLED):
         if job.status == Job.Status.ADMITTED:  # ended between two polls: it did run
-            job_start(job=job, expected_end=ended_at, now=report.started_at or ended_at)
+            job_start(job=job, expected_end=ended_at, now=report.started_at or ended_at, recorded_at=now)
         outcome = Job.Status.SUCCEEDED if report.outcome == B.RUN_SUCCEEDED else Job.Status.FAILED
         error = "" if outcome == Job.Status.SUCCEEDED else (report.reason or report.backend_state or "failed")
         if report.backend_state in causes.BACKEND_STATES:  # its runtime limit or its memory, on either backend
             error = causes.BACKEND_STATES[report.backend_state]
-        job_finish(job=job, outcome=outcome, error_type=error, now=ended_at)
+        job_finish(job=job, outcome=outcome, error_type=error, now=ended_at, recorded_at=now)
         return "finished"
     cause = "lost" if lost else (report.backend_state or "requeued").lower()
     return "requeued" if job_requeue_after_cluster_stop(job=job, cause=cause, reason=report.reason or LOST_REASON,

@@ -33,10 +33,14 @@ START_CHUNK_PER_THREAD = 4  # jobs started per chunk and start thread (BACKEND_S
 # capping starts at TICK_BATCH made the second 500 of a thousand wait behind the first 500's poll.
 START_BATCH = 2000
 START_SECONDS = 10.0
-# A poll writes the changes it found for up to POLL_WRITE_SECONDS (in chunks of 100); the rest are reported
-# again by the next tick's poll. A thousand runs turning RUNNING at once cost 20-50 s of writes on a busy
-# host, and every job admitted meanwhile waited behind them for its sbatch (submit -> RUNNING p95 81 s).
+# A poll writes the changes it found for up to POLL_WRITE_SECONDS, in chunks of POLL_WRITE_CHUNK; the rest are
+# reported again by the next tick's poll. A thousand runs turning RUNNING at once cost 20-50 s of writes on a
+# busy host, and every job admitted meanwhile waited behind them for its sbatch (submit -> RUNNING p95 81 s).
+# A recorded start costs ~60 ms there: a chunk of 100 alone overran the bound (5.7 s), hence chunks of 25.
+# Not less than 5 s: at 2.5 s the writes fell behind a thousand starts for minutes (jobs running on the cluster
+# shown admitted, their waits rewritten as pending on the cluster).
 POLL_WRITE_SECONDS = 5.0
+POLL_WRITE_CHUNK = 25
 
 
 @dataclass
@@ -46,6 +50,11 @@ class TickResult:
     requeued: int = 0
     errors: int = 0
     skipped: int = 0  # pools another worker was ticking
+    # Where a tick's time goes (seconds, summed over its pools): starting admitted jobs, the cluster's listing
+    # for the poll, and writing what the poll found. The benchmarks read them; a worker's task result shows them.
+    start_s: float = 0.0
+    listing_s: float = 0.0
+    poll_write_s: float = 0.0
 
 
 def _due(now: datetime) -> Q:
@@ -56,7 +65,7 @@ def start_concurrency() -> int:
     return max(int(getattr(settings, "BACKEND_START_CONCURRENCY", 8)), 1)
 
 
-def _start_admitted(pool: Pool, backend: B.Backend, now: datetime, result: TickResult) -> None:
+def _start_admitted(pool: Pool, backend: B.Backend, now: datetime, result: TickResult, until: float) -> None:
     """Start the pool's admitted jobs in chunks (their runs opened in one transaction, the cluster calls in
     parallel threads, the outcomes written in one transaction): the first jobs reach the cluster after one
     chunk, not after hundreds of one-job transactions."""
@@ -64,15 +73,22 @@ def _start_admitted(pool: Pool, backend: B.Backend, now: datetime, result: TickR
     # the poll's, and opening its run again each tick cost a locked transaction per admitted job.
     on_cluster = JobRun.objects.filter(job_id=OuterRef("pk"), state__in=(
         JobRun.State.PENDING, JobRun.State.RUNNING, JobRun.State.STOPPING))
-    jobs = list(Job.objects.filter(not_faulted(now), ~Exists(on_cluster), pool=pool, status=Job.Status.ADMITTED
-                                   ).select_related("pool", "gpu_model", "tenant", "project").order_by(
-        "admitted_at", "id")[:START_BATCH])
     chunk = start_concurrency() * START_CHUNK_PER_THREAD
-    until = time.monotonic() + START_SECONDS
-    for first in range(0, len(jobs), chunk):
-        if first and time.monotonic() > until:
-            return  # the rest in the next tick, after this one's poll
-        _start_chunk(jobs[first:first + chunk], backend, now, result)
+    tried: set[int] = set()
+    while True:
+        # Read again after each burst: jobs the cycle admitted while this tick was starting others (it runs on
+        # another queue) go out in this tick, not after its poll. A job tried once is left to the next tick
+        # (its run is retried after a backoff, or its fault is recorded).
+        jobs = [job for job in Job.objects.filter(
+            not_faulted(now), ~Exists(on_cluster), pool=pool, status=Job.Status.ADMITTED).exclude(pk__in=tried)
+            .select_related("pool", "gpu_model", "tenant", "project").order_by("admitted_at", "id")[:START_BATCH]]
+        if not jobs:
+            return
+        for first in range(0, len(jobs), chunk):
+            if (first or tried) and time.monotonic() > until:
+                return  # the rest in the next tick, after this one's poll
+            _start_chunk(jobs[first:first + chunk], backend, now, result)
+            tried.update(job.pk for job in jobs[first:first + chunk])
 
 
 def _open_runs(jobs: list[Job], now: datetime) -> dict[int, JobRun]:
@@ -133,11 +149,20 @@ def _start_chunk(jobs: list[Job], backend: B.Backend, now: datetime, result: Tic
         raise unavailable
 
 
+def _timed_starts(pool: Pool, backend: B.Backend, now: datetime, result: TickResult, until: float) -> None:
+    """Starts until `until` (time.monotonic()), at least one chunk."""
+    began = time.monotonic()
+    try:
+        _start_admitted(pool, backend, now, result, until)
+    finally:
+        result.start_s += time.monotonic() - began
+
+
 def _poll_active(pool: Pool, backend: B.Backend, now: datetime, result: TickResult) -> None:
     """Every active run of the pool, in pages by id, so none is starved however many run (one squeue per
     tick: the backend keeps its listing for the tick)."""
     after = 0
-    until = time.monotonic() + POLL_WRITE_SECONDS
+    until = None  # from the first listing on: a slow listing must not eat the writes' time
     while True:
         page = list(JobRun.objects.filter(job__pool=pool, pk__gt=after, state__in=(
             JobRun.State.PENDING, JobRun.State.RUNNING, JobRun.State.STOPPING)).select_related("job")
@@ -145,7 +170,13 @@ def _poll_active(pool: Pool, backend: B.Backend, now: datetime, result: TickResu
         if not page:
             return
         after = page[-1].pk
-        _apply_reports(page, backend.poll(page, now=now), now, result, until=until)
+        began = time.monotonic()
+        reports = backend.poll(page, now=now)
+        result.listing_s += time.monotonic() - began
+        began = time.monotonic()
+        until = until or began + POLL_WRITE_SECONDS
+        _apply_reports(page, reports, now, result, until=until)
+        result.poll_write_s += time.monotonic() - began
         _cancel_twins(page, backend, now, result)
         if len(page) < TICK_BATCH:
             return
@@ -154,7 +185,8 @@ def _poll_active(pool: Pool, backend: B.Backend, now: datetime, result: TickResu
 def _apply_reports(page: list[JobRun], reports: dict[int, B.RunReport], now: datetime, result: TickResult, *,
                    until: float | None = None) -> None:
     reported = [run for run in page if run.pk in reports]
-    done = runs.run_record_reports([(run, reports[run.pk]) for run in reported], now=now, until=until)
+    done = runs.run_record_reports([(run, reports[run.pk]) for run in reported], now=now, until=until,
+                                   chunk=POLL_WRITE_CHUNK)
     for run, outcome in zip(reported, done):
         if isinstance(outcome, Exception):
             job_fault_record(job_id=run.job_id, tenant_id=run.job.tenant_id, stage="backend poll", error=outcome,
@@ -221,8 +253,13 @@ def _tick_pool(pool: Pool, now: datetime, result: TickResult) -> None:
         # Stops first: a preempted job requeued and admitted again in the same cycle gets its new run
         # only once the old one is stopped, and the nodes a stop frees are the ones a start needs.
         _retry_stops_and_signals(pool, now)
-        _start_admitted(pool, backend, now, result)
+        until = time.monotonic() + START_SECONDS
+        _timed_starts(pool, backend, now, result, until)
         _poll_active(pool, backend, now, result)
+        # Once more after the poll, within the same START_SECONDS (at least one chunk): jobs the cycle admitted
+        # while the poll wrote go out now, not after the next tick's stops; the tick stays as long as before
+        # (a second 10 s of starts made ticks 30 s apart at 1,000 jobs, and the poll's news that much later).
+        _timed_starts(pool, backend, now, result, until)
         if replacements_due(pool_id=pool.pk, now=now):
             # The nodes as the cluster says now, before a job it keeps pending is placed again: its node
             # may be drained or down, which the portal would otherwise learn only at the next inventory sync.

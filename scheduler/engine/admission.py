@@ -481,8 +481,11 @@ def _describe(cycle: CycleState) -> list[Wait]:
         if blockers is None:  # admitted on a lease in phase 4
             continue
         job, tenant_q, lane = entry.job, entry.tenant_q, entry.lane
-        question = (id(blockers), id(tenant_q), id(entry.project_q), id(lane), job.gpus, job.replicas, job.cpus,
-                    job.memory_gb, entry.node_blocked)
+        c, m = job.cpus, job.memory_gb
+        if (c or m) and lane.index is not None:  # they matter to the answer only through its room
+            c, m = lane.index.room_shape(job.gpus, job.replicas, c, m)
+        question = (id(blockers), id(tenant_q), id(entry.project_q), id(lane), job.gpus, job.replicas, c, m,
+                    entry.node_blocked)
         known = answers.get(question)
         if known is None:
             known = answers[question] = answer(entry)
@@ -614,7 +617,7 @@ def _rooms_at_cycle_end(reasons: R.Reasons, blockers: tuple[Blocker, ...], job: 
     waits on a planned stop alone (reclaim, preemption) waits on that, not on room."""
     if len(blockers) == 1 and blockers[0].code in _STOP_PLANNED:
         return blockers
-    key = (id(index), job.gpus, job.replicas, job.cpus, job.memory_gb)
+    key = (id(index), job.gpus, job.replicas, *index.room_shape(job.gpus, job.replicas, job.cpus, job.memory_gb))
     room = rooms.get(key, _UNSEEN)
     if room is _UNSEEN:
         room = rooms[key] = None if index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb) else \
@@ -637,7 +640,8 @@ def _add_node_blockers(reasons: R.Reasons, blockers: list[Blocker], job: Pending
                        higher_jobs: int, higher_gpus: int) -> list[Blocker]:
     if higher_jobs:
         blockers.append(reasons.lower_priority(job.pool, job.gpu_model, higher_jobs, higher_gpus))
-    if index.outside_jobs or ((job.cpus or job.memory_gb) and index.vec):
+    if index.outside_jobs or ((job.cpus or job.memory_gb) and index.room_shape(job.gpus, job.replicas, job.cpus,
+                                                                                job.memory_gb) != (0, 0)):
         blockers.append(room_blocker(reasons, job, index))
     elif index.total_free >= need:
         blockers.append(reasons.fragmented(

@@ -686,11 +686,11 @@ def _other_model(
 def _eta_beyond_gpus(etas: EtaDesk, eta: Eta, lane: Lane, job: PendingJob) -> Eta:
     """A job that asks CPU cores or memory starts no sooner than they come back as well: what it and
     the jobs ahead of it in the lane ask of each, beyond what is free (`EtaDesk.later`)."""
-    index = lane.index  # the lane's figures ahead count this job already
+    index = lane.index  # the lane's figures ahead count this job already; free: `index.total_of`
     if job.cpus:
-        eta = etas.later(eta, lane.cpu_releases, lane.ahead_cpus - index.total_of(CPUS), CPUS)
+        eta = etas.later(eta, lane.cpu_releases, lane.ahead_cpus - index.free_cpus, CPUS)
     if job.memory_gb:
-        eta = etas.later(eta, lane.memory_releases, lane.ahead_memory - index.total_of(MEMORY), MEMORY)
+        eta = etas.later(eta, lane.memory_releases, lane.ahead_memory - index.free_memory, MEMORY)
     return eta
 
 

@@ -74,10 +74,12 @@ class VectorFit:
 
     def fits(self, gpus: int, replicas: int, cpus: int, memory_gb: int) -> bool:
         """`can_place` for a replica that may also ask CPU cores and memory."""
+        if not (0 < gpus <= self._top and self._slots[gpus] >= replicas):
+            return False
         if not (cpus or memory_gb) or not self.vec:
-            return 0 < gpus <= self._top and self._slots[gpus] >= replicas
-        return 0 < gpus <= self._top and self._slots[gpus] >= replicas and \
-            self.vec_slots(gpus, cpus, memory_gb) >= replicas
+            return True
+        slots = self._vec_slots.get((gpus, cpus, memory_gb))  # asked for every job until the lane changes
+        return (slots if slots is not None else self.vec_slots(gpus, cpus, memory_gb)) >= replicas
 
     def room_shape(self, gpus: int, replicas: int, cpus: int, memory_gb: int) -> tuple[int, int]:
         """The CPU cores and memory per replica that decide whether the shape has room now, and what its
@@ -131,6 +133,8 @@ class VectorFit:
             return self.place(gpus, replicas)
         if not self.fits(gpus, replicas, cpus, memory_gb):
             return None
+        if replicas == 1:  # most jobs: no generator
+            return (self._place_one_vec(gpus, cpus, memory_gb),)
         return tuple(self._place_one_vec(gpus, cpus, memory_gb) for _ in range(replicas))
 
     def _place_one_vec(self, gpus: int, cpus: int, memory_gb: int) -> int:

@@ -103,6 +103,8 @@ class VectorFit:
                 states = self._count_states()
             slots = 0
             for f in range(gpus, self._top + 1):
+                if not states[f]:  # a full lane has few nodes with GPUs free
+                    continue
                 by_free = f // gpus
                 for (c, m), nodes in states[f].items():
                     k = by_free

@@ -617,7 +617,10 @@ def _rooms_at_cycle_end(reasons: R.Reasons, blockers: tuple[Blocker, ...], job: 
     waits on a planned stop alone (reclaim, preemption) waits on that, not on room."""
     if len(blockers) == 1 and blockers[0].code in _STOP_PLANNED:
         return blockers
-    key = (id(index), job.gpus, job.replicas, *index.room_shape(job.gpus, job.replicas, job.cpus, job.memory_gb))
+    c, m = job.cpus, job.memory_gb
+    if c or m:  # they matter only where GPUs alone would fit
+        c, m = index.room_shape(job.gpus, job.replicas, c, m)
+    key = (id(index), job.gpus, job.replicas, c, m)
     room = rooms.get(key, _UNSEEN)
     if room is _UNSEEN:
         room = rooms[key] = None if index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb) else \

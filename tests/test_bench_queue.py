@@ -2,6 +2,7 @@
 import io
 import json
 
+import pytest
 from django.core.management import call_command
 
 
@@ -14,3 +15,6 @@ def test_the_engine_benchmark_prints_its_figures_as_one_json_line():
     assert 0 <= figures["decide_gc_ms_p50"] <= figures["decide_ms_p50"]
     assert figures["decide_ms_p50"] <= figures["decide_serialise_ms_p50"]
     assert figures["cpu_reference_s"] > 0
+    # The vectors' ratio in CPU time too, from their own cycles' figures (not mixed with the GPU-only ones).
+    assert figures["vectors_cpu_ratio_p50"] == pytest.approx(
+        figures["vectors_decide_cpu_ms_p50"] / figures["decide_cpu_ms_p50"], rel=0.1)

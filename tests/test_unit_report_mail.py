@@ -1,20 +1,28 @@
 """The monthly report mail to each level's admins (issue 39): the beat task's service sends every org unit's
 own admins their subtree's roll-up, through the notice outbox to a real SMTP server, once per month; the
 figures add up at every level and match the tenants' own mail."""
+from datetime import datetime, timedelta, timezone as tz
+
 import pytest
 import time_machine
+from django.utils import timezone
 
 from audit.models import AuditEvent
 from audit.reports.emails import report_emails_send_month
+from audit.reports.tasks import monthly_report_emails
+from audit.usage.months import month_of
+from audit.usage.rollups import usage_rollup_fold
 from quotas.models import Membership, Project
 from quotas.orgs import members
 from quotas.orgs.models import OrgUnit
+from scheduler.models import Job
 from scheduler.notices.tasks import sweep_notices
 from tests import factories
 from tests.borrow_preempt_helpers import at, run
-from tests.jobs import submit_api
+from tests.jobs import reload, submit_api
 from tests.notice_receivers import smtp_server  # noqa: F401
 from tests.org_helpers import build_tree
+from tests.running import beat
 
 pytestmark = pytest.mark.django_db
 
@@ -59,3 +67,52 @@ def test_each_levels_admins_get_their_subtrees_rollup_once(world, member, outsid
     assert rows[0] == "Month,Path,Kind,GPU-hours,Chargeback units"
     assert f"{month:%Y-%m},AI / CV / Beta team,team,6.000," in "\n".join(rows)
     assert AuditEvent.objects.filter(event_type="report.unit_emailed").count() == 4
+
+
+@pytest.mark.parametrize("language, total, alpha_row, beta_row", [
+    ("en", "CPU and memory: 8.0 CPU-core-hours · 100.0 memory GB-hours\n",
+     "\n    Alpha team (team): 1.0 GPU-hours · 3.0 units · 8.0 CPU-core-hours, 100.0 memory GB-hours\n",
+     "\n  Beta team (team): 0.5 GPU-hours · 1.5 units\n"),
+    ("zh-hans", "CPU 与内存：8.0 CPU 核小时 · 100.0 内存 GB 小时\n",
+     "\n    Alpha team (团队): 1.0 GPU 小时 · 3.0 单位 · 8.0 CPU 核小时，100.0 内存 GB 小时\n",
+     "\n  Beta team (团队): 0.5 GPU 小时 · 1.5 单位\n"),
+])
+def test_the_rollup_mail_has_cpu_and_memory_where_jobs_asked_them(world, member, outsider, platform_admin, api,
+                                                                  smtp_server, settings, language, total,
+                                                                  alpha_row, beta_row):
+    """#37: a unit's roll-up carries CPU-core-hours and memory GB-hours where its jobs asked them (alpha's job
+    does, beta's asks GPUs alone), in the portal's language, as the tenant's own mail does; the job runs on the
+    pool's real cycle, the usage is folded by the rollup task and the beat's monthly task sends the mail."""
+    settings.LANGUAGE_CODE = language  # units have no language of their own: the portal's
+    build_tree(world, platform_admin)
+    members.unit_member_set(actor=platform_admin, unit=OrgUnit.objects.get(slug="cv"),
+                            user=factories.user("cv-lead"), role="unit_admin")
+    t0 = timezone.now().replace(microsecond=0)
+    with time_machine.travel(t0, tick=False):
+        own = submit_api(api, member, name="cpu-mem", gpus=2, cpu=16, memory_gb=200, max_runtime_minutes=600)
+        theirs = submit_api(api, outsider, tenant="beta", project="exp", name="gpus-only", gpus=1,
+                            max_runtime_minutes=600)
+    beat(world, t0)
+    assert reload(own).status == Job.Status.RUNNING and reload(theirs).status == Job.Status.RUNNING
+    with time_machine.travel(t0 + timedelta(minutes=30), tick=False):  # half an hour each
+        for user, job in ((member, own), (outsider, theirs)):
+            assert api(user).post(f"/api/v1/jobs/{job.pk}/cancel/", {}, format="json").status_code == 200
+    beat(world, t0 + timedelta(minutes=30))
+    assert usage_rollup_fold() == 2
+
+    month = month_of(t0)
+    first_of_next = (datetime(month.year, month.month, 1, tzinfo=tz.utc) + timedelta(days=32)).replace(day=1)
+    with time_machine.travel(first_of_next + timedelta(hours=6)):
+        monthly_report_emails.apply()
+        sweep_notices.apply()
+    [mail] = [m for m in smtp_server.take() if m["to"] == ["cv-lead@example.com"]]
+    body = mail["body"].replace("\r\n", "\n")
+    assert total in body  # the unit's total: 0.5 h x 16 cores, x 200 GB
+    assert alpha_row in body  # under cv › cv-vision
+    assert beta_row in body  # no tail: it asked GPUs alone
+    [(_, _, content)] = mail["attachments"]
+    rows = (content.decode("utf-8-sig") if isinstance(content, bytes) else content.lstrip("\ufeff")).splitlines()
+    assert rows[0].endswith(",CPU-core-hours,Memory GB-hours" if language == "en" else ",CPU 核小时,内存 GB 小时")
+    assert f"{month:%Y-%m},CV / Vision / Alpha team," in "\n".join(rows)
+    assert any(row.endswith(",8.000,100.000") and "Alpha team" in row for row in rows)
+    assert any(row.endswith(",0.000,0.000") and "Beta team" in row for row in rows)

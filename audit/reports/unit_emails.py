@@ -1,6 +1,7 @@
 """The monthly report mail to each level's admins (issue 39): every org unit's own admins get their subtree's
 roll-up (GPU-hours and chargeback units per unit, team and project, each node the sum of its children, from
-`rollup.usage_rollup`), beside the tenant admins' mail of `emails`. Through the notice outbox like it.
+`rollup.usage_rollup`; CPU-core-hours and memory GB-hours too where jobs asked them, #37), beside the tenant
+admins' mail of `emails`. Through the notice outbox like it.
 
 Once per unit and month: the audit event written with the notices is the record, read under a lock on the
 unit's row, so a rerun or a second worker enqueues nothing twice. Units have no language of their own: the
@@ -28,6 +29,8 @@ SUBJECT = gettext_lazy("GPU usage roll-up {month} — {unit}")
 KIND_LABELS = {"unit": gettext_lazy("unit"), "tenant": gettext_lazy("team"), "project": gettext_lazy("project")}
 CSV_HEADER = (gettext_lazy("Month"), gettext_lazy("Path"), gettext_lazy("Kind"), gettext_lazy("GPU-hours"),
               gettext_lazy("Chargeback units"))
+# Only in a month where jobs asked CPU cores or memory, as the tenant's exports show them (exports.py).
+CSV_CPU_MEMORY = (gettext_lazy("CPU-core-hours"), gettext_lazy("Memory GB-hours"))
 EVENT = "report.unit_emailed"
 
 
@@ -54,7 +57,8 @@ def unit_report_email_render(*, unit: OrgUnit, month: date, now=None) -> tuple[s
     with translation.override(settings.LANGUAGE_CODE):
         root = unit_rollup(unit, month, now)
         rows = [{"indent": "  " * depth, "name": node["name"], "kind": KIND_LABELS[node["kind"]],
-                 "gpu_hours": node["gpu_hours"], "chargeback_units": node["chargeback_units"]}
+                 "gpu_hours": node["gpu_hours"], "chargeback_units": node["chargeback_units"],
+                 "cpu_core_hours": node["cpu_core_hours"], "memory_gb_hours": node["memory_gb_hours"]}
                 for depth, _, node in _lines(root)]
         body = render_to_string("audit/unit_report_email.txt", {"unit": unit, "month": f"{month:%Y-%m}",
                                                                 "root": root, "rows": rows})
@@ -67,12 +71,16 @@ def unit_report_attachments(*, notice: Notice) -> list[Attachment]:
     unit = OrgUnit.objects.get(slug=facts["unit"])
     month = parse_month(facts["month"])
     with translation.override(facts.get("language") or settings.LANGUAGE_CODE):
+        root = unit_rollup(unit, month)
+        cpu_memory = bool(root["cpu_core_hours"] or root["memory_gb_hours"])  # the root sums every line
         out = io.StringIO()
         writer = csv.writer(out)
-        writer.writerow([str(h) for h in CSV_HEADER])
-        for _, path, node in _lines(unit_rollup(unit, month)):
+        writer.writerow([str(h) for h in CSV_HEADER + (CSV_CPU_MEMORY if cpu_memory else ())])
+        for _, path, node in _lines(root):
             writer.writerow([facts["month"], path, str(KIND_LABELS[node["kind"]]), f"{node['gpu_hours']:.3f}",
-                             f"{node['chargeback_units']:.3f}"])
+                             f"{node['chargeback_units']:.3f}",
+                             *((f"{node['cpu_core_hours']:.3f}", f"{node['memory_gb_hours']:.3f}") if cpu_memory
+                               else ())])
     return [Attachment(f"usage-rollup-{unit.slug}-{facts['month']}.csv", "\ufeff" + out.getvalue(), "text/csv")]
 
 

@@ -482,8 +482,11 @@ def _describe(cycle: CycleState) -> list[Wait]:
         if blockers is None:  # admitted on a lease in phase 4
             continue
         job, tenant_q, lane = entry.job, entry.tenant_q, entry.lane
-        question = (id(blockers), id(tenant_q), id(entry.project_q), id(lane), job.gpus, job.replicas, job.cpus,
-                    job.memory_gb, entry.node_blocked)
+        c, m = job.cpus, job.memory_gb
+        if (c or m) and lane.index is not None:  # they matter to the answer only through its room
+            c, m = lane.index.room_shape(job.gpus, job.replicas, c, m)
+        question = (id(blockers), id(tenant_q), id(entry.project_q), id(lane), job.gpus, job.replicas, c, m,
+                    entry.node_blocked)
         known = answers.get(question)
         if known is None:
             known = answers[question] = answer(entry)
@@ -617,7 +620,10 @@ def _rooms_at_cycle_end(reasons: R.Reasons, blockers: tuple[Blocker, ...], job: 
     waits on a planned stop alone (reclaim, preemption) waits on that, not on room."""
     if len(blockers) == 1 and blockers[0].code in _STOP_PLANNED:
         return blockers
-    key = (id(index), job.gpus, job.replicas, job.cpus, job.memory_gb)
+    c, m = job.cpus, job.memory_gb
+    if c or m:  # they matter only where GPUs alone would fit
+        c, m = index.room_shape(job.gpus, job.replicas, c, m)
+    key = (id(index), job.gpus, job.replicas, c, m)
     room = rooms.get(key, _UNSEEN)
     if room is _UNSEEN:
         room = rooms[key] = None if index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb) else \
@@ -640,7 +646,8 @@ def _add_node_blockers(reasons: R.Reasons, blockers: list[Blocker], job: Pending
                        higher_jobs: int, higher_gpus: int) -> list[Blocker]:
     if higher_jobs:
         blockers.append(reasons.lower_priority(job.pool, job.gpu_model, higher_jobs, higher_gpus))
-    if index.outside_jobs or ((job.cpus or job.memory_gb) and index.vec):
+    if index.outside_jobs or ((job.cpus or job.memory_gb) and index.room_shape(job.gpus, job.replicas, job.cpus,
+                                                                                job.memory_gb) != (0, 0)):
         blockers.append(room_blocker(reasons, job, index))
     elif index.total_free >= need:
         blockers.append(reasons.fragmented(
@@ -685,11 +692,11 @@ def _other_model(
 def _eta_beyond_gpus(etas: EtaDesk, eta: Eta, lane: Lane, job: PendingJob) -> Eta:
     """A job that asks CPU cores or memory starts no sooner than they come back as well: what it and
     the jobs ahead of it in the lane ask of each, beyond what is free (`EtaDesk.later`)."""
-    index = lane.index  # the lane's figures ahead count this job already
+    index = lane.index  # the lane's figures ahead count this job already; free: `index.total_of`
     if job.cpus:
-        eta = etas.later(eta, lane.cpu_releases, lane.ahead_cpus - index.total_of(CPUS), CPUS)
+        eta = etas.later(eta, lane.cpu_releases, lane.ahead_cpus - index.free_cpus, CPUS)
     if job.memory_gb:
-        eta = etas.later(eta, lane.memory_releases, lane.ahead_memory - index.total_of(MEMORY), MEMORY)
+        eta = etas.later(eta, lane.memory_releases, lane.ahead_memory - index.free_memory, MEMORY)
     return eta
 
 

@@ -214,6 +214,7 @@ class ModelIndex(VectorFit):
         other.outside_gpus, other.outside_jobs = self.outside_gpus, self.outside_jobs
         other.outside_cpus, other.outside_memory_gb = self.outside_cpus, self.outside_memory_gb
         other.cpu_free, other.mem_free, other._vec_slots = dict(self.cpu_free), dict(self.mem_free), {}
+        other._states = None  # counted again when a shape is asked
         other._best, other.free_cpus, other.free_memory = {}, self.free_cpus, self.free_memory
         return other
 
@@ -222,7 +223,7 @@ class ModelIndex(VectorFit):
         when the caller already did, with the CPU cores and memory of the same change)."""
         if self._best:
             self._best.clear()
-        if count and self._vec_slots:
+        if count and self._states is not None:
             self._vec_changed(node_id, before, after, self.cpu_free[node_id], self.mem_free[node_id], 0, 0)
         self.buckets[after][node_id] = None
         self.free[node_id] = after

@@ -1,8 +1,8 @@
 """Node fit beyond GPUs for fit.py's `ModelIndex`: CPU cores and memory free per node, kept only in a lane
 whose nodes carry them and asked only of jobs that ask them (resources.py). A node holds
 min(f // g, cpus // c, memory // m) replicas, which placing one replica lowers by exactly one in every
-dimension, so fit.py's sum-then-greedy argument holds; the sum per shape is counted once over the nodes
-with enough free GPUs and then kept in step with every change of a node."""
+dimension, so fit.py's sum-then-greedy argument holds. The sum per shape is counted when asked over the
+nodes' states with enough free GPUs, and remembered until a node of the lane changes."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ _UNBOUNDED = 1 << 60
 class VectorFit:
     """The CPU and memory side of a `ModelIndex` (which declares the other slots these methods use)."""
 
-    # (free GPUs, CPU cores, memory) -> schedulable nodes in that state, kept while shapes are counted: a lane
-    # of a few hundred nodes is in a few dozen states, so a new shape is counted over those, not the nodes.
+    # Per free GPUs f, (CPU cores, memory) free -> schedulable nodes in that state, kept in step with every
+    # change once a shape was counted (None before): a lane of a few hundred nodes is in a few dozen states,
+    # and a shape of g GPUs is counted over those with f >= g only, which a full lane has few of.
     __slots__ = ("_states",)
 
     def _init_extra(self, nodes: list[Node], used_extra: dict[int, tuple[int, int]]) -> None:
@@ -31,7 +32,9 @@ class VectorFit:
         self.vec = any(n.cpus or n.memory_gb for n in nodes)
         self.cpu_free: dict[int, int] = {}
         self.mem_free: dict[int, int] = {}
+        # Replicas per shape the free resources hold, until the next change of a node (`_vec_changed`).
         self._vec_slots: dict[tuple[int, int, int], int] = {}
+        self._states: list[dict[tuple[int, int], int]] | None = None
         self._best: dict[tuple[int, str], tuple[int, int]] = {}  # `best_node_for`, until the lane changes
         self.free_cpus = self.free_memory = 0  # over the nodes that track them
         # (GPUs, CPU cores, memory, schedulable) -> nodes of that size: a lane has a few node shapes.
@@ -71,34 +74,59 @@ class VectorFit:
 
     def fits(self, gpus: int, replicas: int, cpus: int, memory_gb: int) -> bool:
         """`can_place` for a replica that may also ask CPU cores and memory."""
+        if not (0 < gpus <= self._top and self._slots[gpus] >= replicas):
+            return False
         if not (cpus or memory_gb) or not self.vec:
-            return 0 < gpus <= self._top and self._slots[gpus] >= replicas
-        return 0 < gpus <= self._top and self._slots[gpus] >= replicas and \
-            self.vec_slots(gpus, cpus, memory_gb) >= replicas
+            return True
+        slots = self._vec_slots.get((gpus, cpus, memory_gb))  # asked for every job until the lane changes
+        return (slots if slots is not None else self.vec_slots(gpus, cpus, memory_gb)) >= replicas
+
+    def room_shape(self, gpus: int, replicas: int, cpus: int, memory_gb: int) -> tuple[int, int]:
+        """The CPU cores and memory per replica that decide whether the shape has room now, and what its
+        room blocker says (room.py): the job's own where GPUs alone would fit it; none where they would not,
+        since GPUs then bind whatever else it asks. Jobs of one shape that differ only in CPU cores and
+        memory share a room once the lane is full."""
+        if (cpus or memory_gb) and self.vec and 0 < gpus <= self._top and self._slots[gpus] >= replicas:
+            return cpus, memory_gb
+        return 0, 0
 
     def vec_slots(self, gpus: int, cpus: int, memory_gb: int) -> int:
-        """Replicas of this shape the free resources hold now: counted once per shape over the nodes with
-        enough free GPUs, then kept in step with every change of a node (`_vec_changed`)."""
+        """Replicas of this shape the free resources hold now: counted over the nodes' states with enough
+        free GPUs, and remembered until a node changes (`_vec_changed`). Counting when asked, not keeping
+        every counted shape in step with every change: once a lane is full, shapes are no longer asked
+        (GPUs alone do not fit) while its nodes still change."""
         key = (gpus, cpus, memory_gb)
         slots = self._vec_slots.get(key)
         if slots is None:
-            if not self._vec_slots:  # nothing kept the states in step so far
-                self._count_states()
+            states = self._states
+            if states is None:  # nothing kept the states in step so far
+                states = self._count_states()
             slots = 0
-            for (f, c, m), nodes in self._states.items():
-                if f >= gpus:
-                    slots += nodes * max(min(f // gpus, c // cpus if cpus else _UNBOUNDED,
-                                             m // memory_gb if memory_gb else _UNBOUNDED), 0)
+            for f in range(gpus, self._top + 1):
+                if not states[f]:  # a full lane has few nodes with GPUs free
+                    continue
+                by_free = f // gpus
+                for (c, m), nodes in states[f].items():
+                    k = by_free
+                    if cpus:
+                        x = c // cpus
+                        k = x if x < k else k
+                    if memory_gb:
+                        x = m // memory_gb
+                        k = x if x < k else k
+                    if k > 0:
+                        slots += nodes * k
             self._vec_slots[key] = slots
         return slots
 
-    def _count_states(self) -> None:
-        states: dict[tuple[int, int, int], int] = {}
+    def _count_states(self) -> list[dict[tuple[int, int], int]]:
+        states: list[dict[tuple[int, int], int]] = [{} for _ in range(self._top + 1)]
         cpu_free, mem_free = self.cpu_free, self.mem_free
         for node_id, f in self.free.items():
-            state = (f, cpu_free[node_id], mem_free[node_id])
-            states[state] = states.get(state, 0) + 1
+            by_free, state = states[f], (cpu_free[node_id], mem_free[node_id])
+            by_free[state] = by_free.get(state, 0) + 1
         self._states = states
+        return states
 
     def place_for(self, gpus: int, replicas: int, cpus: int, memory_gb: int) -> tuple[int, ...] | None:
         """`place` for a replica that may also ask CPU cores and memory: best fit on free GPUs among the
@@ -107,6 +135,8 @@ class VectorFit:
             return self.place(gpus, replicas)
         if not self.fits(gpus, replicas, cpus, memory_gb):
             return None
+        if replicas == 1:  # most jobs: no generator
+            return (self._place_one_vec(gpus, cpus, memory_gb),)
         return tuple(self._place_one_vec(gpus, cpus, memory_gb) for _ in range(replicas))
 
     def _place_one_vec(self, gpus: int, cpus: int, memory_gb: int) -> int:
@@ -120,8 +150,8 @@ class VectorFit:
             break
         bucket = buckets[f]
         del bucket[node_id]
-        # One pass over the counted shapes for the GPUs and the CPU cores and memory the replica takes.
-        if self._vec_slots:
+        # One change of the node's state for the GPUs and the CPU cores and memory the replica takes.
+        if self._states is not None:
             self._vec_changed(node_id, f, f - gpus, cpu_free[node_id], mem_free[node_id], -cpus, -memory_gb)
         self._move(node_id, f, f - gpus, False)
         if f == self.max_free and not bucket:
@@ -185,34 +215,19 @@ class VectorFit:
 
     def _vec_changed(self, node_id: int, before: int, after: int, cpus: int, memory: int, d_cpus: int,
                      d_memory: int) -> None:
-        """Keep the counted shapes in step with one node's change: GPUs free from `before` to `after`, CPU
-        cores and memory free from `cpus`, `memory` by the deltas. Comparisons, not min(): this runs for
-        every counted shape on every change of a lane where jobs ask CPU cores or memory."""
-        cache = self._vec_slots
-        top = before if before > after else after
-        cpus_after, memory_after = cpus + d_cpus, memory + d_memory
-        states, old_state = self._states, (before, cpus, memory)
-        if states[old_state] == 1:
-            del states[old_state]
+        """Keep the nodes' states in step with one node's change (GPUs free from `before` to `after`, CPU
+        cores and memory free from `cpus`, `memory` by the deltas) and forget the counted shapes."""
+        states = self._states
+        by_free, old_state = states[before], (cpus, memory)
+        nodes = by_free[old_state]
+        if nodes == 1:
+            del by_free[old_state]
         else:
-            states[old_state] -= 1
-        new_state = (after, cpus_after, memory_after)
-        states[new_state] = states.get(new_state, 0) + 1
-        for key in cache:
-            g, c, m = key
-            if g > top:  # held no replica of g GPUs before, and holds none now
-                continue
-            old, new = before // g, after // g
-            if c:
-                x, y = cpus // c, cpus_after // c
-                old = x if x < old else old
-                new = y if y < new else new
-            if m:
-                x, y = memory // m, memory_after // m
-                old = x if x < old else old
-                new = y if y < new else new
-            if old != new:
-                cache[key] += (new if new > 0 else 0) - (old if old > 0 else 0)
+            by_free[old_state] = nodes - 1
+        by_free, new_state = states[after], (cpus + d_cpus, memory + d_memory)
+        by_free[new_state] = by_free.get(new_state, 0) + 1
+        if self._vec_slots:
+            self._vec_slots.clear()
 
     def release_extra(self, node_id: int, cpus: int, memory_gb: int) -> None:
         """Give CPU cores and memory back to a node (a stop's victim leaves)."""
@@ -221,7 +236,7 @@ class VectorFit:
 
     def _extra_changed(self, node_id: int, d_cpus: int, d_memory: int, count: bool = True) -> None:
         cpu_free, mem_free = self.cpu_free, self.mem_free
-        if count and self._vec_slots:
+        if count and self._states is not None:
             f = self.free[node_id]
             self._vec_changed(node_id, f, f, cpu_free[node_id], mem_free[node_id], d_cpus, d_memory)
         if self._best:

@@ -192,6 +192,11 @@ class Command(BaseCommand):
         figures["after_100_submits_ms"] = _timed_cycle(world.pool, "vectors_after_100_submits")[0]
         out = {f"vectors_{k}": round(v) for k, v in figures.items()}
         out.update({f"vectors_ratio_{k}": round(v / gpu_only[k], 3) for k, v in figures.items()})
+        # The same ratios in this process's CPU time (the wall clock also counts other processes' turns).
+        for k, label in (("first_cycle_ms", "first"), ("nochange_cycle_ms", "nochange"),
+                         ("after_100_submits_ms", "after_100_submits")):
+            out[f"vectors_cpu_ratio_{k}"] = round(
+                statistics.median(CPU_MS[f"vectors_{label}"]) / statistics.median(CPU_MS[label]), 3)
         out["vectors_waiting"] = Job.objects.filter(pool=world.pool, status__in=PENDING_STATUSES).count()
         return out
     def _tree(self, jobs: int, nodes: int, tenants: int, repeats: int, flat: dict) -> dict:

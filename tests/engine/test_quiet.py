@@ -4,7 +4,8 @@ random pools are the incremental test's event sequences (submits, ends, cancels,
 leases and their reclaims, stops and their graces, fair share and time moving), so the pools reach the
 settled, full states where the claim is made. And when one job alone is not inert and fits its quotas and
 the nodes, the full decide admits it alone, where the free GPUs place it (the replay's lone-job rule); and
-a decide without waits that sees only the jobs `sort_out` says it must decides the same."""
+a decide without waits that sees only the jobs `sort_out` (or `must_see`, also while stops are under way)
+says it must decides the same."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler.engine import decide
-from scheduler.engine.quiet import nothing_to_decide, sort_out
+from scheduler.engine.quiet import must_see, nothing_to_decide, sort_out
 from scheduler.engine.standing import Standing
 from scheduler.engine.types import Admission, Snapshot
 from tests.engine.builders import NOW, lease, node, pending, quota, running
@@ -52,6 +53,11 @@ def test_a_pool_said_quiet_gets_no_decisions_from_a_full_decide(data):
         if sorted_out is not None:
             # A decide without waits that sees only the jobs it must decides as with all of them.
             assert decide(replace(snap, pending=tuple(sorted_out[1])), describe=False) == full
+        # And while stops are under way too, with the jobs of their tenants and those they are for.
+        seen = must_see(snap.pending, standing, snap.leases)
+        assert decide(replace(snap, pending=tuple(seen)), describe=False) == full
+        if sorted_out is not None:
+            assert seen == sorted_out[1]
         found = sorted_out[0] if sorted_out is not None else None
         if found is not None and len(found) == 1 and _startable(found[0], standing):
             # The one job a cycle could decide for, within its quotas and fitting the nodes: admitted

@@ -107,3 +107,37 @@ def test_a_lender_waiting_beside_a_lease_in_its_lane_is_not_quiet():
     snap = replace(snap, running=(snap.running[0], replace(snap.running[1], lease_id=7, priority_class="training")))
     assert not nothing_to_decide(snap.pending, Standing.of(snap), snap.leases)
     assert decide(snap, describe=False).reclaims
+
+
+def test_a_requeued_victim_is_seen_with_the_job_it_yields_to():
+    # Victim 8 was stopped for job 5 and yields to it. Job 5 (tenant c, no quota, too big for the free
+    # GPUs) is inert and over quota, yet without it the victim would queue ahead of job 6, which the full
+    # decide admits into the 4 free GPUs: the seen jobs include the job a seen victim yields to.
+    snap = Snapshot(now=NOW, nodes=(node(1, 8), node(2, 8)),
+                    quotas=(quota("a", 16, id=1), quota("b", 16, id=2)),
+                    running=(running("b", [1], 4, id=90, priority="production"),
+                             running("b", [2], 8, id=91, priority="production")),
+                    pending=(pending(5, "c", 8, submitted_ago=30), pending(6, "a", 4, submitted_ago=20),
+                             pending(8, "a", 4, submitted_ago=40, yields_to=5)),
+                    usage={})
+    standing = Standing.of(snap)
+    full = decide(snap, describe=False)
+    assert [a.job_id for a in full.admissions] == [6]
+    found, seen = sort_out(snap.pending, standing, snap.leases)
+    assert [job.id for job in seen] == [5, 6, 8]
+    assert decide(replace(snap, pending=tuple(seen)), describe=False) == full
+    assert must_see(snap.pending, standing, snap.leases) == seen
+
+
+def test_while_a_stop_is_under_way_its_tenants_jobs_and_its_job_are_seen():
+    # Job 90 of tenant b is stopping for job 3; job 4 of tenant b is over quota and may count on it; job 1
+    # of tenant a is over quota, fits nowhere and has no stop of its tenant to count on.
+    snap = _full_pool(waiting=[pending(1, "a", 8, replicas=2), pending(3, "b", 8, priority="production"),
+                               pending(4, "b", 8, priority="production")])
+    snap = replace(snap, running=(replace(running("b", [1], 8, id=90, priority="training"),
+                                          stopping_until=NOW, stopping_for=3), snap.running[1]))
+    standing = Standing.of(snap)
+    assert sort_out(snap.pending, standing, snap.leases) is None
+    seen = must_see(snap.pending, standing, snap.leases)
+    assert [job.id for job in seen] == [3, 4]
+    assert decide(replace(snap, pending=tuple(seen)), describe=False) == decide(snap, describe=False)

@@ -120,26 +120,85 @@ def sort_out(pending: Iterable[PendingJob], standing: Standing, leases: Iterable
     """(open, seen): the waiting jobs a cycle starting from `standing` might start or stop something for
     (not inert), and the waiting jobs a decide without waits must see to decide as it would with all of
     them, both in the order given; None while a stop is under way (withdrawals and reassignments are
-    then possible). An inert job over its base quota, or with none, at the cycle's start is over it at
-    its turn: it counts in no lender's demand, holds and plans nothing, and only its wait would say it
-    was there, so `decide(..., describe=False)` of the seen jobs equals that of all of them."""
+    then possible: `must_see` says which jobs a decide must see then). An inert job over its base quota,
+    or with none, at the cycle's start is over it at its turn: it counts in no lender's demand, holds and
+    plans nothing, and only its wait would say it was there, so `decide(..., describe=False)` of the seen
+    jobs equals that of all of them."""
     if standing.stopping:
         return None
+    return _sort(tuple(pending), standing, leases, None)
+
+
+def must_see(pending: Iterable[PendingJob], standing: Standing, leases: Iterable[Lease]) -> list[PendingJob]:
+    """The waiting jobs a decide without waits must see to decide as it would with all of them, also while
+    stops are under way, in the order given: those `sort_out` would see, and besides them every job of a
+    tenant with a job stopping and every job a stop under way is for. A stop under way changes hands
+    (`Decisions.reassignments`) or is withdrawn only through a job that counts on it: the job it is for
+    (which earmarks and holds it, or leaves it unused), a job of the stopping job's own tenant
+    (`within_tenant`: its tenant's stopping jobs come first in its plan, and they make every job of that
+    quota a possible stopper), or a job within base quota (reclaim and production's protection, seen
+    anyway). Any other inert job over quota sees no stop under way it could use: what it could plan is
+    what it could without them, which is nothing."""
+    stopping = standing.stopping.values()
+    return _sort(tuple(pending), standing, leases, ({run.tenant for run in stopping},
+                                                     {run.stopping_for for run in stopping}))[1]
+
+
+_OPEN, _WITHIN, _OVER = range(3)
+
+
+def _sort(pending: tuple[PendingJob, ...], standing: Standing, leases: Iterable[Lease],
+          under_way: tuple[set[str], set[int | None]] | None) -> tuple[list[PendingJob], list[PendingJob]]:
     doors = _Doors(standing, leases)
     book = standing.book
     used, cover = book.used, book.cover
+    # A job's answer follows from its tenant, project, lane, class and shape alone, and a deep queue holds
+    # many jobs alike: each such question is answered once in this call.
+    answers: dict[tuple, int] = {}
+    tenants, targets = under_way if under_way is not None else ((), ())
     found, seen = [], []
     for job in pending:
-        if not doors.inert(job):
+        key = (job.tenant, job.project, job.pool, job.gpu_model, job.workload_class, job.priority_class,
+               job.gpus, job.replicas, job.cpus, job.memory_gb)
+        answer = answers.get(key)
+        if answer is None:
+            answer = answers[key] = _answer(job, doors, used, cover)
+        if answer == _OPEN:
             found.append(job)
             seen.append(job)
-            continue
-        need = job.gpus * job.replicas
-        tenant_q, project_q = cover(job.tenant, job.project, job.pool, job.gpu_model, job.workload_class)
-        if tenant_q is not None and used.get(tenant_q.id, 0) + need <= tenant_q.gpus and (
-                project_q is None or used.get(project_q.id, 0) + need <= project_q.gpus):
+        elif answer == _WITHIN or job.tenant in tenants or job.id in targets:
             seen.append(job)  # within base quota: blocked on nodes, it counts in its tenant's demand
-    return found, seen
+    return found, _with_the_jobs_they_yield_to(pending, seen)
+
+
+def _answer(job: PendingJob, doors: _Doors, used: dict[int, int], cover) -> int:
+    if not doors.inert(job):
+        return _OPEN
+    need = job.gpus * job.replicas
+    tenant_q, project_q = cover(job.tenant, job.project, job.pool, job.gpu_model, job.workload_class)
+    if tenant_q is not None and used.get(tenant_q.id, 0) + need <= tenant_q.gpus and (
+            project_q is None or used.get(project_q.id, 0) + need <= project_q.gpus):
+        return _WITHIN
+    return _OVER
+
+
+def _with_the_jobs_they_yield_to(pending: tuple[PendingJob, ...], seen: list[PendingJob]) -> list[PendingJob]:
+    """`seen` and the waiting jobs its requeued victims yield to, in the order given: a victim queues behind
+    the job its stop served only while that job is in the queue (ordering.py), so leaving that job out
+    would put the victim ahead of the jobs between them. Whether a job yields in turn decides whether
+    those behind it move, so the jobs it yields to are seen too."""
+    served = {job.yields_to for job in seen if job.yields_to is not None}
+    if not served:
+        return seen
+    by_id = {job.id: job for job in pending}
+    ids = {job.id for job in seen}
+    while served:
+        added = [by_id[i] for i in served if i in by_id and i not in ids]
+        ids.update(job.id for job in added)
+        served = {job.yields_to for job in added if job.yields_to is not None}
+    if len(ids) == len(seen):
+        return seen
+    return [job for job in pending if job.id in ids]
 
 
 def nothing_to_decide(pending: Iterable[PendingJob], standing: Standing, leases: Iterable[Lease]) -> bool:

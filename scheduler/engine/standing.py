@@ -53,7 +53,8 @@ class Standing:
         self.on_lease: dict[tuple[str, str], dict[int, RunningJob]] = {}
         self.in_base: dict[int, _Stoppable] = {}  # tenant quota id
         self._charged: dict[int, tuple[Quota | None, Quota | None]] = {}  # job id, under base quota
-        self.stopping = 0  # running jobs stopping (grace under way), on a lease or not (quiet.py)
+        # The running jobs stopping (grace under way), on a lease or not, by id (quiet.py).
+        self.stopping: dict[int, RunningJob] = {}
 
     @classmethod
     def of(cls, snapshot: Snapshot) -> "Standing":
@@ -68,7 +69,7 @@ class Standing:
     def add(self, job: RunningJob) -> None:
         self._nodes(job, job.gpus)
         if job.stopping_until is not None:
-            self.stopping += 1
+            self.stopping[job.id] = job
         total = job.gpus * job.replicas
         book = self.book
         if job.lease_id is not None:
@@ -92,7 +93,7 @@ class Standing:
     def remove(self, job: RunningJob) -> None:
         self._nodes(job, -job.gpus)
         if job.stopping_until is not None:
-            self.stopping -= 1
+            del self.stopping[job.id]
         total = job.gpus * job.replicas
         book = self.book
         if job.lease_id is not None:

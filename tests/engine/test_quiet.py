@@ -4,7 +4,8 @@ random pools are the incremental test's event sequences (submits, ends, cancels,
 leases and their reclaims, stops and their graces, fair share and time moving), so the pools reach the
 settled, full states where the claim is made. And when one job alone is not inert and fits its quotas and
 the nodes, the full decide admits it alone, where the free GPUs place it (the replay's lone-job rule); and
-a decide without waits that sees only the jobs `sort_out` says it must decides the same."""
+a decide without waits that sees only the jobs `sort_out` (or `must_see`, also while stops are under way)
+says it must decides the same."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler.engine import decide
-from scheduler.engine.quiet import nothing_to_decide, sort_out
+from scheduler.engine.quiet import must_see, nothing_to_decide, sort_out
 from scheduler.engine.standing import Standing
 from scheduler.engine.types import Admission, Snapshot
 from tests.engine.builders import NOW, lease, node, pending, quota, running
@@ -52,6 +53,11 @@ def test_a_pool_said_quiet_gets_no_decisions_from_a_full_decide(data):
         if sorted_out is not None:
             # A decide without waits that sees only the jobs it must decides as with all of them.
             assert decide(replace(snap, pending=tuple(sorted_out[1])), describe=False) == full
+        # And while stops are under way too, with the jobs of their tenants and those they are for.
+        seen = must_see(snap.pending, standing, snap.leases)
+        assert decide(replace(snap, pending=tuple(seen)), describe=False) == full
+        if sorted_out is not None:
+            assert seen == sorted_out[1]
         found = sorted_out[0] if sorted_out is not None else None
         if found is not None and len(found) == 1 and _startable(found[0], standing):
             # The one job a cycle could decide for, within its quotas and fitting the nodes: admitted
@@ -101,3 +107,37 @@ def test_a_lender_waiting_beside_a_lease_in_its_lane_is_not_quiet():
     snap = replace(snap, running=(snap.running[0], replace(snap.running[1], lease_id=7, priority_class="training")))
     assert not nothing_to_decide(snap.pending, Standing.of(snap), snap.leases)
     assert decide(snap, describe=False).reclaims
+
+
+def test_a_requeued_victim_is_seen_with_the_job_it_yields_to():
+    # Victim 8 was stopped for job 5 and yields to it. Job 5 (tenant c, no quota, too big for the free
+    # GPUs) is inert and over quota, yet without it the victim would queue ahead of job 6, which the full
+    # decide admits into the 4 free GPUs: the seen jobs include the job a seen victim yields to.
+    snap = Snapshot(now=NOW, nodes=(node(1, 8), node(2, 8)),
+                    quotas=(quota("a", 16, id=1), quota("b", 16, id=2)),
+                    running=(running("b", [1], 4, id=90, priority="production"),
+                             running("b", [2], 8, id=91, priority="production")),
+                    pending=(pending(5, "c", 8, submitted_ago=30), pending(6, "a", 4, submitted_ago=20),
+                             pending(8, "a", 4, submitted_ago=40, yields_to=5)),
+                    usage={})
+    standing = Standing.of(snap)
+    full = decide(snap, describe=False)
+    assert [a.job_id for a in full.admissions] == [6]
+    found, seen = sort_out(snap.pending, standing, snap.leases)
+    assert [job.id for job in seen] == [5, 6, 8]
+    assert decide(replace(snap, pending=tuple(seen)), describe=False) == full
+    assert must_see(snap.pending, standing, snap.leases) == seen
+
+
+def test_while_a_stop_is_under_way_its_tenants_jobs_and_its_job_are_seen():
+    # Job 90 of tenant b is stopping for job 3; job 4 of tenant b is over quota and may count on it; job 1
+    # of tenant a is over quota, fits nowhere and has no stop of its tenant to count on.
+    snap = _full_pool(waiting=[pending(1, "a", 8, replicas=2), pending(3, "b", 8, priority="production"),
+                               pending(4, "b", 8, priority="production")])
+    snap = replace(snap, running=(replace(running("b", [1], 8, id=90, priority="training"),
+                                          stopping_until=NOW, stopping_for=3), snap.running[1]))
+    standing = Standing.of(snap)
+    assert sort_out(snap.pending, standing, snap.leases) is None
+    seen = must_see(snap.pending, standing, snap.leases)
+    assert [job.id for job in seen] == [3, 4]
+    assert decide(replace(snap, pending=tuple(seen)), describe=False) == decide(snap, describe=False)

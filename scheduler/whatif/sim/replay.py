@@ -32,7 +32,7 @@ from scheduler.engine import decide
 from scheduler.engine.incremental import IncrementalDecider
 from scheduler.engine.lease_fit import DemandClock, RunTimes
 from scheduler.engine.backfill import BEST_EFFORT
-from scheduler.engine.quiet import sort_out
+from scheduler.engine.quiet import must_see, sort_out
 from scheduler.engine.standing import Standing
 from scheduler.engine.types import (
     PREEMPTION_MANUAL, Lease, Node, PendingJob, RunningJob, Snapshot,
@@ -531,10 +531,14 @@ class _Sim:
             # (engine/quiet.py): with none the cycle decides nothing; with one, in best-effort mode, it
             # admits that job alone when the job fits its quotas and the nodes (nothing ahead of it
             # takes any GPU). Either costs O(waiting jobs) instead of a decide. Otherwise the decide
-            # sees the jobs it must (quiet.sort_out), not those over quota that could do nothing.
-            sorted_out = sort_out(self.pending.values(), self.standing,
-                                  (lease.engine for lease in self.leases.values()))
-            if sorted_out is not None:
+            # sees the jobs it must (quiet.sort_out, quiet.must_see while a stop is under way), not those
+            # over quota that could do nothing.
+            leases = tuple(lease.engine for lease in self.leases.values())
+            sorted_out = sort_out(self.pending.values(), self.standing, leases)
+            if sorted_out is None:
+                if self.trace.switches.scheduling_mode == BEST_EFFORT:
+                    pending = tuple(sorted(must_see(self.pending.values(), self.standing, leases), key=_by_id))
+            else:
                 found, seen = sorted_out
                 if not found:
                     self.quiet_cycles += 1

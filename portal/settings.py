@@ -435,7 +435,9 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    # WeasyPrint narrates each step of every PDF at INFO ("Step 2 - Fetching and parsing CSS"), and the report
+    # PDF's stylesheet is parsed when its module loads: every command and worker printed it.
+    "loggers": {"django.db.backends": {"level": "WARNING"}, "weasyprint.progress": {"level": "WARNING"}},
 }
 
 # Prometheus scrape endpoint /metrics: when set, scrapers must send "Authorization: Bearer <token>".

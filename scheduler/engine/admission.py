@@ -457,7 +457,8 @@ def _describe(cycle: CycleState) -> list[Wait]:
     # and shape alone. A deep queue repeats a few thousand such questions (the blockers are shared
     # objects and their tuple is shared too, `CycleState.share`): each is answered once. The
     # entries and the answers hold the objects, so their ids stay theirs.
-    answers: dict[tuple, tuple[tuple[Blocker, ...], bool, tuple[NextAction, ...]]] = {}
+    # [blockers, node_blocked, actions or None, another model's action, told of the jobs ahead or None]
+    answers: dict[tuple, list] = {}
     answer = _Answers(cycle)
     reserved = cycle.backfill.reserved if cycle.backfill is not None else None
     priority_of = cycle.priority_of
@@ -481,13 +482,13 @@ def _describe(cycle: CycleState) -> list[Wait]:
                 lane.priority = priority
                 lane.higher_jobs, lane.higher_gpus = lane.jobs, lane.gpus
                 lane.groups.append((priority, lane.jobs, lane.gpus))
-                higher_jobs, higher_gpus = lane.higher_jobs, lane.higher_gpus
             else:
                 victim = True
-                higher_jobs, higher_gpus = lane.higher_than(priority)
+        if victim:
+            higher_jobs, higher_gpus = lane.higher_than(priority)
         else:
             higher_jobs, higher_gpus = lane.higher_jobs, lane.higher_gpus
-        if entry.shape_ok and entry.quota_ok:
+        if entry.quota_ok and entry.shape_ok:
             need = job.gpus * job.replicas
             lane.jobs += 1
             lane.gpus += need
@@ -498,11 +499,18 @@ def _describe(cycle: CycleState) -> list[Wait]:
         if (c or m) and lane.index is not None:  # they matter to the answer only through its room
             c, m = lane.index.room_shape(job.gpus, job.replicas, c, m)
         question = (id(blockers), id(tenant_q), id(entry.project_q), id(lane), job.gpus, job.replicas, c, m,
-                    entry.node_blocked, higher_jobs, higher_gpus)
+                    entry.node_blocked)
         known = answers.get(question)
         if known is None:
-            known = answers[question] = answer(entry, higher_jobs, higher_gpus)
-        blockers, node_blocked, actions = known
+            known = answers[question] = answer(entry)
+        blockers, node_blocked, actions, alternative, _ = known
+        if higher_jobs and blockers[-1].code in _ROOM:  # no room on nodes, and they come first
+            told = known[4]  # the answer told last, kept while the figures stay (a priority group's jobs)
+            if told is None or told[0] != higher_jobs or told[1] != higher_gpus:
+                told = known[4] = answer.behind(blockers, alternative, job, higher_jobs, higher_gpus)
+            blockers, actions = told[2], told[3]
+        elif actions is None:
+            actions = known[2] = answer.actions(blockers, alternative)
         if reserved is not None and job.id in reserved and entry.quota_ok:  # where and from when
             blockers = cycle.backfill.describe(job.id, blockers)
             actions = blockers[0].actions if len(blockers) == 1 else actions
@@ -548,7 +556,7 @@ class _Answers:
     actions (those its blockers suggest, and another GPU model of the pool where it fits)."""
 
     def __init__(self, cycle: CycleState) -> None:
-        self.reasons, self.used, self.held = cycle.reasons, cycle.used, cycle.held_quota
+        self.reasons, self.used, self.held, self.share = cycle.reasons, cycle.used, cycle.held_quota, cycle.share
         self.tree = cycle.tree
         self.models_of_pool = _models_by_pool(cycle.indexes)
         self.alternatives: dict[tuple[str, str, int, int, bool], NextAction | None] = {}
@@ -562,10 +570,7 @@ class _Answers:
         self.quota_ends: dict[tuple[int, int], Blocker] = {}
         self.quota_sizes: dict[int, Callable[[int], Blocker]] = {}
 
-    def __call__(self, entry: Candidate, higher_jobs: int,
-                 higher_gpus: int) -> tuple[tuple[Blocker, ...], bool, tuple[NextAction, ...]]:
-        """`higher_jobs`, `higher_gpus`: the higher-priority jobs ahead of it that still wait (`_describe`);
-        a job without room on nodes at the cycle's end is told they come first."""
+    def __call__(self, entry: Candidate) -> list:
         job, tenant_q, reasons = entry.job, entry.tenant_q, self.reasons
         blockers = entry.blockers
         if not entry.quota_ok and tenant_q is not None:
@@ -575,11 +580,7 @@ class _Answers:
         node_blocked = entry.node_blocked
         if entry.shape_ok:
             blockers = _rooms_at_cycle_end(reasons, blockers, job, entry.lane.index, self.rooms)
-            if blockers[-1].code in _ROOM:
-                node_blocked = True
-                if higher_jobs:  # LOWER_PRIORITY comes right before the room blockers (PRECEDENCE)
-                    blockers = (*blockers[:-1], reasons.lower_priority(job.pool, job.gpu_model, higher_jobs,
-                                                                       higher_gpus), blockers[-1])
+            node_blocked = node_blocked or blockers[-1].code in _ROOM
         code = blockers[0].code
         alternative = None
         if node_blocked or code in _OFFER_OTHER_MODEL:
@@ -591,14 +592,27 @@ class _Answers:
                     reasons, self.models_of_pool.get(job.pool, ()), job.gpu_model, job.gpus,
                     job.replicas, static=static,
                 )
+        # Its actions are made when needed (`actions`): most answers of a deep queue end behind others.
+        return [blockers, node_blocked, None, alternative, None]
+
+    def actions(self, blockers: tuple[Blocker, ...], alternative: NextAction | None) -> tuple[NextAction, ...]:
         if alternative is None and len(blockers) == 1:
-            return blockers, node_blocked, blockers[0].actions
+            return blockers[0].actions
         # Different questions often end in the same blockers: merge their actions once.
         mkey = (*[id(blocker) for blocker in blockers], id(alternative))
         actions = self.merged.get(mkey)
         if actions is None:
             actions = self.merged[mkey] = R.next_actions(blockers, alternative)
-        return blockers, node_blocked, actions
+        return actions
+
+    def behind(self, blockers: tuple[Blocker, ...], alternative: NextAction | None, job: PendingJob,
+               higher_jobs: int, higher_gpus: int) -> tuple[int, int, tuple[Blocker, ...], tuple[NextAction, ...]]:
+        """The blockers and actions of a job with no room on nodes at the cycle's end, told of the
+        higher-priority jobs ahead of it that still wait (`_describe` counts them): LOWER_PRIORITY goes
+        right before the room blocker (PRECEDENCE)."""
+        ahead = self.reasons.lower_priority(job.pool, job.gpu_model, higher_jobs, higher_gpus)
+        blockers = self.share((*blockers[:-1], ahead, blockers[-1]))
+        return higher_jobs, higher_gpus, blockers, self.actions(blockers, alternative)
 
     def quota_at_cycle_end(self, blockers: tuple[Blocker, ...], job: PendingJob, tenant_q: Quota,
                            project_q: Quota | None) -> tuple[Blocker, ...]:

@@ -592,7 +592,8 @@ class _Answers:
                     reasons, self.models_of_pool.get(job.pool, ()), job.gpu_model, job.gpus,
                     job.replicas, static=static,
                 )
-        # Its actions are made when needed (`actions`): most answers of a deep queue end behind others.
+        # Its actions are merged when a wait first ends with these blockers (`actions`): where higher-priority
+        # jobs ahead are added to them (`behind`), these alone are never a wait's.
         return [blockers, node_blocked, None, alternative, None]
 
     def actions(self, blockers: tuple[Blocker, ...], alternative: NextAction | None) -> tuple[NextAction, ...]:

@@ -254,3 +254,34 @@ def test_random_submits_ends_and_cancels_leave_a_full_decides_decisions(world, a
         assert decided[-1] is False, (step, kind, decided)
         assert_stored_as_full_decide(live)
     assert all(done.values()), done  # every kind of event happened in the sequence
+
+
+def test_a_wait_behind_a_higher_priority_job_that_started_is_not_rewritten_by_the_next_cycle(
+        world, api, member, platform_admin):
+    """One H100 node is left (three cordoned). alpha's experiment, submitted first, and its training job,
+    of a higher class, meet in one cycle: the training job starts, the experiment waits on a full pool. Its
+    wait does not count the training job as ahead of it (that one is running when the next cycle looks),
+    so the cycle after the backend starts it rewrites no wait and the oracle agrees. Before, the wait said
+    "1 ahead asks for 8 GPUs" and the next cycle rewrote it without it."""
+    admin = api(platform_admin)
+    for k in range(1, 4):
+        response = admin.post(f"/api/v1/nodes/gpu-a-h100-80g-{k}/cordon/", {"reason": "drain"}, format="json")
+        assert response.status_code == 200, response.content
+    live = Live(world)
+    with live.at():
+        low = submit_api(api, member, name="low", gpus=8, workload_class="experiment")
+        high = submit_api(api, member, name="high", gpus=8, workload_class="training")
+    first = live.cycle()
+    assert first["decided"] is True and first["admitted"] == 1
+    assert Job.objects.get(pk=high.pk).status == Job.Status.ADMITTED
+    low.refresh_from_db()
+    assert low.wait_code == "POOL_FULL"
+    assert [b["code"] for b in low.wait["blockers"]] == ["POOL_FULL"]
+    with live.at():
+        backend_tick()  # starts what the cycle admitted
+    assert Job.objects.get(pk=high.pk).status == Job.Status.RUNNING
+    second = live.cycle()  # a run started: its inputs changed, so it decides, and finds every wait as it was
+    assert second["decided"] is True and (second["admitted"], second["changed"]) == (0, 0)
+    assert Job.objects.get(pk=low.pk).wait_digest == low.wait_digest
+    assert live.cycle()["decided"] is False
+    assert_stored_as_full_decide(live)

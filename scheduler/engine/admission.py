@@ -142,14 +142,6 @@ def _nominate(cycle: CycleState, queue) -> None:
     for job in queue:
         lane = cycle.lane(job)
         priority = priority_of.get(job.priority_class, 0)
-        higher = None
-        if priority != lane.priority:
-            if lane.priority is None or priority < lane.priority:
-                lane.priority = priority
-                lane.higher_jobs, lane.higher_gpus = lane.jobs, lane.gpus
-                lane.groups.append((priority, lane.jobs, lane.gpus))
-            else:  # a requeued victim behind the lower job its stop served: that job is not of a higher class
-                higher = lane.higher_than(priority)
         index = lane.index
         g, replicas = job.gpus, job.replicas
         need = g * replicas
@@ -185,8 +177,7 @@ def _nominate(cycle: CycleState, queue) -> None:
         node_blocked = False
         if shape_ok and not index.fits(g, replicas, c, m):
             node_blocked = True
-            _add_node_blockers(reasons, blockers, job, index, need,
-                               *(higher or (lane.higher_jobs, lane.higher_gpus)))
+            _add_node_blockers(reasons, blockers, job, index, need)
         placements = None
         backfill_held = False
         if backfill is not None and shape_ok and quota_ok and job.env_ready:
@@ -198,15 +189,9 @@ def _nominate(cycle: CycleState, queue) -> None:
                     blockers.append(placements)
                     node_blocked = backfill_held = True
 
-        if shape_ok and quota_ok:  # a legitimate claim on this lane's GPUs
-            lane.jobs += 1
-            lane.gpus += need
-            if higher is not None:  # and of a higher class than the jobs after it
-                lane.higher_jobs += 1
-                lane.higher_gpus += need
-            if node_blocked and job.env_ready:
-                dkey = (job.tenant, job.pool, job.gpu_model)
-                demand[dkey] = demand.get(dkey, 0) + need
+        if shape_ok and quota_ok and node_blocked and job.env_ready:  # a legitimate claim it cannot place
+            dkey = (job.tenant, job.pool, job.gpu_model)
+            demand[dkey] = demand.get(dkey, 0) + need
         if blockers:
             if backfill is not None:  # a hold from now was for it to start now
                 backfill.turn(job, lane)
@@ -380,7 +365,7 @@ def _borrow_for(cycle: CycleState, desk: LeaseDesk, entry: Candidate, full: dict
                     index.max_free, index.held)
             extra = full.get(fkey)
             if extra is None:
-                extra = full[fkey] = tuple(_add_node_blockers(cycle.reasons, [], job, index, need, 0, 0))
+                extra = full[fkey] = tuple(_add_node_blockers(cycle.reasons, [], job, index, need))
             entry.blockers = cycle.share(entry.blockers + extra)
         return False
     placements = index.place_for(job.gpus, job.replicas, job.cpus, job.memory_gb) if cycle.backfill is None else \
@@ -472,9 +457,11 @@ def _describe(cycle: CycleState) -> list[Wait]:
     # and shape alone. A deep queue repeats a few thousand such questions (the blockers are shared
     # objects and their tuple is shared too, `CycleState.share`): each is answered once. The
     # entries and the answers hold the objects, so their ids stay theirs.
-    answers: dict[tuple, tuple[tuple[Blocker, ...], bool, tuple[NextAction, ...]]] = {}
+    # [blockers, node_blocked, actions or None, another model's action, told of the jobs ahead or None]
+    answers: dict[tuple, list] = {}
     answer = _Answers(cycle)
     reserved = cycle.backfill.reserved if cycle.backfill is not None else None
+    priority_of = cycle.priority_of
     waits: list[Wait] = []
     new_wait = Wait._make  # half the cost of Wait(...)'s generated __new__, 8k times a cycle
     for entry in cycle.waiting:
@@ -482,6 +469,32 @@ def _describe(cycle: CycleState) -> list[Wait]:
         if blockers is None:  # admitted on a lease in phase 4
             continue
         job, tenant_q, lane = entry.job, entry.tenant_q, entry.lane
+        # The higher-priority jobs ahead of it in its lane that still wait with a claim on the lane (shape
+        # and base quota), counted here, not at its turn: one admitted in this cycle is running when the
+        # next cycle looks, so counting it would tell this job what the next cycle takes back. Jobs come
+        # in descending priority, so "higher than it" is what was counted before its priority group began;
+        # a requeued victim queues behind the lower job its stop served (ordering.py): for it, what was
+        # counted before the first group not above it, and it is of a higher class than the jobs after it.
+        priority = priority_of.get(job.priority_class, 0)
+        victim = False
+        if priority != lane.priority:
+            if lane.priority is None or priority < lane.priority:
+                lane.priority = priority
+                lane.higher_jobs, lane.higher_gpus = lane.jobs, lane.gpus
+                lane.groups.append((priority, lane.jobs, lane.gpus))
+            else:
+                victim = True
+        if victim:
+            higher_jobs, higher_gpus = lane.higher_than(priority)
+        else:
+            higher_jobs, higher_gpus = lane.higher_jobs, lane.higher_gpus
+        if entry.quota_ok and entry.shape_ok:
+            need = job.gpus * job.replicas
+            lane.jobs += 1
+            lane.gpus += need
+            if victim:
+                lane.higher_jobs += 1
+                lane.higher_gpus += need
         c, m = job.cpus, job.memory_gb
         if (c or m) and lane.index is not None:  # they matter to the answer only through its room
             c, m = lane.index.room_shape(job.gpus, job.replicas, c, m)
@@ -490,7 +503,14 @@ def _describe(cycle: CycleState) -> list[Wait]:
         known = answers.get(question)
         if known is None:
             known = answers[question] = answer(entry)
-        blockers, node_blocked, actions = known
+        blockers, node_blocked, actions, alternative, _ = known
+        if higher_jobs and blockers[-1].code in _ROOM:  # no room on nodes, and they come first
+            told = known[4]  # the answer told last, kept while the figures stay (a priority group's jobs)
+            if told is None or told[0] != higher_jobs or told[1] != higher_gpus:
+                told = known[4] = answer.behind(blockers, alternative, job, higher_jobs, higher_gpus)
+            blockers, actions = told[2], told[3]
+        elif actions is None:
+            actions = known[2] = answer.actions(blockers, alternative)
         if reserved is not None and job.id in reserved and entry.quota_ok:  # where and from when
             blockers = cycle.backfill.describe(job.id, blockers)
             actions = blockers[0].actions if len(blockers) == 1 else actions
@@ -536,7 +556,7 @@ class _Answers:
     actions (those its blockers suggest, and another GPU model of the pool where it fits)."""
 
     def __init__(self, cycle: CycleState) -> None:
-        self.reasons, self.used, self.held = cycle.reasons, cycle.used, cycle.held_quota
+        self.reasons, self.used, self.held, self.share = cycle.reasons, cycle.used, cycle.held_quota, cycle.share
         self.tree = cycle.tree
         self.models_of_pool = _models_by_pool(cycle.indexes)
         self.alternatives: dict[tuple[str, str, int, int, bool], NextAction | None] = {}
@@ -550,7 +570,7 @@ class _Answers:
         self.quota_ends: dict[tuple[int, int], Blocker] = {}
         self.quota_sizes: dict[int, Callable[[int], Blocker]] = {}
 
-    def __call__(self, entry: Candidate) -> tuple[tuple[Blocker, ...], bool, tuple[NextAction, ...]]:
+    def __call__(self, entry: Candidate) -> list:
         job, tenant_q, reasons = entry.job, entry.tenant_q, self.reasons
         blockers = entry.blockers
         if not entry.quota_ok and tenant_q is not None:
@@ -572,14 +592,28 @@ class _Answers:
                     reasons, self.models_of_pool.get(job.pool, ()), job.gpu_model, job.gpus,
                     job.replicas, static=static,
                 )
+        # Its actions are merged when a wait first ends with these blockers (`actions`): where higher-priority
+        # jobs ahead are added to them (`behind`), these alone are never a wait's.
+        return [blockers, node_blocked, None, alternative, None]
+
+    def actions(self, blockers: tuple[Blocker, ...], alternative: NextAction | None) -> tuple[NextAction, ...]:
         if alternative is None and len(blockers) == 1:
-            return blockers, node_blocked, blockers[0].actions
+            return blockers[0].actions
         # Different questions often end in the same blockers: merge their actions once.
         mkey = (*[id(blocker) for blocker in blockers], id(alternative))
         actions = self.merged.get(mkey)
         if actions is None:
             actions = self.merged[mkey] = R.next_actions(blockers, alternative)
-        return blockers, node_blocked, actions
+        return actions
+
+    def behind(self, blockers: tuple[Blocker, ...], alternative: NextAction | None, job: PendingJob,
+               higher_jobs: int, higher_gpus: int) -> tuple[int, int, tuple[Blocker, ...], tuple[NextAction, ...]]:
+        """The blockers and actions of a job with no room on nodes at the cycle's end, told of the
+        higher-priority jobs ahead of it that still wait (`_describe` counts them): LOWER_PRIORITY goes
+        right before the room blocker (PRECEDENCE)."""
+        ahead = self.reasons.lower_priority(job.pool, job.gpu_model, higher_jobs, higher_gpus)
+        blockers = self.share((*blockers[:-1], ahead, blockers[-1]))
+        return higher_jobs, higher_gpus, blockers, self.actions(blockers, alternative)
 
     def quota_at_cycle_end(self, blockers: tuple[Blocker, ...], job: PendingJob, tenant_q: Quota,
                            project_q: Quota | None) -> tuple[Blocker, ...]:
@@ -642,10 +676,11 @@ def _with_borrow_blocker(blockers: tuple[Blocker, ...], blocker: Blocker) -> tup
     return blockers[:k] + (blocker,) + blockers[k:]
 
 
-def _add_node_blockers(reasons: R.Reasons, blockers: list[Blocker], job: PendingJob, index: ModelIndex, need: int,
-                       higher_jobs: int, higher_gpus: int) -> list[Blocker]:
-    if higher_jobs:
-        blockers.append(reasons.lower_priority(job.pool, job.gpu_model, higher_jobs, higher_gpus))
+def _add_node_blockers(reasons: R.Reasons, blockers: list[Blocker], job: PendingJob, index: ModelIndex,
+                       need: int) -> list[Blocker]:
+    """The room blocker of a job that does not fit on nodes now. The higher-priority jobs ahead of it
+    (LOWER_PRIORITY) are counted at the cycle's end (`_describe`): only then is it known which of them
+    still wait."""
     if index.outside_jobs or ((job.cpus or job.memory_gb) and index.room_shape(job.gpus, job.replicas, job.cpus,
                                                                                 job.memory_gb) != (0, 0)):
         blockers.append(room_blocker(reasons, job, index))

@@ -33,10 +33,12 @@ from .types import (
 class Lane:
     """Per (pool, gpu_model) state of one cycle, so the per-job loop does one lookup.
 
-    Jobs arrive in descending priority, so "strictly higher priority than me" is everything
-    counted before the current priority group started; but a requeued victim queues behind the job its
-    stop served (ordering.py), which may be of a lower class: for it, the jobs ahead of higher priority
-    than its own are those counted before the first group not above it (`higher_than`).
+    The describe phase counts the waiting jobs with a claim on the lane (`jobs`, `gpus`) in queue order,
+    to tell each job the higher-priority ones ahead of it. Jobs arrive in descending priority, so
+    "strictly higher priority than me" is everything counted before the current priority group started;
+    but a requeued victim queues behind the job its stop served (ordering.py), which may be of a lower
+    class: for it, the jobs ahead of higher priority than its own are those counted before the first group
+    not above it (`higher_than`).
     """
 
     __slots__ = ("index", "releases", "priority", "jobs", "gpus", "higher_jobs", "higher_gpus", "groups",

@@ -66,7 +66,14 @@ CASES = {
         snap=snapshot(nodes=nodes(8), quotas=[quota("llm", 8), quota("cv", 8)],
                       pending=[pending(1, "llm", 8, submitted_ago=60),
                                pending(2, "cv", 8, workload="online_inference")]),
-        admitted={2: (1,)}, waits={1: [R.LOWER_PRIORITY, R.POOL_FULL]},
+        # Job 2 is running when the next cycle looks: it is not "ahead" of job 1 (test_settled_cycle.py).
+        admitted={2: (1,)}, waits={1: [R.POOL_FULL]},
+    ),
+    "a higher-priority job that waits comes first": dict(
+        snap=snapshot(nodes=nodes(8), quotas=[quota("llm", 8), quota("cv", 16)], running=[running("cv", [1], 8)],
+                      pending=[pending(1, "llm", 8, submitted_ago=60, workload="experiment"),
+                               pending(2, "cv", 8)]),
+        admitted={}, waits={1: [R.LOWER_PRIORITY, R.POOL_FULL], 2: [R.POOL_FULL]},
     ),
     "pool used by others within their quota": dict(
         snap=snapshot(nodes=nodes(8), quotas=[quota("llm", 8), quota("cv", 8)],
@@ -157,14 +164,15 @@ def test_project_quota_message():
          "gpu-a/H100-80G is full: requested 8 GPUs, 0 free of 8"),
         ("free GPUs spread over nodes",
          "gpu-a/H100-80G has 8 GPUs free but not 1 x 8 on single nodes: the largest free block is 4"),
-        ("higher priority takes the last node",
+        ("higher priority takes the last node", "gpu-a/H100-80G is full: requested 8 GPUs, 0 free of 8"),
+        ("a higher-priority job that waits comes first",
          "Higher-priority jobs come first on gpu-a/H100-80G: 1 ahead asks for 8 GPUs; "
          "gpu-a/H100-80G is full: requested 8 GPUs, 0 free of 8"),
     ],
 )
 def test_exact_messages(case, message):
     d = decide(CASES[case]["snap"])
-    assert d.waits[0].message == message
+    assert d.waits[-1].message == message  # the last in queue order: the job behind, where there are two
 
 
 def test_next_actions_per_code():

@@ -27,7 +27,9 @@ def _minute_75(victim_yields: bool, *more):
 
 @pytest.mark.parametrize("victim_yields, starts, waits, code", [
     (True, GANG, VICTIM, R.FRAGMENTED),  # it waits for nodes: no job of a higher class is ahead of it
-    (False, VICTIM, GANG, R.LOWER_PRIORITY),  # without the rule it took back node 1 and the gang waited
+    # Without the rule it took back node 1 and the gang waited. (The victim, of a higher class, is running
+    # when the next cycle looks: the gang waits for nodes, not behind it.)
+    (False, VICTIM, GANG, R.FRAGMENTED),
 ])
 def test_a_reclaimed_victim_back_within_its_own_quota_waits_behind_the_lower_job_it_was_stopped_for(
         victim_yields, starts, waits, code):

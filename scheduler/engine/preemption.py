@@ -102,17 +102,22 @@ class Room:
         return (self.slots >= self.replicas and self.freed_tenant >= self.missing_tenant
                 and self.freed_project >= self.missing_project)
 
+    def short_in_gpus(self) -> bool:
+        """Short of room counting GPUs and quotas alone, with what is added now."""
+        return not self.ok()
+
 
 class VectorRoom(Room):
     """`Room` for a gang whose replicas also ask CPU cores or memory (resources.py): a node holds
     min(GPUs // g, CPU cores // c, memory // m) replicas with what its victims give back in every
     dimension, so stopping a job that frees GPUs but not the memory the gang lacks is never a plan."""
 
-    __slots__ = ("c", "m", "cpu_free", "mem_free", "released_cpus", "released_memory")
+    __slots__ = ("c", "m", "cpu_free", "mem_free", "released_cpus", "released_memory", "index_slots")
 
     def __init__(self, index: ModelIndex, job: PendingJob, missing_tenant: int = 0, missing_project: int = 0,
                  charges: Mapping[int, tuple[bool, bool]] | None = None):
         super().__init__(index, job.gpus, job.replicas, missing_tenant, missing_project, charges)
+        self.index_slots = self.slots  # GPUs alone (`short_in_gpus`)
         self.c, self.m = job.cpus, job.memory_gb
         self.slots = index.vec_slots(job.gpus, job.cpus, job.memory_gb)
         self.cpu_free, self.mem_free = index.cpu_free, index.mem_free
@@ -143,6 +148,18 @@ class VectorRoom(Room):
             self.slots += self._holds(node_id, f + g, c, m) - before
         if self.charges is not None:
             self._charge(job, sign)
+
+    def short_in_gpus(self) -> bool:
+        """Short of room counting GPUs and quotas alone, with what is added now: counted only when a
+        search fails, so adding a victim stays one count."""
+        if self.freed_tenant < self.missing_tenant or self.freed_project < self.missing_project:
+            return True
+        g, free = self.g, self.free
+        slots = self.index_slots
+        for node_id, back in self.released.items():
+            f = free[node_id]
+            slots += (f + back) // g - f // g
+        return slots < self.replicas
 
 
 def room_for(index: ModelIndex, job: PendingJob, missing_tenant: int = 0, missing_project: int = 0,
@@ -394,42 +411,55 @@ class Victims:
         project_id = project_q.id if project_q else None
         priority = self.priority_of.get(job.priority_class, 0)
         tenant_used, project_used = used_gpus.get(tenant_q.id, 0), used_gpus.get(project_id, 0)
+        # A search that is short counting GPUs and quotas alone is short whatever CPU cores and memory
+        # a job asks (they only lower the room), so a job asking them keeps that answer under its GPU
+        # shape alone (`by_gpus`), which serves every job of the shape that asks them; its own shape keeps
+        # the answers CPU cores or memory decided. A GPU-only job keys on its shape as before.
+        extra = bool(job.cpus or job.memory_gb)
+        shape = (tenant_q.id, project_id, priority, job.gpus, job.replicas, job.cpus, job.memory_gb)
+        by_gpus_key = (*shape[:5], "by GPUs") if extra else None
         if unearmarked_only:
             # Asked at the job's turn in the nominate phase, where quota use only grows and free GPUs
             # only shrink: no plan at some use means none at any higher use either.
-            shape = (tenant_q.id, project_id, priority, job.gpus, job.replicas, job.cpus, job.memory_gb)
-            known = self._hopeless.get(shape)
-            if known is not None and tenant_used >= known[0] and project_used >= known[1]:
-                return None
-            chosen = self._within_tenant_stops(job, need, index, used_gpus, tenant_q, project_q, True)
+            hopeless = self._hopeless
+            for key in (by_gpus_key, shape) if extra else (shape,):
+                known = hopeless.get(key)
+                if known is not None and tenant_used >= known[0] and project_used >= known[1]:
+                    return None
+            chosen, by_gpus = self._within_tenant_stops(job, need, index, used_gpus, tenant_q, project_q, True)
             if chosen is None:
-                if known is None:
-                    self._hopeless[shape] = (tenant_used, project_used)
+                key = by_gpus_key if extra and by_gpus else shape
+                if key not in hopeless:
+                    hopeless[key] = (tenant_used, project_used)
             else:  # the jobs after it count on other stops, as the preempt phase will give these to it
                 self.earmark((*chosen[0], *chosen[1]))
             return chosen
-        question = (tenant_q.id, project_id, priority, job.gpus, job.replicas, job.cpus, job.memory_gb, tenant_used,
-                    project_used)
-        if self.known_no_plan(question):
+        question = (*shape, tenant_used, project_used)
+        if extra:  # most such answers are kept by GPUs: asked first
+            by_gpus_question = (*by_gpus_key, tenant_used, project_used)
+            if by_gpus_question in self._no_plan or question in self._no_plan:
+                return None
+        elif self.known_no_plan(question):
             return None
-        chosen = self._within_tenant_stops(job, need, index, used_gpus, tenant_q, project_q, False)
+        chosen, by_gpus = self._within_tenant_stops(job, need, index, used_gpus, tenant_q, project_q, False)
         if chosen is None:
-            self.found_no_plan(question)
+            self.found_no_plan(by_gpus_question if extra and by_gpus else question)
         return chosen
 
     def _within_tenant_stops(self, job: PendingJob, need: int, index: ModelIndex, used_gpus: dict,
                              tenant_q: Quota, project_q: Quota | None, unearmarked_only: bool
-                             ) -> tuple[list[RunningJob], list[RunningJob]] | None:
+                             ) -> tuple[tuple[list[RunningJob], list[RunningJob]] | None, bool]:
+        """(`within_tenant_stops`' answer, whether GPUs and quotas alone left it without a plan)."""
         pool = self.in_base.get(tenant_q.id)
         if not pool:
-            return None
+            return None, True
         priority = self.priority_of.get(job.priority_class, 0)
         missing_tenant = used_gpus.get(tenant_q.id, 0) + need - tenant_q.gpus
         missing_project = 0
         if project_q is not None:
             missing_project = used_gpus.get(project_q.id, 0) + need - project_q.gpus
         if self.freeable(tenant_q.id, priority) < max(missing_tenant, missing_project, 1):
-            return None  # not even all of them would free enough
+            return None, True  # not even all of them would free enough
         stopping = self.stopping(j for j, _ in pool)
         ranked = self._ranked.get(tenant_q.id)
         if ranked is None:
@@ -447,7 +477,8 @@ class Victims:
             charges = self._charges[(tenant_q.id, project_id)] = {
                 j.id: (True, project_id is not None and p == project_id) for j, p in pool}
         room = room_for(index, job, missing_tenant, missing_project, charges)
-        return smallest_sufficient(stopping, candidates, room)
+        chosen = smallest_sufficient(stopping, candidates, room)
+        return chosen, chosen is None and room.short_in_gpus()
 
     def protect_production(self, job: PendingJob, need: int, index: ModelIndex,
                            base_quota: int, base_used: int) -> tuple[str, Blocker] | None:

@@ -30,7 +30,6 @@ from .lease_fit import lease_fit_blocker
 from .leases import LeaseDesk
 from .fair_tree import queue_keys
 from .ordering import order_pending
-from .resources import CPUS, MEMORY
 from .room import extra_shape_blocker, room_blocker, within_extra_quota
 from .reclaim import reclaim
 from .standing import Standing
@@ -520,7 +519,12 @@ def _describe(cycle: CycleState) -> list[Wait]:
                     longest, tenant_q.id, used.get(tenant_q.id, 0) + need - tenant_q.gpus,
                 )
                 if (job.cpus or job.memory_gb) and lane.index.vec:
-                    eta = _eta_beyond_gpus(etas, eta, lane, job)
+                    # It starts no sooner than the CPU cores and memory it and the jobs ahead of it in the
+                    # lane ask (counting it already) beyond what is free come back as well.
+                    index = lane.index
+                    eta = etas.beyond_gpus(
+                        eta, lane.cpu_releases, lane.ahead_cpus - index.free_cpus if job.cpus else 0,
+                        lane.memory_releases, lane.ahead_memory - index.free_memory if job.memory_gb else 0)
         waits.append(
             new_wait((job.id, code, blockers, actions, pos_tenant, pos_pool, gpus_ahead, eta))
         )
@@ -684,17 +688,6 @@ def _other_model(
                 if best is None or index.capacity > best.capacity:
                     best = index
     return reasons.other_model(best.pool, best.gpu_model, best.total_free) if best else None
-
-
-def _eta_beyond_gpus(etas: EtaDesk, eta: Eta, lane: Lane, job: PendingJob) -> Eta:
-    """A job that asks CPU cores or memory starts no sooner than they come back as well: what it and
-    the jobs ahead of it in the lane ask of each, beyond what is free (`EtaDesk.later`)."""
-    index = lane.index  # the lane's figures ahead count this job already; free: `index.total_of`
-    if job.cpus:
-        eta = etas.later(eta, lane.cpu_releases, lane.ahead_cpus - index.free_cpus, CPUS)
-    if job.memory_gb:
-        eta = etas.later(eta, lane.memory_releases, lane.ahead_memory - index.free_memory, MEMORY)
-    return eta
 
 
 def _fixed_eta(blocker: Blocker, etas: EtaDesk) -> Eta:

@@ -487,7 +487,7 @@ def _describe(cycle: CycleState) -> list[Wait]:
                     entry.node_blocked)
         known = answers.get(question)
         if known is None:
-            known = answers[question] = answer(entry)
+            known = answers[question] = answer(entry, c, m)
         blockers, node_blocked, actions = known
         if reserved is not None and job.id in reserved and entry.quota_ok:  # where and from when
             blockers = cycle.backfill.describe(job.id, blockers)
@@ -551,7 +551,9 @@ class _Answers:
         self.quota_ends: dict[tuple[int, int], Blocker] = {}
         self.quota_sizes: dict[int, Callable[[int], Blocker]] = {}
 
-    def __call__(self, entry: Candidate) -> tuple[tuple[Blocker, ...], bool, tuple[NextAction, ...]]:
+    def __call__(self, entry: Candidate, cpus: int, memory_gb: int
+                 ) -> tuple[tuple[Blocker, ...], bool, tuple[NextAction, ...]]:
+        """`cpus`, `memory_gb`: the job's room shape (`ModelIndex.room_shape`), as the question has it."""
         job, tenant_q, reasons = entry.job, entry.tenant_q, self.reasons
         blockers = entry.blockers
         if not entry.quota_ok and tenant_q is not None:
@@ -560,7 +562,7 @@ class _Answers:
                 blockers = self.tree.at_cycle_end(blockers, job, tenant_q.gpus, self.used.get(tenant_q.id, 0))
         node_blocked = entry.node_blocked
         if entry.shape_ok:
-            blockers = _rooms_at_cycle_end(reasons, blockers, job, entry.lane.index, self.rooms)
+            blockers = _rooms_at_cycle_end(reasons, blockers, job, entry.lane.index, self.rooms, cpus, memory_gb)
             node_blocked = node_blocked or blockers[-1].code in _ROOM
         code = blockers[0].code
         alternative = None
@@ -612,7 +614,7 @@ class _Answers:
 
 
 def _rooms_at_cycle_end(reasons: R.Reasons, blockers: tuple[Blocker, ...], job: PendingJob, index: ModelIndex,
-                        rooms: dict[tuple, Blocker | None]) -> tuple[Blocker, ...]:
+                        rooms: dict[tuple, Blocker | None], c: int, m: int) -> tuple[Blocker, ...]:
     """A waiting job's room on nodes as the pool stands after this cycle's admissions: the state its
     owner sees and the next cycle starts from. Judged at the job's turn instead, the figures would
     move on the next cycle (a smaller job admitted behind it took GPUs it was told were free) and
@@ -621,10 +623,7 @@ def _rooms_at_cycle_end(reasons: R.Reasons, blockers: tuple[Blocker, ...], job: 
     waits on a planned stop alone (reclaim, preemption) waits on that, not on room."""
     if len(blockers) == 1 and blockers[0].code in _STOP_PLANNED:
         return blockers
-    c, m = job.cpus, job.memory_gb
-    if c or m:  # they matter only where GPUs alone would fit
-        c, m = index.room_shape(job.gpus, job.replicas, c, m)
-    key = (id(index), job.gpus, job.replicas, c, m)
+    key = (id(index), job.gpus, job.replicas, c, m)  # c, m: its room shape (they matter only where GPUs fit)
     room = rooms.get(key, _UNSEEN)
     if room is _UNSEEN:
         room = rooms[key] = None if index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb) else \

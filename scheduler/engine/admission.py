@@ -30,7 +30,6 @@ from .lease_fit import lease_fit_blocker
 from .leases import LeaseDesk
 from .fair_tree import queue_keys
 from .ordering import order_pending
-from .resources import CPUS, MEMORY
 from .room import extra_shape_blocker, room_blocker, within_extra_quota
 from .reclaim import reclaim
 from .standing import Standing
@@ -502,7 +501,7 @@ def _describe(cycle: CycleState) -> list[Wait]:
                     entry.node_blocked)
         known = answers.get(question)
         if known is None:
-            known = answers[question] = answer(entry)
+            known = answers[question] = answer(entry, c, m)
         blockers, node_blocked, actions, alternative, _ = known
         if higher_jobs and blockers[-1].code in _ROOM:  # no room on nodes, and they come first
             told = known[4]  # the answer told last, kept while the figures stay (a priority group's jobs)
@@ -543,7 +542,12 @@ def _describe(cycle: CycleState) -> list[Wait]:
                     longest, tenant_q.id, used.get(tenant_q.id, 0) + need - tenant_q.gpus,
                 )
                 if (job.cpus or job.memory_gb) and lane.index.vec:
-                    eta = _eta_beyond_gpus(etas, eta, lane, job)
+                    # It starts no sooner than the CPU cores and memory it and the jobs ahead of it in the
+                    # lane ask (counting it already) beyond what is free come back as well.
+                    index = lane.index
+                    eta = etas.beyond_gpus(
+                        eta, lane.cpu_releases, lane.ahead_cpus - index.free_cpus if job.cpus else 0,
+                        lane.memory_releases, lane.ahead_memory - index.free_memory if job.memory_gb else 0)
         waits.append(
             new_wait((job.id, code, blockers, actions, pos_tenant, pos_pool, gpus_ahead, eta))
         )
@@ -570,7 +574,8 @@ class _Answers:
         self.quota_ends: dict[tuple[int, int], Blocker] = {}
         self.quota_sizes: dict[int, Callable[[int], Blocker]] = {}
 
-    def __call__(self, entry: Candidate) -> list:
+    def __call__(self, entry: Candidate, cpus: int, memory_gb: int) -> list:
+        """`cpus`, `memory_gb`: the job's room shape (`ModelIndex.room_shape`), as the question has it."""
         job, tenant_q, reasons = entry.job, entry.tenant_q, self.reasons
         blockers = entry.blockers
         if not entry.quota_ok and tenant_q is not None:
@@ -579,7 +584,7 @@ class _Answers:
                 blockers = self.tree.at_cycle_end(blockers, job, tenant_q.gpus, self.used.get(tenant_q.id, 0))
         node_blocked = entry.node_blocked
         if entry.shape_ok:
-            blockers = _rooms_at_cycle_end(reasons, blockers, job, entry.lane.index, self.rooms)
+            blockers = _rooms_at_cycle_end(reasons, blockers, job, entry.lane.index, self.rooms, cpus, memory_gb)
             node_blocked = node_blocked or blockers[-1].code in _ROOM
         code = blockers[0].code
         alternative = None
@@ -645,7 +650,7 @@ class _Answers:
 
 
 def _rooms_at_cycle_end(reasons: R.Reasons, blockers: tuple[Blocker, ...], job: PendingJob, index: ModelIndex,
-                        rooms: dict[tuple, Blocker | None]) -> tuple[Blocker, ...]:
+                        rooms: dict[tuple, Blocker | None], c: int, m: int) -> tuple[Blocker, ...]:
     """A waiting job's room on nodes as the pool stands after this cycle's admissions: the state its
     owner sees and the next cycle starts from. Judged at the job's turn instead, the figures would
     move on the next cycle (a smaller job admitted behind it took GPUs it was told were free) and
@@ -654,10 +659,7 @@ def _rooms_at_cycle_end(reasons: R.Reasons, blockers: tuple[Blocker, ...], job: 
     waits on a planned stop alone (reclaim, preemption) waits on that, not on room."""
     if len(blockers) == 1 and blockers[0].code in _STOP_PLANNED:
         return blockers
-    c, m = job.cpus, job.memory_gb
-    if c or m:  # they matter only where GPUs alone would fit
-        c, m = index.room_shape(job.gpus, job.replicas, c, m)
-    key = (id(index), job.gpus, job.replicas, c, m)
+    key = (id(index), job.gpus, job.replicas, c, m)  # c, m: its room shape (they matter only where GPUs fit)
     room = rooms.get(key, _UNSEEN)
     if room is _UNSEEN:
         room = rooms[key] = None if index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb) else \
@@ -722,17 +724,6 @@ def _other_model(
                 if best is None or index.capacity > best.capacity:
                     best = index
     return reasons.other_model(best.pool, best.gpu_model, best.total_free) if best else None
-
-
-def _eta_beyond_gpus(etas: EtaDesk, eta: Eta, lane: Lane, job: PendingJob) -> Eta:
-    """A job that asks CPU cores or memory starts no sooner than they come back as well: what it and
-    the jobs ahead of it in the lane ask of each, beyond what is free (`EtaDesk.later`)."""
-    index = lane.index  # the lane's figures ahead count this job already; free: `index.total_of`
-    if job.cpus:
-        eta = etas.later(eta, lane.cpu_releases, lane.ahead_cpus - index.free_cpus, CPUS)
-    if job.memory_gb:
-        eta = etas.later(eta, lane.memory_releases, lane.ahead_memory - index.free_memory, MEMORY)
-    return eta
 
 
 def _fixed_eta(blocker: Blocker, etas: EtaDesk) -> Eta:

@@ -17,6 +17,7 @@ from bisect import bisect_left
 from datetime import datetime, timedelta
 
 from .clock import span as clock_span
+from .resources import CPUS, MEMORY
 from .types import Eta
 
 UNKNOWN = Eta(None, None)
@@ -52,7 +53,7 @@ class EtaDesk:
     cached by indexes and no datetime arithmetic is repeated.
     """
 
-    __slots__ = ("now", "scale", "_quota", "_cache", "_minutes")
+    __slots__ = ("now", "scale", "_quota", "_cache", "_minutes", "_beyond")
 
     def __init__(self, now: datetime, quota_releases: dict[int, Timeline], scale: float = 1.0) -> None:
         self.now = now
@@ -60,6 +61,7 @@ class EtaDesk:
         self._quota = quota_releases  # tenant quota id -> its running jobs' releases
         self._cache: dict[tuple, Eta] = {}
         self._minutes: dict[int, timedelta] = {}
+        self._beyond: dict[tuple, Eta] = {}  # `beyond_gpus`
 
     def fixed(self, earliest: datetime | None, latest: datetime | None) -> Eta:
         key = (earliest, latest)
@@ -110,6 +112,22 @@ class EtaDesk:
                 earliest = quota_times[j]
             eta = self._cache[key] = Eta(earliest, latest)
         return eta
+
+    def beyond_gpus(self, eta: Eta, cpu_releases: Timeline, missing_cpus: int, memory_releases: Timeline,
+                    missing_memory: int) -> Eta:
+        """`later` for CPU cores, then for memory (a job that asks none of one passes 0 missing). The answer
+        depends on the GPU ETA and which release covers each, and the jobs of a lane share those: it is
+        kept by them, so most jobs pay two bisections and a look-up."""
+        if eta.earliest is None:
+            return eta
+        i = bisect_left(cpu_releases.cumulative, missing_cpus) if missing_cpus > 0 else -1
+        j = bisect_left(memory_releases.cumulative, missing_memory) if missing_memory > 0 else -1
+        key = (id(eta), id(cpu_releases), i, id(memory_releases), j)  # all held by the cycle
+        known = self._beyond.get(key)
+        if known is None:
+            known = self._beyond[key] = self.later(
+                self.later(eta, cpu_releases, missing_cpus, CPUS), memory_releases, missing_memory, MEMORY)
+        return known
 
     def later(self, eta: Eta, releases: Timeline, missing: int, dimension: str) -> Eta:
         """`eta`, or later when `releases` of a dimension beyond GPUs (CPU cores, memory) cover

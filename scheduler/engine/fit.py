@@ -213,7 +213,8 @@ class ModelIndex(VectorFit):
         other.vec, other.gpu_memory_gb, other._static_nodes = self.vec, self.gpu_memory_gb, self._static_nodes
         other.outside_gpus, other.outside_jobs = self.outside_gpus, self.outside_jobs
         other.outside_cpus, other.outside_memory_gb = self.outside_cpus, self.outside_memory_gb
-        other.cpu_free, other.mem_free, other._vec_slots = dict(self.cpu_free), dict(self.mem_free), {}
+        other.cpu_free, other.mem_free = dict(self.cpu_free), dict(self.mem_free)
+        other._vec_slots, other._vec_found = {}, {}
         other._states = None  # counted again when a shape is asked
         other._best, other.free_cpus, other.free_memory = {}, self.free_cpus, self.free_memory
         return other

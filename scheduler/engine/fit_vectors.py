@@ -16,10 +16,10 @@ _UNBOUNDED = 1 << 60
 class VectorFit:
     """The CPU and memory side of a `ModelIndex` (which declares the other slots these methods use)."""
 
-    # Per free GPUs f, (CPU cores, memory) free -> schedulable nodes in that state, kept in step with every
-    # change once a shape was counted (None before): a lane of a few hundred nodes is in a few dozen states,
-    # and a shape of g GPUs is counted over those with f >= g only, which a full lane has few of.
-    __slots__ = ("_states",)
+    # Free GPUs f -> (CPU cores, memory) free -> schedulable nodes in that state, for the f some node is at,
+    # kept in step with every change once a shape was counted (None before): a lane of a few hundred nodes
+    # is in a few dozen states, and a full lane's nodes are at a few f only, so a count visits those.
+    __slots__ = ("_states", "_vec_found")
 
     def _init_extra(self, nodes: list[Node], used_extra: dict[int, tuple[int, int]]) -> None:
         """CPU and memory free per schedulable node, when some node of the lane tracks them (`vec`);
@@ -34,7 +34,8 @@ class VectorFit:
         self.mem_free: dict[int, int] = {}
         # Replicas per shape the free resources hold, until the next change of a node (`_vec_changed`).
         self._vec_slots: dict[tuple[int, int, int], int] = {}
-        self._states: list[dict[tuple[int, int], int]] | None = None
+        self._vec_found: dict[tuple[int, int, int], int] = {}  # at least as many, or all (`_count`)
+        self._states: dict[int, dict[tuple[int, int], int]] | None = None
         self._best: dict[tuple[int, str], tuple[int, int]] = {}  # `best_node_for`, until the lane changes
         self.free_cpus = self.free_memory = 0  # over the nodes that track them
         # (GPUs, CPU cores, memory, schedulable) -> nodes of that size: a lane has a few node shapes.
@@ -78,8 +79,11 @@ class VectorFit:
             return False
         if not (cpus or memory_gb) or not self.vec:
             return True
-        slots = self._vec_slots.get((gpus, cpus, memory_gb))  # asked for every job until the lane changes
-        return (slots if slots is not None else self.vec_slots(gpus, cpus, memory_gb)) >= replicas
+        key = (gpus, cpus, memory_gb)
+        found = self._vec_found.get(key)  # asked for every job until the lane changes
+        if found is None or (found < replicas and key not in self._vec_slots):
+            found = self._count(key, replicas)
+        return found >= replicas
 
     def room_shape(self, gpus: int, replicas: int, cpus: int, memory_gb: int) -> tuple[int, int]:
         """The CPU cores and memory per replica that decide whether the shape has room now, and what its
@@ -97,33 +101,42 @@ class VectorFit:
         (GPUs alone do not fit) while its nodes still change."""
         key = (gpus, cpus, memory_gb)
         slots = self._vec_slots.get(key)
-        if slots is None:
-            states = self._states
-            if states is None:  # nothing kept the states in step so far
-                states = self._count_states()
-            slots = 0
-            for f in range(gpus, self._top + 1):
-                if not states[f]:  # a full lane has few nodes with GPUs free
-                    continue
-                by_free = f // gpus
-                for (c, m), nodes in states[f].items():
-                    k = by_free
-                    if cpus:
-                        x = c // cpus
-                        k = x if x < k else k
-                    if memory_gb:
-                        x = m // memory_gb
-                        k = x if x < k else k
-                    if k > 0:
-                        slots += nodes * k
-            self._vec_slots[key] = slots
+        return slots if slots is not None else self._count(key, _UNBOUNDED)
+
+    def _count(self, key: tuple[int, int, int], enough: int) -> int:
+        """`vec_slots`, or, once `enough` are found, that many or more: most shapes a lane is asked about
+        fit (a job over quota asks too), and a fit needs only the replicas it asks, not every one there is.
+        `_vec_found` keeps what either found, `_vec_slots` whole counts alone."""
+        gpus, cpus, memory_gb = key
+        states = self._states
+        if states is None:  # nothing kept the states in step so far
+            states = self._count_states()
+        slots = 0
+        for f, at_f in states.items():
+            if f < gpus:
+                continue
+            by_free = f // gpus
+            for (c, m), nodes in at_f.items():
+                k = by_free
+                if cpus:
+                    x = c // cpus
+                    k = x if x < k else k
+                if memory_gb:
+                    x = m // memory_gb
+                    k = x if x < k else k
+                if k > 0:
+                    slots += nodes * k
+                    if slots >= enough:
+                        self._vec_found[key] = slots
+                        return slots
+        self._vec_slots[key] = self._vec_found[key] = slots
         return slots
 
-    def _count_states(self) -> list[dict[tuple[int, int], int]]:
-        states: list[dict[tuple[int, int], int]] = [{} for _ in range(self._top + 1)]
+    def _count_states(self) -> dict[int, dict[tuple[int, int], int]]:
+        states: dict[int, dict[tuple[int, int], int]] = {}
         cpu_free, mem_free = self.cpu_free, self.mem_free
         for node_id, f in self.free.items():
-            by_free, state = states[f], (cpu_free[node_id], mem_free[node_id])
+            by_free, state = states.setdefault(f, {}), (cpu_free[node_id], mem_free[node_id])
             by_free[state] = by_free.get(state, 0) + 1
         self._states = states
         return states
@@ -220,13 +233,18 @@ class VectorFit:
         states = self._states
         by_free, old_state = states[before], (cpus, memory)
         nodes = by_free[old_state]
-        if nodes == 1:
-            del by_free[old_state]
-        else:
+        if nodes > 1:
             by_free[old_state] = nodes - 1
-        by_free, new_state = states[after], (cpus + d_cpus, memory + d_memory)
+        elif len(by_free) > 1:
+            del by_free[old_state]
+        else:  # the last node at `before` free GPUs
+            del states[before]
+        by_free, new_state = states.get(after), (cpus + d_cpus, memory + d_memory)
+        if by_free is None:
+            by_free = states[after] = {}
         by_free[new_state] = by_free.get(new_state, 0) + 1
-        if self._vec_slots:
+        if self._vec_found:
+            self._vec_found.clear()
             self._vec_slots.clear()
 
     def release_extra(self, node_id: int, cpus: int, memory_gb: int) -> None:

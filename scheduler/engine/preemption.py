@@ -108,11 +108,12 @@ class VectorRoom(Room):
     min(GPUs // g, CPU cores // c, memory // m) replicas with what its victims give back in every
     dimension, so stopping a job that frees GPUs but not the memory the gang lacks is never a plan."""
 
-    __slots__ = ("c", "m", "cpu_free", "mem_free", "released_cpus", "released_memory")
+    __slots__ = ("c", "m", "cpu_free", "mem_free", "released_cpus", "released_memory", "index_slots")
 
     def __init__(self, index: ModelIndex, job: PendingJob, missing_tenant: int = 0, missing_project: int = 0,
                  charges: Mapping[int, tuple[bool, bool]] | None = None):
         super().__init__(index, job.gpus, job.replicas, missing_tenant, missing_project, charges)
+        self.index_slots = self.slots  # GPUs alone (`short_in_gpus`)
         self.c, self.m = job.cpus, job.memory_gb
         self.slots = index.vec_slots(job.gpus, job.cpus, job.memory_gb)
         self.cpu_free, self.mem_free = index.cpu_free, index.mem_free
@@ -143,6 +144,18 @@ class VectorRoom(Room):
             self.slots += self._holds(node_id, f + g, c, m) - before
         if self.charges is not None:
             self._charge(job, sign)
+
+    def short_in_gpus(self) -> bool:
+        """Short of room counting GPUs and quotas alone, with what is added now: counted only when a
+        search fails, so adding a victim stays one count."""
+        if self.freed_tenant < self.missing_tenant or self.freed_project < self.missing_project:
+            return True
+        g, free = self.g, self.free
+        slots = self.index_slots
+        for node_id, back in self.released.items():
+            f = free[node_id]
+            slots += (f + back) // g - f // g
+        return slots < self.replicas
 
 
 def room_for(index: ModelIndex, job: PendingJob, missing_tenant: int = 0, missing_project: int = 0,
@@ -394,6 +407,10 @@ class Victims:
         project_id = project_q.id if project_q else None
         priority = self.priority_of.get(job.priority_class, 0)
         tenant_used, project_used = used_gpus.get(tenant_q.id, 0), used_gpus.get(project_id, 0)
+        if job.cpus or job.memory_gb:
+            return self._vector_stops(job, need, index, used_gpus, tenant_q, project_q, unearmarked_only,
+                                      (tenant_q.id, project_id, priority, job.gpus, job.replicas), tenant_used,
+                                      project_used)
         if unearmarked_only:
             # Asked at the job's turn in the nominate phase, where quota use only grows and free GPUs
             # only shrink: no plan at some use means none at any higher use either.
@@ -402,9 +419,10 @@ class Victims:
             if known is not None and tenant_used >= known[0] and project_used >= known[1]:
                 return None
             chosen = self._within_tenant_stops(job, need, index, used_gpus, tenant_q, project_q, True)
-            if chosen is None:
+            if not chosen:
                 if known is None:
                     self._hopeless[shape] = (tenant_used, project_used)
+                return None
             else:  # the jobs after it count on other stops, as the preempt phase will give these to it
                 self.earmark((*chosen[0], *chosen[1]))
             return chosen
@@ -413,23 +431,57 @@ class Victims:
         if self.known_no_plan(question):
             return None
         chosen = self._within_tenant_stops(job, need, index, used_gpus, tenant_q, project_q, False)
-        if chosen is None:
+        if not chosen:
             self.found_no_plan(question)
+            return None
+        return chosen
+
+    def _vector_stops(self, job: PendingJob, need: int, index: ModelIndex, used_gpus: dict, tenant_q: Quota,
+                      project_q: Quota | None, unearmarked_only: bool, gpu_shape: tuple, tenant_used: int,
+                      project_used: int) -> tuple[list[RunningJob], list[RunningJob]] | None:
+        """`within_tenant_stops` for a job that asks CPU cores or memory. A search that is short counting
+        GPUs and quotas alone is short whatever CPU cores and memory a job asks (they only lower the room),
+        so that answer is kept under the GPU shape (`gpu_shape`) and serves every job of it that asks them;
+        the job's own shape keeps the answers CPU cores or memory decided."""
+        shape = (*gpu_shape, job.cpus, job.memory_gb)
+        if unearmarked_only:  # as `within_tenant_stops`
+            hopeless = self._hopeless
+            for key in (gpu_shape, shape):  # most such answers are kept by GPUs: asked first
+                known = hopeless.get(key)
+                if known is not None and tenant_used >= known[0] and project_used >= known[1]:
+                    return None
+            chosen = self._within_tenant_stops(job, need, index, used_gpus, tenant_q, project_q, True)
+            if not chosen:
+                key = shape if chosen is None else gpu_shape
+                if key not in hopeless:
+                    hopeless[key] = (tenant_used, project_used)
+                return None
+            self.earmark((*chosen[0], *chosen[1]))
+            return chosen
+        by_gpus, question = (*gpu_shape, tenant_used, project_used), (*shape, tenant_used, project_used)
+        if by_gpus in self._no_plan or question in self._no_plan:
+            return None
+        chosen = self._within_tenant_stops(job, need, index, used_gpus, tenant_q, project_q, False)
+        if not chosen:
+            self.found_no_plan(question if chosen is None else by_gpus)
+            return None
         return chosen
 
     def _within_tenant_stops(self, job: PendingJob, need: int, index: ModelIndex, used_gpus: dict,
                              tenant_q: Quota, project_q: Quota | None, unearmarked_only: bool
-                             ) -> tuple[list[RunningJob], list[RunningJob]] | None:
+                             ) -> tuple[list[RunningJob], list[RunningJob]] | None | bool:
+        """`within_tenant_stops`' answer; False, not None, when GPUs and quotas alone leave it without a
+        plan (`_vector_stops`)."""
         pool = self.in_base.get(tenant_q.id)
         if not pool:
-            return None
+            return False
         priority = self.priority_of.get(job.priority_class, 0)
         missing_tenant = used_gpus.get(tenant_q.id, 0) + need - tenant_q.gpus
         missing_project = 0
         if project_q is not None:
             missing_project = used_gpus.get(project_q.id, 0) + need - project_q.gpus
         if self.freeable(tenant_q.id, priority) < max(missing_tenant, missing_project, 1):
-            return None  # not even all of them would free enough
+            return False  # not even all of them would free enough
         stopping = self.stopping(j for j, _ in pool)
         ranked = self._ranked.get(tenant_q.id)
         if ranked is None:
@@ -447,7 +499,10 @@ class Victims:
             charges = self._charges[(tenant_q.id, project_id)] = {
                 j.id: (True, project_id is not None and p == project_id) for j, p in pool}
         room = room_for(index, job, missing_tenant, missing_project, charges)
-        return smallest_sufficient(stopping, candidates, room)
+        chosen = smallest_sufficient(stopping, candidates, room)
+        if chosen is None and room.__class__ is VectorRoom and room.short_in_gpus():
+            return False
+        return chosen
 
     def protect_production(self, job: PendingJob, need: int, index: ModelIndex,
                            base_quota: int, base_used: int) -> tuple[str, Blocker] | None:

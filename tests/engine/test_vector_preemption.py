@@ -44,3 +44,18 @@ def test_no_victim_is_planned_when_no_stop_makes_room_in_memory():
     # 2,000 GB on one node: even an empty node has 1,024 GB; stopping frees GPUs but never that memory.
     d = _victims(memory_gb=2000)
     assert d.preemptions == ()
+
+
+def test_a_job_that_memory_left_without_a_plan_does_not_answer_for_one_asking_less_memory():
+    # Both ask 8 GPUs of llm's full quota at the same priority. The first asks 900 GB, which a node holds
+    # but no stop gives (outside jobs hold 900 GB on node 1 and 200 GB on node 2); GPUs and quota alone
+    # would have a plan, so that answer is its own shape's, and the second, asking 512 GB, still gets the
+    # batch job on node 2 stopped for it.
+    nodes = [big(1, outside=Resources(memory_gb=900, cpus=90), outside_jobs=1),
+             big(2, outside=Resources(memory_gb=200), outside_jobs=1)]
+    runs = [replace(running("llm", [1], 8, id=51, priority="experiment"), memory_gb=8, cpus=2),
+            replace(running("llm", [2], 8, id=52, priority="batch"), memory_gb=8, cpus=2)]
+    first = replace(pending(1, "llm", 8, workload="online_inference"), memory_gb=900)
+    second = replace(pending(2, "llm", 8, workload="online_inference"), memory_gb=512)
+    d = decide(snapshot(nodes=nodes, quotas=[quota("llm", 16)], running=runs, pending=[first, second]))
+    assert [(p.preemptor_job_id, p.victim_job_ids) for p in d.preemptions] == [(2, (52,))]

@@ -1,28 +1,22 @@
 """The monthly report mail to each level's admins (issue 39): the beat task's service sends every org unit's
 own admins their subtree's roll-up, through the notice outbox to a real SMTP server, once per month; the
 figures add up at every level and match the tenants' own mail."""
-from datetime import datetime, timedelta, timezone as tz
 
 import pytest
 import time_machine
-from django.utils import timezone
 
 from audit.models import AuditEvent
 from audit.reports.emails import report_emails_send_month
-from audit.reports.tasks import monthly_report_emails
-from audit.usage.months import month_of
-from audit.usage.rollups import usage_rollup_fold
 from quotas.models import Membership, Project
 from quotas.orgs import members
 from quotas.orgs.models import OrgUnit
-from scheduler.models import Job
 from scheduler.notices.tasks import sweep_notices
 from tests import factories
 from tests.borrow_preempt_helpers import at, run
-from tests.jobs import reload, submit_api
+from tests.jobs import submit_api
 from tests.notice_receivers import smtp_server  # noqa: F401
 from tests.org_helpers import build_tree
-from tests.running import beat
+from tests.report_month import half_an_hour_each_then_monthly_mail
 
 pytestmark = pytest.mark.django_db
 
@@ -87,25 +81,10 @@ def test_the_rollup_mail_has_cpu_and_memory_where_jobs_asked_them(world, member,
     build_tree(world, platform_admin)
     members.unit_member_set(actor=platform_admin, unit=OrgUnit.objects.get(slug="cv"),
                             user=factories.user("cv-lead"), role="unit_admin")
-    t0 = timezone.now().replace(microsecond=0)
-    with time_machine.travel(t0, tick=False):
-        own = submit_api(api, member, name="cpu-mem", gpus=2, cpu=16, memory_gb=200, max_runtime_minutes=600)
-        theirs = submit_api(api, outsider, tenant="beta", project="exp", name="gpus-only", gpus=1,
-                            max_runtime_minutes=600)
-    beat(world, t0)
-    assert reload(own).status == Job.Status.RUNNING and reload(theirs).status == Job.Status.RUNNING
-    with time_machine.travel(t0 + timedelta(minutes=30), tick=False):  # half an hour each
-        for user, job in ((member, own), (outsider, theirs)):
-            assert api(user).post(f"/api/v1/jobs/{job.pk}/cancel/", {}, format="json").status_code == 200
-    beat(world, t0 + timedelta(minutes=30))
-    assert usage_rollup_fold() == 2
-
-    month = month_of(t0)
-    first_of_next = (datetime(month.year, month.month, 1, tzinfo=tz.utc) + timedelta(days=32)).replace(day=1)
-    with time_machine.travel(first_of_next + timedelta(hours=6)):
-        monthly_report_emails.apply()
-        sweep_notices.apply()
-    [mail] = [m for m in smtp_server.take() if m["to"] == ["cv-lead@example.com"]]
+    month, sent = half_an_hour_each_then_monthly_mail(world, api, smtp_server, [
+        (member, dict(name="cpu-mem", gpus=2, cpu=16, memory_gb=200)),
+        (outsider, dict(tenant="beta", project="exp", name="gpus-only", gpus=1))])
+    [mail] = [m for m in sent if m["to"] == ["cv-lead@example.com"]]
     body = mail["body"].replace("\r\n", "\n")
     assert total in body  # the unit's total: 0.5 h x 16 cores, x 200 GB
     assert alpha_row in body  # under cv › cv-vision

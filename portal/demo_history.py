@@ -41,7 +41,6 @@ def load_demo_history(*, seed: int = 2026) -> int:
     """Write the demo teams' finished jobs since the start of last month; returns the jobs written."""
     if Job.objects.filter(name__startswith=HISTORY_PREFIX).exists():
         return 0
-    rng = random.Random(seed)
     now = timezone.now()
     start, _ = month_bounds(previous_month(month_of(now)))
     _backdate_world(start - timedelta(days=30))
@@ -50,8 +49,13 @@ def load_demo_history(*, seed: int = 2026) -> int:
     history_ends = now - timedelta(minutes=10)
     users = {u.username: u for u in get_user_model().objects.filter(username__endswith="-dev")}
     past: list[_Past] = []
-    for quota in Quota.objects.filter(project__isnull=True).select_related("tenant"):
-        projects = list(Project.objects.filter(tenant=quota.tenant))
+    # Each team's stream draws from its own generator, in a fixed order: with one generator shared in the
+    # database's order, last month's jobs depended on that order and on how far into this month the demo
+    # started (each stream runs until now), so the what-if replay of last month changed from run to run.
+    quotas = Quota.objects.filter(project__isnull=True).select_related("tenant", "pool", "gpu_model")
+    for quota in sorted(quotas, key=lambda q: (q.pool.name, q.tenant.slug, q.gpu_model.name)):
+        rng = random.Random(f"{seed}:{quota.pool.name}:{quota.tenant.slug}:{quota.gpu_model.name}")
+        projects = list(Project.objects.filter(tenant=quota.tenant).order_by("slug"))
         usage_level = rng.uniform(0.35, 0.85)  # share of the quota the team keeps busy
         moment = start
         while moment < now - timedelta(hours=2):
@@ -77,7 +81,7 @@ def load_demo_history(*, seed: int = 2026) -> int:
             moment += timedelta(hours=hours * gpus / max(quota.gpus * usage_level, 1))
     Job.objects.bulk_create([p.job for p in past], batch_size=2000)
     UsageRecord.objects.bulk_create(_usage_rows(past), batch_size=2000)
-    audit_record_bulk(_wait_events(rng, past))
+    audit_record_bulk(_wait_events(random.Random(seed), past))
     return len(past)
 
 

@@ -77,13 +77,6 @@ def region(request, template: str, context: Callable[[], dict], *, version: str 
     return found
 
 
-def render_page(request, template: str, context: dict, *, version: str, status: int = 200) -> HttpResponse:
-    """A page or a whole region, stamped so that its next poll can be answered with a delta."""
-    response = HttpResponse(render_region(request, template, context, version=version)[0], status=status)
-    response[VERSION_HEADER] = version
-    return response
-
-
 def shows(request, version: str | None) -> bool:
     """The poll says it shows this version already (what `respond` answers with 204)."""
     return bool(version) and Have.parse(request.headers.get(HAVE_HEADER, "")).version == version

@@ -1,7 +1,7 @@
 """Navigation links to the report and audit pages, shown only to those who may open them."""
 from django import template
 
-from audit.reports.access import may_read_audit
+from quotas.reader import reader
 
 register = template.Library()
 
@@ -12,4 +12,5 @@ def audit_nav_links(context):
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {"show_audit": False, "authenticated": False}
-    return {"show_audit": may_read_audit(user), "authenticated": True}
+    # may_read_audit(user) (audit/reports/access.py), from the rights the navigation read already.
+    return {"show_audit": reader(request).may_read_audit, "authenticated": True}

@@ -16,6 +16,7 @@ from django.views.decorators.http import condition, require_POST
 
 from quotas.access import is_platform_admin, tenant_for_user
 from quotas.errors import ConflictError
+from quotas.reader import tenant_access
 from quotas.models import Pool
 from scheduler.engine.job_resources import per_replica
 from scheduler.jobs import contents, live_rows, queue, selectors, services, shared_renders
@@ -65,7 +66,7 @@ def _query_without(request, field: str) -> str:
 
 @login_required
 def tenant_queue(request, slug: str):
-    access = tenant_for_user(request.user, slug)
+    access = tenant_access(request, slug)  # the navigation reads the same statement's rights
     if request.method == "GET":
         versions = queue_versions(request, access)
         version = versions and versions.region

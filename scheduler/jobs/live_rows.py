@@ -70,7 +70,7 @@ def region(request, template: str, context: Callable[[], dict], *, version: str 
     if not version:
         return render_region(request, template, context(), version="")
     key = f"live-region:{template}:{version}"
-    found = shared_renders.fetch(key)
+    found = shared_renders.fetch_or_claim(key)
     if found is None:
         found = render_region(request, template, context(), version=version)
         shared_renders.keep(key, found, REGION_SECONDS)

@@ -101,11 +101,13 @@ def _queue_get(request, access, versions: Versions):
         if request.htmx:
             return _queue_page(request, access, versions=versions)
         key = f"queue-content:{versions.page}"
-        content = shared_renders.fetch(key)
+        content = shared_renders.fetch_or_claim(key)
         if content is None:
             response = _queue_page(request, access, versions=versions)
             if response.status_code == 200:  # a page with errors is this request's alone
                 shared_renders.keep(key, response.shared_content, live_rows.REGION_SECONDS)
+            else:
+                shared_renders.release(key)
             return response
         return _page(request, access, content, versions.region, form=access.is_member)
     response = respond(request)

@@ -72,22 +72,32 @@ def concurrent_page_figures(world, *, readers: int = 20, requests_each: int = 10
     url = f"http://127.0.0.1:{port}/tenants/{tenant.slug}/queue/"
     server = _serve(port)
     try:
-        start = _workers_cpu_s(server)
+        start, db_start, readers_start = _workers_cpu_s(server), _database_cpu(), time.process_time()
         page = _read(url, cookies, requests_each, {})
-        middle = _workers_cpu_s(server)
+        middle, db_middle, readers_middle = _workers_cpu_s(server), _database_cpu(), time.process_time()
         # Each reader's poll, as live_rows.js sends it: the frame and version of the region its page shows (the
         # version as the last answer's X-Live-Version said).
         refresh = _read(url, cookies, requests_each, {"HX-Request": "true"}, polls=page["regions"])
-        end = _workers_cpu_s(server)
+        end, db_end, readers_end = _workers_cpu_s(server), _database_cpu(), time.process_time()
     finally:
         server.terminate()
         server.wait(timeout=20)
+    n = len(cookies) * requests_each
+
+    def per_request(before, after):
+        return None if before is None or after is None else round(_used(before, after) * 1000 / n, 2)
     return {"readers": readers, "queue_page_concurrent_p50_ms": page["p50"], "queue_page_concurrent_p95_ms": page["p95"],
             "queue_page_concurrent_bytes": page["bytes"],
             # The server's CPU per request (its workers' own accounting): what a read costs, however busy the
             # machine is with other work while the wall-clock figures are taken.
             "queue_page_server_cpu_ms": round((middle - start) * 1000 / len(cookies) / requests_each, 2),
             "unchanged_refresh_server_cpu_ms": round((end - middle) * 1000 / len(cookies) / requests_each, 2),
+            # The same machine's other CPU per request: PostgreSQL's backends serving the workers, and the
+            # readers themselves (this process's threads), which share the cores with the server.
+            "queue_page_database_cpu_ms": per_request(db_start, db_middle),
+            "unchanged_refresh_database_cpu_ms": per_request(db_middle, db_end),
+            "queue_page_readers_cpu_ms": round((readers_middle - readers_start) * 1000 / n, 2),
+            "unchanged_refresh_readers_cpu_ms": round((readers_end - readers_middle) * 1000 / n, 2),
             "queue_page_concurrent_errors": page["errors"],
             "unchanged_refresh_concurrent_p50_ms": refresh["p50"], "unchanged_refresh_concurrent_p95_ms": refresh["p95"],
             "unchanged_refresh_concurrent_errors": refresh["errors"], "unchanged_refresh_statuses": refresh["statuses"],
@@ -105,6 +115,28 @@ def _workers_cpu_s(server: subprocess.Popen) -> float:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         total += int(fields[11]) + int(fields[12])  # utime, stime
     return total / os.sysconf("SC_CLK_TCK")
+
+
+def _database_cpu() -> dict[int, float] | None:
+    """CPU seconds of each PostgreSQL backend on this database but this process's own (the workers'
+    connections, kept between requests), or None when the server's processes are not visible here."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                       "AND pid <> pg_backend_pid()")
+        pids = [pid for (pid,) in cursor.fetchall()]
+    used = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile, or the database runs elsewhere
+            continue
+        used[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return used if used or not pids else None
+
+
+def _used(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU used between two readings: a backend that started in between counts from zero."""
+    return sum(cpu - before.get(pid, 0.0) for pid, cpu in after.items())
 
 
 def _read(url: str, cookies: list[str], requests_each: int, headers: dict, polls: dict | None = None) -> dict:

@@ -138,8 +138,9 @@ def _nominate(cycle: CycleState, queue) -> None:
     share, held, within_quota = cycle.share, cycle.held_quota, cycle.within_quota
     tree = cycle.tree
     backfill = cycle.backfill
+    lanes = cycle.lanes
     for job in queue:
-        lane = cycle.lane(job)
+        lane = lanes.get((job.pool, job.gpu_model)) or cycle.lane(job)  # made at a lane's first job
         priority = priority_of.get(job.priority_class, 0)
         index = lane.index
         g, replicas = job.gpus, job.replicas

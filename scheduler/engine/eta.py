@@ -36,9 +36,12 @@ class Timeline:
             self._events.append((when, gpus))
 
     def freeze(self) -> "Timeline":
-        self._events.sort()
+        # The sorted lists below are all the ETAs read: the events go, not to be walked by the collector
+        # for the rest of the cycle (thousands of pairs on a deep queue).
+        events, self._events = self._events, []
+        events.sort()
         total = 0
-        for when, gpus in self._events:
+        for when, gpus in events:
             total += gpus
             self.times.append(when)
             self.cumulative.append(total)

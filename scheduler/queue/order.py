@@ -9,8 +9,12 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from hashlib import blake2b
+from operator import attrgetter
 
 from scheduler.engine.types import Wait
+
+
+_POSITION_IN_POOL = attrgetter("position_in_pool")
 
 
 def _epoch(moment: datetime | None) -> int | None:
@@ -19,22 +23,20 @@ def _epoch(moment: datetime | None) -> int | None:
 
 def order_payload(waits: tuple[Wait, ...]) -> tuple[dict, str]:
     """The compact order of one pool's waits and its digest."""
-    ranked = sorted(waits, key=lambda w: w.position_in_pool)
+    ids, tenant, ahead, eta = [], [], [], []
     etas: dict[int, list] = {}  # the ETA desk hands the same Eta object to jobs covered by one release
-
-    def eta(value) -> list:
+    for wait in sorted(waits, key=_POSITION_IN_POOL):  # one pass, four columns
+        ids.append(wait.job_id)
+        tenant.append(wait.position_in_tenant)
+        ahead.append(wait.gpus_ahead)
+        value = wait.eta
         pair = etas.get(id(value))
         if pair is None:
             pair = etas[id(value)] = [_epoch(value.earliest), _epoch(value.latest)]
             if value.dimension:  # set by CPU cores or memory coming back (GPUs alone: the pair as before)
                 pair.append(value.dimension)
-        return pair
-    payload = {
-        "ids": [w.job_id for w in ranked],
-        "tenant": [w.position_in_tenant for w in ranked],
-        "ahead": [w.gpus_ahead for w in ranked],
-        "eta": [eta(w.eta) for w in ranked],
-    }
+        eta.append(pair)
+    payload = {"ids": ids, "tenant": tenant, "ahead": ahead, "eta": eta}
     digest = blake2b(json.dumps(payload, separators=(",", ":")).encode(), digest_size=12).hexdigest()
     return payload, digest
 

@@ -22,12 +22,18 @@ class WaitDigests:
     """Digests and stored data of one cycle's waits. The engine shares blocker and action objects, and
     the tuples that hold them, between the jobs that wait for the same reason, so each digest, each
     part's text and each stored part is made once per cycle (keyed on identity; the objects live as
-    long as the decisions this digester is used with)."""
+    long as the decisions this digester is used with).
+
+    A digest is blake2b of the text `code|part|part|/|part|part` (blockers, then next actions), each part
+    `code:kind:sorted pairs`. The hash is fed part by part (each part encoded once, with the `|` before
+    it) rather than from one joined text: the same digest, without building and encoding the text of
+    every wait (a deep queue's waits repeat long parts, megabytes of text a cycle)."""
 
     def __init__(self) -> None:
-        self._parts: dict[int, str] = {}
+        self._parts: dict[int, bytes] = {}
         self._digests: dict[tuple[int, int], str] = {}
-        self._stored_parts: dict[int, dict] = {}
+        self._stored_blockers: dict[int, dict] = {}
+        self._stored_actions: dict[int, dict] = {}
         self._stored: dict[str, dict] = {}
 
     def stored(self, wait: Wait, digest: str) -> dict:
@@ -35,33 +41,48 @@ class WaitDigests:
         per cycle for all the jobs that share it, from parts shared too (the data is written, never changed)."""
         data = self._stored.get(digest)
         if data is None:
-            part = self._stored_part
-            data = self._stored[digest] = {
-                "code": wait.code, "blockers": [part(b, _stored_blocker) for b in wait.blockers],
-                "next_actions": [part(a, _stored_action) for a in wait.next_actions]}
+            blockers, actions = self._stored_blockers, self._stored_actions
+            stored_blockers = []
+            for blocker in wait.blockers:
+                part = blockers.get(id(blocker))
+                if part is None:
+                    part = blockers[id(blocker)] = _stored_blocker(blocker)
+                stored_blockers.append(part)
+            stored_actions = []
+            for action in wait.next_actions:
+                part = actions.get(id(action))
+                if part is None:
+                    part = actions[id(action)] = _stored_action(action)
+                stored_actions.append(part)
+            data = self._stored[digest] = {"code": wait.code, "blockers": stored_blockers,
+                                           "next_actions": stored_actions}
         return data
-
-    def _stored_part(self, item: Blocker | NextAction, make) -> dict:
-        data = self._stored_parts.get(id(item))
-        if data is None:
-            data = self._stored_parts[id(item)] = make(item)
-        return data
-
-    def _part(self, item: Blocker | NextAction) -> str:
-        key = id(item)
-        part = self._parts.get(key)
-        if part is None:
-            pairs = item[2]  # detail pairs of a blocker, param pairs of an action
-            part = self._parts[key] = f"{item[0]}:{item[1]}:{sorted(pairs)!r}"
-        return part
 
     def of(self, wait: Wait) -> str:
         # The code is the first blocker's, so the two tuples say it all; waits whose equal parts sit
         # in distinct tuples only make the same digest again.
-        key = (id(wait.blockers), id(wait.next_actions))
+        blockers, actions = wait.blockers, wait.next_actions
+        key = (id(blockers), id(actions))
         digest = self._digests.get(key)
         if digest is None:
-            part = self._part
-            text = "|".join([wait.code, *map(part, wait.blockers), "/", *map(part, wait.next_actions)])
-            digest = self._digests[key] = blake2b(text.encode(), digest_size=12).hexdigest()
+            parts = self._parts
+            hashed = blake2b(wait.code.encode(), digest_size=12)
+            update = hashed.update
+            for item in blockers:
+                part = parts.get(id(item))
+                if part is None:
+                    part = parts[id(item)] = _part(item)
+                update(part)
+            update(b"|/")
+            for item in actions:
+                part = parts.get(id(item))
+                if part is None:
+                    part = parts[id(item)] = _part(item)
+                update(part)
+            digest = self._digests[key] = hashed.hexdigest()
         return digest
+
+
+def _part(item: Blocker | NextAction) -> bytes:
+    """A blocker's or an action's part of a digest's text, with the `|` before it."""
+    return f"|{item[0]}:{item[1]}:{sorted(item[2])!r}".encode()  # item[2]: detail pairs, or param pairs

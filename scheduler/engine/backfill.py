@@ -16,7 +16,8 @@ every cycle, each cycle's reservations started later than the last's, and a big 
 first reservation stays first until a job of higher priority arrives, and its start does not move later. One of
 them that fits now beside the older ones holds what it fits from now: an older job goes first, as it would in
 Slurm's priority order, where fair share's order would let a younger job take its GPUs or keep it waiting for a
-younger job's reservation. Its hold goes at its turn in the queue whether it started or not, so nothing is held
+younger job's reservation. At its turn it starts on the GPUs it holds, the ones the younger reservations were
+set beside (`_on_hold`). Its hold goes at its turn in the queue whether it started or not, so nothing is held
 for a job that cannot start. A reservation holds back only the jobs behind it in age order; an older job that
 starts on what a younger one counted on has that reservation worked out again around it. The depth counts the
 reservations worked out in the cycle, holds that went included, which bounds its cost. Jobs that become blocked
@@ -422,7 +423,8 @@ class Backfill:
         # first, whatever fair share says, and the younger reservations are worked out again around it (`admitted`).
         ahead = [r for r in book.reservations if r.start < end and r.rank < rank]
         if not ahead:
-            return index.place_for(job.gpus, job.replicas, job.cpus, job.memory_gb)
+            placed = self._on_hold(index, job)
+            return placed if placed is not None else index.place_for(job.gpus, job.replicas, job.cpus, job.memory_gb)
         first = min(ahead, key=lambda r: r.start)
         behind = tuple(r for r in book.reservations if r.rank >= rank)
         need = job.gpus * job.replicas
@@ -433,6 +435,9 @@ class Backfill:
                 kept = sum(r.need for r in ahead if quota.id in r.quota_ids)
                 if kept and used.get(quota.id, 0) + need + kept > quota.gpus:
                     return self._held(job, next(r for r in ahead if quota.id in r.quota_ids), first)
+        placed = self._on_hold(index, job)
+        if placed is not None:
+            return placed
         # On a reserved node it may take only what is spare at every reservation start it runs past.
         excess: dict[int, int] = {}
         for node_id in {n for r in ahead for n in r.nodes}:
@@ -449,6 +454,25 @@ class Backfill:
             return placements
         # The reservation it would delay first: the earliest whose nodes it needs.
         return self._held(job, first, first)
+
+    def _on_hold(self, index: ModelIndex, job: PendingJob) -> tuple[int, ...] | None:
+        """A job that holds GPUs from now (backfill) starts on them when it fits there; None when it has no hold
+        or does not fit on it (CPU cores or memory, which holds do not follow). The reservations behind it were
+        set beside its hold: best fit over every free GPU may pick other ones (`_best_fit` ranks nodes by the
+        spare beyond whole replicas, the index by free GPUs), GPUs a younger job's reservation counts on, which is
+        then worked out again behind jobs younger still, and one of those starts first on what the hold left.
+        Strict mode places as it did: no job passes a blocked one there whichever GPUs a hold's job takes."""
+        if self.strict:
+            return None
+        held = self.reserved.get(job.id)
+        if held is None or held[0].start > self.now:
+            return None
+        nodes = held[0].nodes
+        off = {n: f - nodes.get(n, 0) for n, f in index.free.items() if f > nodes.get(n, 0)}
+        index.take(off)
+        placements = index.place_for(job.gpus, job.replicas, job.cpus, job.memory_gb)
+        index.unhold(off)
+        return placements
 
     def gap_of(self, lane: Lane, job: PendingJob, placements: tuple[int, ...]) -> tuple[int, datetime] | None:
         """A job placed now on nodes a later reservation takes, ending by its limit before that reservation

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from datetime import datetime
+from heapq import heapify, heappop, heappush
 
 from . import reasons as R
 from .clock import span
@@ -400,7 +401,7 @@ class Backfill:
                 for _, node_id in steps:
                     window[node_id] = self._least_free(book, index, node_id, moment, end)
             if slots + sum(w // gpus for w in window.values()) >= replicas:
-                return moment, _best_fit({**avail, **window}, gpus, replicas)
+                return moment, (_tightest if self.strict else _best_fit)({**avail, **window}, gpus, replicas)
         return None
 
     # --- phases 3 and 4: a job that could start now ---------------------------------------------
@@ -458,9 +459,9 @@ class Backfill:
     def _on_hold(self, index: ModelIndex, job: PendingJob) -> tuple[int, ...] | None:
         """A job that holds GPUs from now (backfill) starts on them when it fits there; None when it has no hold
         or does not fit on it (CPU cores or memory, which holds do not follow). The reservations behind it were
-        set beside its hold: best fit over every free GPU may pick other ones (`_best_fit` ranks nodes by the
-        spare beyond whole replicas, the index by free GPUs), GPUs a younger job's reservation counts on, which is
-        then worked out again behind jobs younger still, and one of those starts first on what the hold left.
+        set beside its hold: best fit over every free GPU may pick other ones (jobs placed before it in the queue
+        changed which node has the fewest free), GPUs a younger job's reservation counts on, which is then worked
+        out again behind jobs younger still, and one of those starts first on what the hold left.
         Strict mode places as it did: no job passes a blocked one there whichever GPUs a hold's job takes."""
         if self.strict:
             return None
@@ -528,7 +529,25 @@ def _iso(moment: datetime) -> str:
 
 
 def _best_fit(avail: dict[int, int], gpus: int, replicas: int) -> dict[int, int]:
-    """Tightest nodes first (least spare beyond what a replica takes), then node id."""
+    """Where the index would place the gang on these free GPUs (`ModelIndex.place`): each replica on the node
+    with the fewest GPUs free that still fit it, then the lowest node id. A hold from now is then what placing the
+    job would take anyway, and the job starts on it (`_on_hold`). Ranking nodes by the spare beyond whole replicas
+    instead put a 4-GPU job on an empty node beside one with 6 free, splitting whole nodes the gangs drain for:
+    on the bench month (seed 40) small jobs' p95 went from 11,985 s to 15,141 s with `_on_hold`, 11,186 s this way."""
+    heap = [(a, n) for n, a in avail.items() if a >= gpus]
+    heapify(heap)
+    taken: dict[int, int] = {}
+    for _ in range(replicas):
+        a, node_id = heappop(heap)
+        taken[node_id] = taken.get(node_id, 0) + gpus
+        if a - gpus >= gpus:
+            heappush(heap, (a - gpus, node_id))
+    return taken
+
+
+def _tightest(avail: dict[int, int], gpus: int, replicas: int) -> dict[int, int]:
+    """Strict mode's nodes for a reservation, as they were (its decisions stay as they were): tightest nodes
+    first (least spare beyond what a replica takes), then node id."""
     taken: dict[int, int] = {}
     for node_id, a in sorted(((n, a) for n, a in avail.items() if a >= gpus), key=lambda na: (na[1] % gpus, na[1], na[0])):
         count = min(a // gpus, replicas)

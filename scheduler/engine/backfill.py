@@ -16,7 +16,8 @@ every cycle, each cycle's reservations started later than the last's, and a big 
 first reservation stays first until a job of higher priority arrives, and its start does not move later. One of
 them that fits now beside the older ones holds what it fits from now: an older job goes first, as it would in
 Slurm's priority order, where fair share's order would let a younger job take its GPUs or keep it waiting for a
-younger job's reservation. Its hold goes at its turn in the queue whether it started or not, so nothing is held
+younger job's reservation. At its turn it starts on the GPUs it holds, the ones the younger reservations were
+set beside (`_on_hold`). Its hold goes at its turn in the queue whether it started or not, so nothing is held
 for a job that cannot start. A reservation holds back only the jobs behind it in age order; an older job that
 starts on what a younger one counted on has that reservation worked out again around it. The depth counts the
 reservations worked out in the cycle, holds that went included, which bounds its cost. Jobs that become blocked
@@ -47,6 +48,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from datetime import datetime
+from heapq import heapify, heappop, heappush
 
 from . import reasons as R
 from .clock import span
@@ -399,7 +401,7 @@ class Backfill:
                 for _, node_id in steps:
                     window[node_id] = self._least_free(book, index, node_id, moment, end)
             if slots + sum(w // gpus for w in window.values()) >= replicas:
-                return moment, _best_fit({**avail, **window}, gpus, replicas)
+                return moment, (_tightest if self.strict else _best_fit)({**avail, **window}, gpus, replicas)
         return None
 
     # --- phases 3 and 4: a job that could start now ---------------------------------------------
@@ -422,7 +424,8 @@ class Backfill:
         # first, whatever fair share says, and the younger reservations are worked out again around it (`admitted`).
         ahead = [r for r in book.reservations if r.start < end and r.rank < rank]
         if not ahead:
-            return index.place_for(job.gpus, job.replicas, job.cpus, job.memory_gb)
+            placed = self._on_hold(index, job)
+            return placed if placed is not None else index.place_for(job.gpus, job.replicas, job.cpus, job.memory_gb)
         first = min(ahead, key=lambda r: r.start)
         behind = tuple(r for r in book.reservations if r.rank >= rank)
         need = job.gpus * job.replicas
@@ -433,6 +436,9 @@ class Backfill:
                 kept = sum(r.need for r in ahead if quota.id in r.quota_ids)
                 if kept and used.get(quota.id, 0) + need + kept > quota.gpus:
                     return self._held(job, next(r for r in ahead if quota.id in r.quota_ids), first)
+        placed = self._on_hold(index, job)
+        if placed is not None:
+            return placed
         # On a reserved node it may take only what is spare at every reservation start it runs past.
         excess: dict[int, int] = {}
         for node_id in {n for r in ahead for n in r.nodes}:
@@ -449,6 +455,25 @@ class Backfill:
             return placements
         # The reservation it would delay first: the earliest whose nodes it needs.
         return self._held(job, first, first)
+
+    def _on_hold(self, index: ModelIndex, job: PendingJob) -> tuple[int, ...] | None:
+        """A job that holds GPUs from now (backfill) starts on them when it fits there; None when it has no hold
+        or does not fit on it (CPU cores or memory, which holds do not follow). The reservations behind it were
+        set beside its hold: best fit over every free GPU may pick other ones (jobs placed before it in the queue
+        changed which node has the fewest free), GPUs a younger job's reservation counts on, which is then worked
+        out again behind jobs younger still, and one of those starts first on what the hold left.
+        Strict mode places as it did: no job passes a blocked one there whichever GPUs a hold's job takes."""
+        if self.strict:
+            return None
+        held = self.reserved.get(job.id)
+        if held is None or held[0].start > self.now:
+            return None
+        nodes = held[0].nodes
+        off = {n: f - nodes.get(n, 0) for n, f in index.free.items() if f > nodes.get(n, 0)}
+        index.take(off)
+        placements = index.place_for(job.gpus, job.replicas, job.cpus, job.memory_gb)
+        index.unhold(off)
+        return placements
 
     def gap_of(self, lane: Lane, job: PendingJob, placements: tuple[int, ...]) -> tuple[int, datetime] | None:
         """A job placed now on nodes a later reservation takes, ending by its limit before that reservation
@@ -504,7 +529,25 @@ def _iso(moment: datetime) -> str:
 
 
 def _best_fit(avail: dict[int, int], gpus: int, replicas: int) -> dict[int, int]:
-    """Tightest nodes first (least spare beyond what a replica takes), then node id."""
+    """Where the index would place the gang on these free GPUs (`ModelIndex.place`): each replica on the node
+    with the fewest GPUs free that still fit it, then the lowest node id. A hold from now is then what placing the
+    job would take anyway, and the job starts on it (`_on_hold`). Ranking nodes by the spare beyond whole replicas
+    instead put a 4-GPU job on an empty node beside one with 6 free, splitting whole nodes the gangs drain for:
+    on the bench month (seed 40) small jobs' p95 went from 11,985 s to 15,141 s with `_on_hold`, 11,186 s this way."""
+    heap = [(a, n) for n, a in avail.items() if a >= gpus]
+    heapify(heap)
+    taken: dict[int, int] = {}
+    for _ in range(replicas):
+        a, node_id = heappop(heap)
+        taken[node_id] = taken.get(node_id, 0) + gpus
+        if a - gpus >= gpus:
+            heappush(heap, (a - gpus, node_id))
+    return taken
+
+
+def _tightest(avail: dict[int, int], gpus: int, replicas: int) -> dict[int, int]:
+    """Strict mode's nodes for a reservation, as they were (its decisions stay as they were): tightest nodes
+    first (least spare beyond what a replica takes), then node id."""
     taken: dict[int, int] = {}
     for node_id, a in sorted(((n, a) for n, a in avail.items() if a >= gpus), key=lambda na: (na[1] % gpus, na[1], na[0])):
         count = min(a // gpus, replicas)

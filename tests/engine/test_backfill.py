@@ -302,3 +302,30 @@ def test_the_minimum_age_is_on_the_portals_clock():
     """The demo's clock runs `time_scale` times the wall: 30 wall minutes there are 30 x scale policy minutes."""
     d = decide(replace(_aged(60, _small(limit=600)), time_scale=2.0))
     assert wait_of(d, 100).code == R.RESERVED
+
+
+
+def _hold_pool(mode):
+    """Node 1 has 7 GPUs free and 1 back at +30; node 2 has 6 free until +900. By age: alpha's 6-GPU job 100
+    holds node 2 from now (the fewest free that fit it), beta's 8-GPU job 101 reserves node 1 from +30, delta's
+    6-GPU job 103 reserves behind them, and gamma's 1-GPU job 102, ending by +30, holds a GPU of node 1 from now.
+    Fair share puts gamma first, then alpha, delta, beta."""
+    return snapshot(nodes=_named(1, 2), quotas=[quota(t, 32) for t in ("alpha", "beta", "gamma", "delta")],
+                    running=[running("eps", [1], 1, id=50, ends_in=30), running("eps", [2], 2, id=51, ends_in=900)],
+                    pending=[pending(100, "alpha", 6, submitted_ago=60, max_runtime=600),
+                             pending(101, "beta", 8, submitted_ago=40, max_runtime=600),
+                             pending(103, "delta", 6, submitted_ago=20, max_runtime=600),
+                             pending(102, "gamma", 1, submitted_ago=5, max_runtime=30)],
+                    usage={"alpha": 1000.0, "delta": 2000.0, "beta": 5000.0}, switches=_switches(mode))
+
+
+def test_a_job_that_holds_gpus_from_now_starts_on_them():
+    """Job 102 starts first, on node 1: nodes 1 and 2 then have 6 GPUs free each, and placed by the index (fewest
+    free, then node id) job 100 took node 1, what job 101's reservation counted on. 101's reservation was worked
+    out again at +600, and job 103, younger than 101, started on node 2, which 100's hold had left. On its hold,
+    job 100 leaves 101 its node at +30 and 103 waits behind it."""
+    d = decide(_hold_pool("backfill"))
+    assert admitted(d) == {102: (1,), 100: (2,)}
+    assert wait_of(d, 101).code == R.RESERVED
+    assert wait_of(d, 101).blockers[0].details["until"] == (NOW + timedelta(minutes=30)).isoformat()
+    assert wait_of(d, 103).code == R.BACKFILL_HELD

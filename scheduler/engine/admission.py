@@ -150,7 +150,10 @@ def _nominate(cycle: CycleState, queue) -> None:
         if not job.env_ready:
             blockers.append(reasons.env_not_ready(job.env_detail))
         c, m = job.cpus, job.memory_gb
-        skey = (g, replicas, c, m, job.gpu_memory_gb) if c or m or job.gpu_memory_gb else (g, replicas)
+        # A replica asking no more CPU cores and memory per GPU than the leanest node has meets the shape
+        # blockers of its GPUs alone (`ModelIndex.static_slots_for`).
+        skey = (g, replicas, c, m, job.gpu_memory_gb) if job.gpu_memory_gb or (
+            (c or m) and index is not None and index.vec and not index.proportional(g, c, m)) else (g, replicas)
         shape = lane.shapes.get(skey, _UNSEEN)
         if shape is _UNSEEN:
             shape = lane.shapes[skey] = _shape_blocker(job, index)

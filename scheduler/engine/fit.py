@@ -65,6 +65,9 @@ class ModelIndex(VectorFit):
                 for g in range(1, f + 1):
                     self._slots[g] += len(bucket) * (f // g)
         self._slot_cache: dict[tuple[int, bool], int] = {}
+        if self.vec:
+            for node_id in self.free:
+                self._retest(node_id)
 
     # --- static questions (independent of what runs) ---
 
@@ -217,6 +220,7 @@ class ModelIndex(VectorFit):
         other._vec_slots, other._vec_found = {}, {}
         other._states = None  # counted again when a shape is asked
         other._best, other.free_cpus, other.free_memory = {}, self.free_cpus, self.free_memory
+        other._cpu_ratio, other._mem_ratio, other._tight = self._cpu_ratio, self._mem_ratio, set(self._tight)
         return other
 
     def _move(self, node_id: int, before: int, after: int, count: bool = True) -> None:
@@ -232,6 +236,8 @@ class ModelIndex(VectorFit):
         slots = self._slots
         for g in range(1, max(before, after) + 1):
             slots[g] += after // g - before // g
+        if self.vec:
+            self._retest(node_id)
 
 
 def build_indexes(nodes: Iterable[Node], used: dict[int, int],

@@ -19,7 +19,7 @@ class VectorFit:
     # Free GPUs f -> (CPU cores, memory) free -> schedulable nodes in that state, for the f some node is at,
     # kept in step with every change once a shape was counted (None before): a lane of a few hundred nodes
     # is in a few dozen states, and a full lane's nodes are at a few f only, so a count visits those.
-    __slots__ = ("_states", "_vec_found")
+    __slots__ = ("_states", "_vec_found", "_cpu_ratio", "_mem_ratio", "_tight")
 
     def _init_extra(self, nodes: list[Node], used_extra: dict[int, tuple[int, int]]) -> None:
         """CPU and memory free per schedulable node, when some node of the lane tracks them (`vec`);
@@ -38,10 +38,24 @@ class VectorFit:
         self._states: dict[int, dict[tuple[int, int], int]] | None = None
         self._best: dict[tuple[int, str], tuple[int, int]] = {}  # `best_node_for`, until the lane changes
         self.free_cpus = self.free_memory = 0  # over the nodes that track them
+        # The least CPU cores and memory per GPU any node of the lane has (numerator, denominator; None: no
+        # node tracks it), and the schedulable nodes whose free CPU cores or memory per free GPU fell below
+        # it (`_retest`). With none, a replica asking no more per GPU than that finds them wherever its GPUs
+        # fit: GPUs alone decide (`_gpu_bound`), as the cycle of GPUs alone does.
+        self._cpu_ratio = self._mem_ratio = None
+        self._tight: set[int] = set()
         # (GPUs, CPU cores, memory, schedulable) -> nodes of that size: a lane has a few node shapes.
         self._static_nodes: dict[tuple[int, int, int, bool], int] = {}
         if not self.vec:
             return
+        for node in nodes:
+            if node.gpus:
+                if node.cpus and (self._cpu_ratio is None
+                                  or node.cpus * self._cpu_ratio[1] < self._cpu_ratio[0] * node.gpus):
+                    self._cpu_ratio = (node.cpus, node.gpus)
+                if node.memory_gb and (self._mem_ratio is None
+                                       or node.memory_gb * self._mem_ratio[1] < self._mem_ratio[0] * node.gpus):
+                    self._mem_ratio = (node.memory_gb, node.gpus)
         for node in nodes:
             cpus = node.cpus or _UNBOUNDED
             mem = node.memory_gb or _UNBOUNDED
@@ -58,7 +72,7 @@ class VectorFit:
 
     def static_slots_for(self, gpus: int, cpus: int, memory_gb: int, schedulable_only: bool) -> int:
         """`static_slots` for a replica that also asks CPU cores and memory."""
-        if not (self.vec and (cpus or memory_gb)):
+        if not (self.vec and (cpus or memory_gb)) or self.proportional(gpus, cpus, memory_gb):
             return self.static_slots(gpus, schedulable_only)
         key = (gpus, cpus, memory_gb, schedulable_only)
         slots = self._slot_cache.get(key)
@@ -77,7 +91,7 @@ class VectorFit:
         """`can_place` for a replica that may also ask CPU cores and memory."""
         if not (0 < gpus <= self._top and self._slots[gpus] >= replicas):
             return False
-        if not (cpus or memory_gb) or not self.vec:
+        if not (cpus or memory_gb) or not self.vec or self._gpu_bound(gpus, cpus, memory_gb):
             return True
         key = (gpus, cpus, memory_gb)
         found = self._vec_found.get(key)  # asked for every job until the lane changes
@@ -90,15 +104,49 @@ class VectorFit:
         room blocker says (room.py): the job's own where GPUs alone would fit it; none where they would not,
         since GPUs then bind whatever else it asks. Jobs of one shape that differ only in CPU cores and
         memory share a room once the lane is full."""
-        if (cpus or memory_gb) and self.vec and 0 < gpus <= self._top and self._slots[gpus] >= replicas:
+        if ((cpus or memory_gb) and self.vec and 0 < gpus <= self._top and self._slots[gpus] >= replicas
+                and not self._gpu_bound(gpus, cpus, memory_gb)):
             return cpus, memory_gb
         return 0, 0
+
+    def proportional(self, gpus: int, cpus: int, memory_gb: int) -> bool:
+        """A replica asks no more CPU cores and memory per GPU than the lane's leanest node has."""
+        r = self._cpu_ratio
+        if cpus and r is not None and cpus * r[1] > r[0] * gpus:
+            return False
+        r = self._mem_ratio
+        return not (memory_gb and r is not None and memory_gb * r[1] > r[0] * gpus)
+
+    def _gpu_bound(self, gpus: int, cpus: int, memory_gb: int) -> bool:
+        """GPUs alone decide where this replica fits now: it is `proportional` and every schedulable node
+        has at least the leanest node's CPU cores and memory per free GPU free, so a node with f >= g free
+        GPUs has the CPU cores and memory of its f // g replicas too (c / g <= C / f)."""
+        if self._tight:
+            return False
+        r = self._cpu_ratio  # `proportional`, inline: asked for every job that asks CPU cores or memory
+        if cpus and r is not None and cpus * r[1] > r[0] * gpus:
+            return False
+        r = self._mem_ratio
+        return not (memory_gb and r is not None and memory_gb * r[1] > r[0] * gpus)
+
+    def _retest(self, node_id: int) -> None:
+        """Is the node `_tight` after a change: some free GPU of it without the leanest node's CPU cores
+        or memory per GPU beside it."""
+        f = self.free[node_id]
+        r, q = self._cpu_ratio, self._mem_ratio
+        if f and ((r is not None and self.cpu_free[node_id] * r[1] < f * r[0])
+                  or (q is not None and self.mem_free[node_id] * q[1] < f * q[0])):
+            self._tight.add(node_id)
+        else:
+            self._tight.discard(node_id)
 
     def vec_slots(self, gpus: int, cpus: int, memory_gb: int) -> int:
         """Replicas of this shape the free resources hold now: counted over the nodes' states with enough
         free GPUs, and remembered until a node changes (`_vec_changed`). Counting when asked, not keeping
         every counted shape in step with every change: once a lane is full, shapes are no longer asked
         (GPUs alone do not fit) while its nodes still change."""
+        if self._gpu_bound(gpus, cpus, memory_gb):
+            return self.slots(gpus)
         key = (gpus, cpus, memory_gb)
         slots = self._vec_slots.get(key)
         return slots if slots is not None else self._count(key, _UNBOUNDED)
@@ -146,6 +194,12 @@ class VectorFit:
         nodes with the CPU cores and memory free."""
         if not (cpus or memory_gb) or not self.vec:
             return self.place(gpus, replicas)
+        if self._gpu_bound(gpus, cpus, memory_gb):  # the node best fit on GPUs picks has the rest free too
+            placements = self.place(gpus, replicas)
+            if placements is not None:
+                for node_id in placements:
+                    self._extra_changed(node_id, -cpus, -memory_gb)
+            return placements
         if not self.fits(gpus, replicas, cpus, memory_gb):
             return None
         if replicas == 1:  # most jobs: no generator
@@ -265,6 +319,7 @@ class VectorFit:
             self.free_memory += d_memory
         cpu_free[node_id] += d_cpus
         mem_free[node_id] += d_memory
+        self._retest(node_id)
 
     def best_node_for(self, gpus: int, dimension: str) -> tuple[int, int]:
         """(free GPUs, free amount of `dimension`) of the node with the most of `dimension` free among

@@ -120,28 +120,30 @@ class VectorRoom(Room):
         self.released_cpus: dict[int, int] = {}
         self.released_memory: dict[int, int] = {}
 
-    def _holds(self, node_id: int, gpus: int, cpus: int, memory: int) -> int:
-        """Replicas a node holds with `gpus` free GPUs and `cpus`, `memory` given back beside its free ones."""
-        k = gpus // self.g
-        if self.c:
-            x = (self.cpu_free[node_id] + cpus) // self.c
-            k = x if x < k else k
-        if self.m:
-            x = (self.mem_free[node_id] + memory) // self.m
-            k = x if x < k else k
-        return k if k > 0 else 0
-
     def add(self, job: RunningJob, sign: int = 1) -> None:
         free, released, cpus, memory = self.free, self.released, self.released_cpus, self.released_memory
+        per_g, per_c, per_m = self.g, self.c, self.m
         for node_id in job.placements:
             f = free.get(node_id)
             if f is None:  # not a schedulable node of this lane: frees nothing usable
                 continue
             g, c, m = released.get(node_id, 0), cpus.get(node_id, 0), memory.get(node_id, 0)
-            before = self._holds(node_id, f + g, c, m)
+            # Replicas the node holds with its free GPUs, CPU cores and memory and what the stops give back,
+            # before and after this job's (inline: a search adds and takes back victims many times).
+            free_c, free_m = self.cpu_free[node_id], self.mem_free[node_id]
+            before = (f + g) // per_g
+            if per_c and (free_c + c) // per_c < before:
+                before = (free_c + c) // per_c
+            if per_m and (free_m + m) // per_m < before:
+                before = (free_m + m) // per_m
             g, c, m = g + sign * job.gpus, c + sign * job.cpus, m + sign * job.memory_gb
             released[node_id], cpus[node_id], memory[node_id] = g, c, m
-            self.slots += self._holds(node_id, f + g, c, m) - before
+            after = (f + g) // per_g
+            if per_c and (free_c + c) // per_c < after:
+                after = (free_c + c) // per_c
+            if per_m and (free_m + m) // per_m < after:
+                after = (free_m + m) // per_m
+            self.slots += (after if after > 0 else 0) - (before if before > 0 else 0)
         if self.charges is not None:
             self._charge(job, sign)
 

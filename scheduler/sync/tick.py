@@ -36,11 +36,12 @@ START_SECONDS = 10.0
 # A poll writes the changes it found for up to POLL_WRITE_SECONDS, in chunks of POLL_WRITE_CHUNK; the rest are
 # reported again by the next tick's poll. A thousand runs turning RUNNING at once cost 20-50 s of writes on a
 # busy host, and every job admitted meanwhile waited behind them for its sbatch (submit -> RUNNING p95 81 s).
-# A recorded start costs ~60 ms there: a chunk of 100 alone overran the bound (5.7 s), hence chunks of 25.
+# One start at a time cost ~60 ms there (a chunk of 100 overran the bound: 5.7 s); a chunk's starts are now
+# written together in a few statements (runs/starts.py), so a chunk of 100 starts is one short transaction.
 # Not less than 5 s: at 2.5 s the writes fell behind a thousand starts for minutes (jobs running on the cluster
 # shown admitted, their waits rewritten as pending on the cluster).
 POLL_WRITE_SECONDS = 5.0
-POLL_WRITE_CHUNK = 25
+POLL_WRITE_CHUNK = 100
 
 
 @dataclass

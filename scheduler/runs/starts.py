@@ -9,6 +9,7 @@ from datetime import datetime
 from audit.chain.services import audit_record_bulk
 from audit.models import UsageRecord
 from quotas.common import clock
+from quotas.common.rows import rows_update
 from quotas.leases.models import Lease
 from scheduler.backends import base as B
 from scheduler.models import Job
@@ -49,7 +50,7 @@ def runs_record_starts(items: list[tuple[JobRun, B.RunReport]], *, fields_of, no
         run_fields.update(fields)
         for name, value in {**fields, "state": JobRun.State.RUNNING, "pending_since": None}.items():
             setattr(run, name, value)
-    JobRun.objects.bulk_update([run for run, _, _ in starts], sorted(run_fields))
+    rows_update(JobRun, [run for run, _, _ in starts], sorted(run_fields))
     _jobs_start(starts, now=now)
     return {run.pk: "started" for run, _, _ in starts}
 
@@ -85,7 +86,7 @@ def _jobs_start(starts: list, *, now: datetime) -> None:
                        "payload": {"name": job.name, "pool": job.pool.name, "gpu_model": job.gpu_model.name,
                                    "gpus": job.total_gpus, "placements": job.placements,
                                    "expected_end": expected.isoformat(), **late}})
-    Job.objects.bulk_update([job for _, _, job in starts],
-                            ["status", "started_at", "expected_end", "wait", "wait_code", "wait_digest"])
+    rows_update(Job, [job for _, _, job in starts],
+                ["status", "started_at", "expected_end", "wait", "wait_code", "wait_digest"])
     UsageRecord.objects.bulk_create(usage)
     audit_record_bulk(events)

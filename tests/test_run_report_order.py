@@ -60,3 +60,33 @@ def test_a_start_recorded_minutes_late_is_audited_when_recorded_with_the_cluster
         now, (now - timedelta(minutes=10)).isoformat())
     assert events[str(prompt.pk)].occurred_at == now - timedelta(seconds=5)
     assert "started_at" not in events[str(prompt.pk)].payload
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_found_running_whose_write_was_deferred_is_not_placed_again_as_pending_on_the_cluster(
+        settings, monkeypatch):
+    # Behind a backlog of starts, runs Slurm had run for 15 minutes still showed pending (their writes deferred
+    # tick after tick) and the pending bound cancelled them and queued their jobs again.
+    from scheduler.runs.pending_bound import pending_beyond_bounds, replacements_due
+    from scheduler.sync import tick
+
+    settings.CLUSTER_PENDING_EXPLAIN_SECONDS, settings.CLUSTER_PENDING_REPLACE_SECONDS = 120, 900
+    monkeypatch.setattr(tick, "POLL_WRITE_CHUNK", 1)
+    world = factories.make_world()
+    jobs = [submit(name=f"p{i}", gpus=1) for i in range(2)]
+    cycle(world)
+    now = reload(jobs[0]).admitted_at + timedelta(minutes=20)
+    runs = [JobRun.objects.create(job=job, attempt=1, backend="simulated", state=JobRun.State.PENDING,
+                                  created_at=now - timedelta(minutes=20), pending_since=now - timedelta(minutes=20))
+            for job in jobs]
+    page = list(JobRun.objects.select_related("job").filter(pk__in=[run.pk for run in runs]).order_by("job_id"))
+    reports = {run.pk: RunReport(outcome=RUN_RUNNING, backend_state="RUNNING", started_at=now) for run in page}
+    moved = tick._apply_reports(page, reports, now, tick.TickResult(), until=time.monotonic() - 1)
+    assert moved == {page[1].pk}  # the first chunk written, the second left to the next tick
+    assert [reload(job).status for job in jobs] == [Job.Status.RUNNING, Job.Status.ADMITTED]
+    # Without the tick's word the portal's rows alone would place it again.
+    assert replacements_due(pool_id=world.pool.pk, now=now) and not replacements_due(
+        pool_id=world.pool.pk, now=now, skip=moved)
+    assert pending_beyond_bounds(pool_id=world.pool.pk, now=now, skip=moved) == (0, 0)
+    assert reload(jobs[1]).status == Job.Status.ADMITTED
+    assert JobRun.objects.get(pk=page[1].pk).state == JobRun.State.PENDING

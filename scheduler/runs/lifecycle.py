@@ -18,7 +18,7 @@ from scheduler.queue.triggers import request_pool_evaluation
 from scheduler.models import Job
 
 
-def _event_time(happened: datetime, recorded: datetime | None, key: str) -> tuple[datetime, dict]:
+def event_time(happened: datetime, recorded: datetime | None, key: str) -> tuple[datetime, dict]:
     """The audit time of a change the cluster made: its own time, unless the portal learnt it so late that the
     database would refuse an event that far from its clock (AUDIT_CLOCK_TOLERANCE_SECONDS; a backlog of
     starts, an outage of the workers): then when the portal recorded it, with the cluster's time as `key`.
@@ -48,7 +48,7 @@ def _lender_of(lease_id: int | None) -> int | None:
     return Lease.objects.filter(pk=lease_id).values_list("lender_id", flat=True).first()
 
 
-def _cpu_and_memory(job: Job) -> tuple[int, int]:
+def cpu_and_memory(job: Job) -> tuple[int, int]:
     """CPU cores and GB memory of the whole run, as the engine placed its replicas."""
     cpus, memory = per_replica(default_cpus_per_gpu=job.pool.default_cpus_per_gpu,
                                default_memory_gb_per_gpu=job.pool.default_memory_gb_per_gpu, gpus=job.gpus,
@@ -73,13 +73,13 @@ def job_start(*, job: Job, expected_end: datetime, now: datetime | None = None, 
         # With the rows it reads below (its pool, tenant and model): a plain refresh drops them, and a poll
         # recording a thousand starts paid three more queries for each.
         job.refresh_from_db(from_queryset=_with_rows())
-        cpu_cores, memory_gb = _cpu_and_memory(job)
+        cpu_cores, memory_gb = cpu_and_memory(job)
         usage_record_open(job_id=job.pk, job_name=job.name, tenant_id=job.tenant_id, project_id=job.project_id,
                           pool_id=job.pool_id, gpu_model_id=job.gpu_model_id, workload_class=job.workload_class,
                           priority_class=job.priority_class, gpus=job.total_gpus, started_at=now,
                           lease_id=job.lease_id, submitted_at=_entered_queue(job),
                           lender_tenant_id=_lender_of(job.lease_id), cpu_cores=cpu_cores, memory_gb=memory_gb)
-        at, late = _event_time(now, recorded_at, "started_at")
+        at, late = event_time(now, recorded_at, "started_at")
         audit_record(event_type="job.started", target=job, tenant=job.tenant, occurred_at=at,
                      payload={"name": job.name, "pool": job.pool.name, "gpu_model": job.gpu_model.name,
                               "gpus": job.total_gpus, "placements": job.placements,
@@ -101,7 +101,7 @@ def job_finish(*, job: Job, outcome: str, error_type: str = "", now: datetime | 
             return False
         job.refresh_from_db(from_queryset=_with_rows())
         usage_record_close(job_id=job.pk, ended_at=now, outcome=outcome, error_type=error_type)
-        at, late = _event_time(now, recorded_at, "ended_at")
+        at, late = event_time(now, recorded_at, "ended_at")
         audit_record(event_type=f"job.{outcome}", target=job, tenant=job.tenant, occurred_at=at,
                      payload={"name": job.name, "pool": job.pool.name, "gpu_model": job.gpu_model.name,
                               "gpus": job.total_gpus, "error_type": error_type,

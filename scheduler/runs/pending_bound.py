@@ -74,21 +74,22 @@ def run_pending_replace(*, run_id: int, job_id: int, now: datetime) -> bool:
     return atomic_retrying(work)
 
 
-def _pending_runs(pool_id: int, *, since: datetime):
+def _pending_runs(pool_id: int, *, since: datetime, skip=()):
+    """`skip`: runs the tick's listing found no longer pending, their writes deferred to the next tick."""
     return JobRun.objects.filter(job__pool_id=pool_id, job__status=Job.Status.ADMITTED, state=JobRun.State.PENDING,
-                                 pending_since__lte=since)
+                                 pending_since__lte=since).exclude(pk__in=list(skip))
 
 
-def replacements_due(*, pool_id: int, now: datetime) -> bool:
+def replacements_due(*, pool_id: int, now: datetime, skip=()) -> bool:
     """Whether this tick places a job again: the caller first brings the pool's nodes up to what the
     cluster says (a drained node must not be the one the cycle places it on again)."""
-    return _pending_runs(pool_id, since=now - replace_after()).exclude(backend_state="SUSPENDED").exists()
+    return _pending_runs(pool_id, since=now - replace_after(), skip=skip).exclude(backend_state="SUSPENDED").exists()
 
 
-def pending_beyond_bounds(*, pool_id: int, now: datetime) -> tuple[int, int]:
+def pending_beyond_bounds(*, pool_id: int, now: datetime, skip=()) -> tuple[int, int]:
     """The pool's admitted jobs pending on the cluster past the bounds: (explained, placed again)."""
     explained = replaced = 0
-    for run in list(_pending_runs(pool_id, since=now - explain_after()).select_related("job")):
+    for run in list(_pending_runs(pool_id, since=now - explain_after(), skip=skip).select_related("job")):
         if now - run.pending_since >= replace_after():
             replaced += run_pending_replace(run_id=run.pk, job_id=run.job_id, now=now)
         elif run.job.wait != _explained(run, now):

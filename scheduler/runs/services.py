@@ -29,6 +29,7 @@ from scheduler.queue.triggers import request_pool_evaluation
 from scheduler.runs.lifecycle import job_back_to_cluster_pending, job_finish, job_start
 from scheduler.models import HOLDING_STATUSES, Job, Preemption
 from scheduler.runs.models import JobRun
+from scheduler.runs.starts import is_start, runs_record_starts
 
 RETRY_BASE_SECONDS = 5
 RETRY_MAX_SECONDS = 300
@@ -176,7 +177,7 @@ def run_record_reports(items: list[tuple[JobRun, B.RunReport]], *, now: datetime
                 outcomes[i] = "deferred"
             continue
         try:
-            done = atomic_retrying(lambda: [_record(run, report, now) for _, (run, report) in part])
+            done = atomic_retrying(lambda: _record_part([item for _, item in part], now))
         except Exception:  # noqa: BLE001 - each on its own below, where the failing one is told apart
             done = []
             for _, (run, report) in part:
@@ -187,6 +188,13 @@ def run_record_reports(items: list[tuple[JobRun, B.RunReport]], *, now: datetime
         for (i, _), outcome in zip(part, done):
             outcomes[i] = outcome
     return outcomes
+
+
+def _record_part(items: list[tuple[JobRun, B.RunReport]], now: datetime) -> list[str]:
+    """One transaction's reports: the starts among them together (runs/starts.py), the rest one by one."""
+    started = runs_record_starts([item for item in items if is_start(*item)], fields_of=_run_fields, now=now,
+                                 also_lock=[run.job_id for run, _ in items])
+    return [started.get(run.pk) or _record(run, report, now) for run, report in items]
 
 
 def _urgent(run: JobRun, report: B.RunReport) -> bool:

@@ -36,11 +36,12 @@ START_SECONDS = 10.0
 # A poll writes the changes it found for up to POLL_WRITE_SECONDS, in chunks of POLL_WRITE_CHUNK; the rest are
 # reported again by the next tick's poll. A thousand runs turning RUNNING at once cost 20-50 s of writes on a
 # busy host, and every job admitted meanwhile waited behind them for its sbatch (submit -> RUNNING p95 81 s).
-# A recorded start costs ~60 ms there: a chunk of 100 alone overran the bound (5.7 s), hence chunks of 25.
+# One start at a time cost ~60 ms there (a chunk of 100 overran the bound: 5.7 s); a chunk's starts are now
+# written together in a few statements (runs/starts.py), so a chunk of 100 starts is one short transaction.
 # Not less than 5 s: at 2.5 s the writes fell behind a thousand starts for minutes (jobs running on the cluster
 # shown admitted, their waits rewritten as pending on the cluster).
 POLL_WRITE_SECONDS = 5.0
-POLL_WRITE_CHUNK = 25
+POLL_WRITE_CHUNK = 100
 
 
 @dataclass
@@ -158,33 +159,38 @@ def _timed_starts(pool: Pool, backend: B.Backend, now: datetime, result: TickRes
         result.start_s += time.monotonic() - began
 
 
-def _poll_active(pool: Pool, backend: B.Backend, now: datetime, result: TickResult) -> None:
+def _poll_active(pool: Pool, backend: B.Backend, now: datetime, result: TickResult) -> set[int]:
     """Every active run of the pool, in pages by id, so none is starved however many run (one squeue per
-    tick: the backend keeps its listing for the tick)."""
+    tick: the backend keeps its listing for the tick). Returns the runs the cluster no longer keeps pending
+    whose writes were left to the next tick."""
     after = 0
+    moved: set[int] = set()
     until = None  # from the first listing on: a slow listing must not eat the writes' time
     while True:
         page = list(JobRun.objects.filter(job__pool=pool, pk__gt=after, state__in=(
             JobRun.State.PENDING, JobRun.State.RUNNING, JobRun.State.STOPPING)).select_related("job")
             .order_by("pk")[:TICK_BATCH])
         if not page:
-            return
+            return moved
         after = page[-1].pk
         began = time.monotonic()
         reports = backend.poll(page, now=now)
         result.listing_s += time.monotonic() - began
         began = time.monotonic()
         until = until or began + POLL_WRITE_SECONDS
-        _apply_reports(page, reports, now, result, until=until)
+        moved |= _apply_reports(page, reports, now, result, until=until)
         result.poll_write_s += time.monotonic() - began
         _cancel_twins(page, backend, now, result)
         if len(page) < TICK_BATCH:
-            return
+            return moved
 
 
 def _apply_reports(page: list[JobRun], reports: dict[int, B.RunReport], now: datetime, result: TickResult, *,
-                   until: float | None = None) -> None:
+                   until: float | None = None) -> set[int]:
+    """Write the reports; returns the runs whose report says the cluster no longer keeps them pending but
+    whose write was deferred (past `until`): the portal still shows them pending."""
     reported = [run for run in page if run.pk in reports]
+    moved = set()
     done = runs.run_record_reports([(run, reports[run.pk]) for run in reported], now=now, until=until,
                                    chunk=POLL_WRITE_CHUNK)
     for run, outcome in zip(reported, done):
@@ -193,9 +199,12 @@ def _apply_reports(page: list[JobRun], reports: dict[int, B.RunReport], now: dat
                              now=now)
             result.errors += 1
             continue
+        if outcome == "deferred" and reports[run.pk].outcome != B.RUN_PENDING:
+            moved.add(run.pk)
         result.started += outcome == "started"
         result.finished += outcome == "finished"
         result.requeued += outcome == "requeued"
+    return moved
 
 
 def _cancel_twins(page: list[JobRun], backend: B.Backend, now: datetime, result: TickResult) -> None:
@@ -255,16 +264,18 @@ def _tick_pool(pool: Pool, now: datetime, result: TickResult) -> None:
         _retry_stops_and_signals(pool, now)
         until = time.monotonic() + START_SECONDS
         _timed_starts(pool, backend, now, result, until)
-        _poll_active(pool, backend, now, result)
+        moved = _poll_active(pool, backend, now, result)
         # Once more after the poll, within the same START_SECONDS (at least one chunk): jobs the cycle admitted
         # while the poll wrote go out now, not after the next tick's stops; the tick stays as long as before
         # (a second 10 s of starts made ticks 30 s apart at 1,000 jobs, and the poll's news that much later).
         _timed_starts(pool, backend, now, result, until)
-        if replacements_due(pool_id=pool.pk, now=now):
+        # A run the listing found running, whose write waits for the next tick, is not pending on the cluster:
+        # behind a backlog of starts, runs Slurm had run for 15 minutes were cancelled and placed again.
+        if replacements_due(pool_id=pool.pk, now=now, skip=moved):
             # The nodes as the cluster says now, before a job it keeps pending is placed again: its node
             # may be drained or down, which the portal would otherwise learn only at the next inventory sync.
             inventory_sync(pool=pool, now=now)
-        explained, replaced = pending_beyond_bounds(pool_id=pool.pk, now=now)
+        explained, replaced = pending_beyond_bounds(pool_id=pool.pk, now=now, skip=moved)
         result.requeued += replaced
     except B.BackendError as exc:
         # The cluster as a whole is out of reach (or the pool's settings are unusable): say so once

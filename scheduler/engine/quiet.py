@@ -4,7 +4,9 @@ leases and the waiting jobs alone, in O(waiting jobs) and without building a cyc
 A cycle decides something only through these doors (admission.py's phases):
 - an admission, under base quota (phase 3) or on a lease (phase 4): both need the job to fit on the
   nodes at its turn, and free GPUs only shrink within a cycle (holds and admissions take, nothing
-  gives), so a job that does not fit the free GPUs at the cycle's start never starts in it;
+  gives), so a job that does not fit the free GPUs at the cycle's start never starts in it; a job over
+  its quota needs a lease, whole from one lender (the unassigned pool or another tenant) with that
+  many idle GPUs, and idle quota only shrinks within a cycle too (`_Doors.may_lease`);
 - a stop planned for a job (phase 5, and the holds of phase 3): of its own tenant's jobs only when
   the GPUs of those ranking below it cover what its quotas miss and the nodes would hold it with
   them stopped (preemption.py `_within_tenant_stops`; quota use only grows within a cycle); a reclaim (reclaim.py) only for a job within base quota whose tenant lent to a
@@ -35,6 +37,39 @@ class _Doors:
         self.leases = tuple(leases)
         self._reclaimers: dict[tuple[str, str], frozenset] = {}
         self._slots: dict[tuple[int, int, int], int] = {}
+        self._lendable: dict[tuple[str, str], tuple[int, tuple[tuple[int, str], ...]]] = {}
+
+    def lendable(self, lane: tuple[str, str]) -> tuple[int, tuple[tuple[int, str], ...]]:
+        """(the unassigned pool's idle GPUs, the two tenants with most idle base quota as (idle, tenant))
+        in the lane: upper bounds on what `LeaseDesk` finds lendable at any turn of a cycle starting from
+        the standing. It also takes off reserved GPUs (never negative) and the lender's own waiting
+        demand, and within a cycle quota use and GPUs lent only grow."""
+        known = self._lendable.get(lane)
+        if known is None:
+            book, used = self.standing.book, self.standing.book.used
+            lent: dict[str | None, int] = {}
+            for lease in holding_leases(self.leases):
+                if (lease.pool, lease.gpu_model) == lane:
+                    lent[lease.lender] = lent.get(lease.lender, 0) + lease.gpus
+            index = self.standing.indexes.get(lane)
+            assigned = 0
+            idle = []
+            for (tenant, pool, model), quotas in book.tenant_quotas().items():
+                if (pool, model) == lane:
+                    assigned += book.tenant_gpus[(tenant, pool, model)]
+                    idle.append((sum(q.gpus - used.get(q.id, 0) for q in quotas) - lent.get(tenant, 0), tenant))
+            idle.sort(reverse=True)
+            unassigned = (index.capacity if index else 0) - assigned - lent.get(UNASSIGNED, 0)
+            known = self._lendable[lane] = (unassigned, tuple(idle[:2]))
+        return known
+
+    def may_lease(self, job: PendingJob, lane: tuple[str, str], need: int) -> bool:
+        """False when no single lender could cover `need` for `job` in this cycle: a lease comes whole
+        from the unassigned pool or from one other tenant (leases.py `_find`, `_find_in_tree`)."""
+        unassigned, top = self.lendable(lane)
+        if unassigned >= need:
+            return True
+        return any(idle >= need for idle, tenant in top if tenant != job.tenant)
 
     def reclaimers(self, lane: tuple[str, str]) -> frozenset:
         """The tenants whose jobs within base quota may reclaim in the lane (UNASSIGNED: any tenant)."""
@@ -61,12 +96,18 @@ class _Doors:
         standing = self.standing
         lane = (job.pool, job.gpu_model)
         index = standing.indexes.get(lane)
-        if index is not None and index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb):
-            return False  # it may start, under base quota or on a lease
         book = standing.book
         used = book.used
         need = job.gpus * job.replicas
         tenant_q, project_q = book.cover(job.tenant, job.project, job.pool, job.gpu_model, job.workload_class)
+        if index is not None and index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb):
+            # It fits the nodes: it may start under base quota, or on a lease when some lender has the
+            # idle GPUs. Over quota with no such lender, only a stop of its own tenant's jobs is left.
+            if tenant_q is not None and used.get(tenant_q.id, 0) + need <= tenant_q.gpus and (
+                    project_q is None or used.get(project_q.id, 0) + need <= project_q.gpus):
+                return False
+            if self.may_lease(job, lane, need):
+                return False
         if lane in standing.on_lease:
             if job.priority_class in standing.protected:
                 return False  # production's protection may stop a borrower in its lane

@@ -141,3 +141,25 @@ def test_while_a_stop_is_under_way_its_tenants_jobs_and_its_job_are_seen():
     seen = must_see(snap.pending, standing, snap.leases)
     assert [job.id for job in seen] == [3, 4]
     assert decide(replace(snap, pending=tuple(seen)), describe=False) == decide(snap, describe=False)
+
+
+def _short_of_lenders(*waiting):
+    # 4 GPUs free on node 2; tenant a is at its quota; no lender has 4 idle: the unassigned pool has
+    # 2 (16 GPUs, 14 assigned) and b has 2 of its 6 idle. Nothing running may be stopped (production).
+    return Snapshot(now=NOW, nodes=(node(1, 8), node(2, 8)), quotas=(quota("a", 8, id=1), quota("b", 6, id=2)),
+                    running=(running("a", [1], 8, id=90, priority="production"),
+                             running("b", [2], 4, id=91, priority="production")),
+                    pending=tuple(waiting), usage={})
+
+
+def test_a_job_over_quota_that_fits_the_nodes_with_no_lender_to_cover_it_is_quiet():
+    snap = _short_of_lenders(pending(1, "a", 4))
+    assert nothing_to_decide(snap.pending, Standing.of(snap), snap.leases)
+    assert _decided(decide(snap, describe=False)) == _NO_DECISIONS
+    assert sort_out(snap.pending, Standing.of(snap), snap.leases) == ([], [])
+
+
+def test_a_job_over_quota_that_fits_the_nodes_and_a_lender_is_not_quiet():
+    snap = _short_of_lenders(pending(1, "a", 2))  # the unassigned pool's 2 idle GPUs cover it
+    assert not nothing_to_decide(snap.pending, Standing.of(snap), snap.leases)
+    assert [plan.lender for plan in decide(snap, describe=False).lease_plans] == [None]

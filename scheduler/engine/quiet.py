@@ -22,7 +22,7 @@ placement the free GPUs give when it fits them and its quotas, the caller's lone
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from .leases import UNASSIGNED, holding_leases, unassigned_excess
 from .standing import Standing
@@ -93,26 +93,25 @@ class _Doors:
     def inert(self, job: PendingJob) -> bool:
         """True when no cycle starting from the standing can start `job` or plan a stop for it (with
         no stop under way). Conservative: False means a cycle may, not that it will."""
+        book = self.standing.book
+        tenant_q, project_q = book.cover(job.tenant, job.project, job.pool, job.gpu_model, job.workload_class)
+        return self._inert(job, tenant_q, project_q, _within(job, tenant_q, project_q, book.used))
+
+    def _inert(self, job: PendingJob, tenant_q, project_q, within: bool) -> bool:
+        """`inert` with the job's quotas found and whether it is within them at the cycle's start."""
         standing = self.standing
         lane = (job.pool, job.gpu_model)
         index = standing.indexes.get(lane)
-        book = standing.book
-        used = book.used
+        used = standing.book.used
         need = job.gpus * job.replicas
-        tenant_q, project_q = book.cover(job.tenant, job.project, job.pool, job.gpu_model, job.workload_class)
         if index is not None and index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb):
             # It fits the nodes: it may start under base quota, or on a lease when some lender has the
             # idle GPUs. Over quota with no such lender, only a stop of its own tenant's jobs is left.
-            if tenant_q is not None and used.get(tenant_q.id, 0) + need <= tenant_q.gpus and (
-                    project_q is None or used.get(project_q.id, 0) + need <= project_q.gpus):
-                return False
-            if self.may_lease(job, lane, need):
+            if within or self.may_lease(job, lane, need):
                 return False
         if lane in standing.on_lease:
             if job.priority_class in standing.protected:
                 return False  # production's protection may stop a borrower in its lane
-            within = (tenant_q is not None and used.get(tenant_q.id, 0) + need <= tenant_q.gpus
-                      and (project_q is None or used.get(project_q.id, 0) + need <= project_q.gpus))
             if within:
                 reclaimers = self.reclaimers(lane)
                 if job.tenant in reclaimers or UNASSIGNED in reclaimers:
@@ -185,7 +184,68 @@ def must_see(pending: Iterable[PendingJob], standing: Standing, leases: Iterable
                                                      {run.stopping_for for run in stopping}))[1]
 
 
+def job_key(job: PendingJob) -> tuple:
+    """What a job's answer follows from: its tenant, project, lane, class and shape. Jobs with one key are
+    sorted out alike."""
+    return (job.tenant, job.project, job.pool, job.gpu_model, job.workload_class, job.priority_class,
+            job.gpus, job.replicas, job.cpus, job.memory_gb)
+
+
+def sort_out_grouped(groups: Mapping[tuple, Mapping[int, PendingJob]], by_id: Mapping[int, PendingJob],
+                     standing: Standing, leases: Iterable[Lease]
+                     ) -> tuple[list[PendingJob], list[PendingJob]] | None:
+    """`sort_out` for a caller that keeps its waiting jobs grouped by `job_key` (key -> id -> job) and by id
+    across cycles (the what-if replay): each group is answered once and taken whole, so a cycle costs one
+    step per group rather than per job. The same jobs as `sort_out`, in no particular order."""
+    if standing.stopping:
+        return None
+    return _sort_grouped(groups, by_id, standing, leases, None)
+
+
+def must_see_grouped(groups: Mapping[tuple, Mapping[int, PendingJob]], by_id: Mapping[int, PendingJob],
+                     standing: Standing, leases: Iterable[Lease]) -> list[PendingJob]:
+    """`must_see` over grouped waiting jobs (see `sort_out_grouped`): the same jobs, in no particular order."""
+    stopping = standing.stopping.values()
+    return _sort_grouped(groups, by_id, standing, leases, ({run.tenant for run in stopping},
+                                                             {run.stopping_for for run in stopping}))[1]
+
+
 _OPEN, _WITHIN, _OVER = range(3)
+
+
+def _sort_grouped(groups: Mapping[tuple, Mapping[int, PendingJob]], by_id: Mapping[int, PendingJob],
+                  standing: Standing, leases: Iterable[Lease],
+                  under_way: tuple[set[str], set[int | None]] | None) -> tuple[list[PendingJob], list[PendingJob]]:
+    doors = _Doors(standing, leases)
+    used, cover = standing.book.used, standing.book.cover
+    tenants, targets = under_way if under_way is not None else ((), ())
+    found, seen = [], []
+    over_keys = set()
+    for key, jobs in groups.items():
+        if not jobs:
+            continue
+        answer = _answer(next(iter(jobs.values())), doors, used, cover)
+        if answer == _OPEN:
+            found.extend(jobs.values())
+            seen.extend(jobs.values())
+        elif answer == _WITHIN or key[0] in tenants:  # key[0]: the tenant
+            seen.extend(jobs.values())
+        else:
+            over_keys.add(key)
+    for target in targets:  # a job a stop under way is for, seen whatever its answer
+        job = by_id.get(target) if target is not None else None
+        if job is not None and job_key(job) in over_keys:
+            seen.append(job)
+    # And the waiting jobs the seen victims yield to (`_with_the_jobs_they_yield_to`).
+    served = {job.yields_to for job in seen if job.yields_to is not None}
+    if served:
+        ids = {job.id for job in seen}
+        while served:
+            added = [by_id[i] for i in served if i in by_id and i not in ids]
+            ids.update(job.id for job in added)
+            seen.extend(added)
+            served = {job.yields_to for job in added if job.yields_to is not None}
+    return found, seen
 
 
 def _sort(pending: tuple[PendingJob, ...], standing: Standing, leases: Iterable[Lease],
@@ -213,14 +273,18 @@ def _sort(pending: tuple[PendingJob, ...], standing: Standing, leases: Iterable[
 
 
 def _answer(job: PendingJob, doors: _Doors, used: dict[int, int], cover) -> int:
-    if not doors.inert(job):
-        return _OPEN
-    need = job.gpus * job.replicas
     tenant_q, project_q = cover(job.tenant, job.project, job.pool, job.gpu_model, job.workload_class)
-    if tenant_q is not None and used.get(tenant_q.id, 0) + need <= tenant_q.gpus and (
-            project_q is None or used.get(project_q.id, 0) + need <= project_q.gpus):
-        return _WITHIN
-    return _OVER
+    within = _within(job, tenant_q, project_q, used)
+    if not doors._inert(job, tenant_q, project_q, within):
+        return _OPEN
+    return _WITHIN if within else _OVER
+
+
+def _within(job: PendingJob, tenant_q, project_q, used: dict[int, int]) -> bool:
+    """Within its base quotas (tenant and project) at the cycle's start."""
+    need = job.gpus * job.replicas
+    return tenant_q is not None and used.get(tenant_q.id, 0) + need <= tenant_q.gpus and (
+        project_q is None or used.get(project_q.id, 0) + need <= project_q.gpus)
 
 
 def _with_the_jobs_they_yield_to(pending: tuple[PendingJob, ...], seen: list[PendingJob]) -> list[PendingJob]:

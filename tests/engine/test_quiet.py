@@ -15,7 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler.engine import decide
-from scheduler.engine.quiet import must_see, nothing_to_decide, sort_out
+from scheduler.engine.quiet import (
+    job_key, must_see, must_see_grouped, nothing_to_decide, sort_out, sort_out_grouped,
+)
 from scheduler.engine.standing import Standing
 from scheduler.engine.types import Admission, Snapshot
 from tests.engine.builders import NOW, lease, node, pending, quota, running
@@ -31,6 +33,10 @@ def _startable(job, standing):
     return (job.env_ready and index is not None and index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb)
             and tenant_q is not None and book.used.get(tenant_q.id, 0) + need <= tenant_q.gpus
             and (project_q is None or book.used.get(project_q.id, 0) + need <= project_q.gpus))
+
+
+def _ids(jobs):
+    return sorted(job.id for job in jobs)
 
 
 def _decided(decisions):
@@ -58,6 +64,15 @@ def test_a_pool_said_quiet_gets_no_decisions_from_a_full_decide(data):
         assert decide(replace(snap, pending=tuple(seen)), describe=False) == full
         if sorted_out is not None:
             assert seen == sorted_out[1]
+        # Grouped by job_key, as the replay keeps them: the same jobs.
+        groups, by_id = {}, {job.id: job for job in snap.pending}
+        for job in snap.pending:
+            groups.setdefault(job_key(job), {})[job.id] = job
+        grouped = sort_out_grouped(groups, by_id, standing, snap.leases)
+        assert (grouped is None) == (sorted_out is None)
+        if grouped is not None:
+            assert [_ids(grouped[0]), _ids(grouped[1])] == [_ids(sorted_out[0]), _ids(sorted_out[1])]
+        assert _ids(must_see_grouped(groups, by_id, standing, snap.leases)) == _ids(seen)
         found = sorted_out[0] if sorted_out is not None else None
         if found is not None and len(found) == 1 and _startable(found[0], standing):
             # The one job a cycle could decide for, within its quotas and fitting the nodes: admitted

@@ -38,6 +38,7 @@ class _Doors:
         self._reclaimers: dict[tuple[str, str], frozenset] = {}
         self._slots: dict[tuple[int, int, int], int] = {}
         self._lendable: dict[tuple[str, str], tuple[int, tuple[tuple[int, str], ...]]] = {}
+        self._lower: dict[tuple[int, int], int] = {}
 
     def lendable(self, lane: tuple[str, str]) -> tuple[int, tuple[tuple[int, str], ...]]:
         """(the unassigned pool's idle GPUs, the two tenants with most idle base quota as (idle, tenant))
@@ -126,7 +127,11 @@ class _Doors:
         # its tenant's jobs that rank below it and may be stopped. A plan needs them to cover what its
         # quotas miss (`_within_tenant_stops`), and the nodes to hold it once they are stopped. Later
         # in the cycle quota use is only higher and free GPUs only fewer.
-        lower = sum(gpus for p, gpus in entry.gpus_at.items() if p < priority)
+        # Many kinds of waiting job share a quota and a priority: the sum is taken once per pair.
+        lower = self._lower.get((tenant_q.id, priority))
+        if lower is None:
+            lower = self._lower[(tenant_q.id, priority)] = sum(
+                gpus for p, gpus in entry.gpus_at.items() if p < priority)
         if not lower:
             return True
         missing = used.get(tenant_q.id, 0) + need - tenant_q.gpus

@@ -197,22 +197,28 @@ def job_key(job: PendingJob) -> tuple:
 
 
 def sort_out_grouped(groups: Mapping[tuple, Mapping[int, PendingJob]], by_id: Mapping[int, PendingJob],
-                     standing: Standing, leases: Iterable[Lease]
+                     standing: Standing, leases: Iterable[Lease], known: dict[tuple, int] | None = None
                      ) -> tuple[list[PendingJob], list[PendingJob]] | None:
     """`sort_out` for a caller that keeps its waiting jobs grouped by `job_key` (key -> id -> job) and by id
     across cycles (the what-if replay): each group is answered once and taken whole, so a cycle costs one
-    step per group rather than per job. The same jobs as `sort_out`, in no particular order."""
+    step per group rather than per job. The same jobs as `sort_out`, in no particular order.
+
+    `known`: the caller's answers by key, which this call reads and adds to. A job's answer follows from
+    its key, the standing and the leases alone, so the caller may keep them while neither changed
+    (`Standing.version`, the same lease objects) and must empty them when either did."""
     if standing.stopping:
         return None
-    return _sort_grouped(groups, by_id, standing, leases, None)
+    return _sort_grouped(groups, by_id, standing, leases, None, known)
 
 
 def must_see_grouped(groups: Mapping[tuple, Mapping[int, PendingJob]], by_id: Mapping[int, PendingJob],
-                     standing: Standing, leases: Iterable[Lease]) -> list[PendingJob]:
-    """`must_see` over grouped waiting jobs (see `sort_out_grouped`): the same jobs, in no particular order."""
+                     standing: Standing, leases: Iterable[Lease], known: dict[tuple, int] | None = None
+                     ) -> list[PendingJob]:
+    """`must_see` over grouped waiting jobs (see `sort_out_grouped`, also for `known`): the same jobs, in no
+    particular order."""
     stopping = standing.stopping.values()
     return _sort_grouped(groups, by_id, standing, leases, ({run.tenant for run in stopping},
-                                                             {run.stopping_for for run in stopping}))[1]
+                                                             {run.stopping_for for run in stopping}), known)[1]
 
 
 _OPEN, _WITHIN, _OVER = range(3)
@@ -220,16 +226,21 @@ _OPEN, _WITHIN, _OVER = range(3)
 
 def _sort_grouped(groups: Mapping[tuple, Mapping[int, PendingJob]], by_id: Mapping[int, PendingJob],
                   standing: Standing, leases: Iterable[Lease],
-                  under_way: tuple[set[str], set[int | None]] | None) -> tuple[list[PendingJob], list[PendingJob]]:
+                  under_way: tuple[set[str], set[int | None]] | None, known: dict[tuple, int] | None
+                  ) -> tuple[list[PendingJob], list[PendingJob]]:
     doors = _Doors(standing, leases)
     used, cover = standing.book.used, standing.book.cover
     tenants, targets = under_way if under_way is not None else ((), ())
     found, seen = [], []
     over_keys = set()
+    if known is None:
+        known = {}
     for key, jobs in groups.items():
         if not jobs:
             continue
-        answer = _answer(next(iter(jobs.values())), doors, used, cover)
+        answer = known.get(key)
+        if answer is None:
+            answer = known[key] = _answer(next(iter(jobs.values())), doors, used, cover)
         if answer == _OPEN:
             found.extend(jobs.values())
             seen.extend(jobs.values())

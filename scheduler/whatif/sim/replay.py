@@ -165,6 +165,7 @@ class _Sim:
         self.quota_use = BaseQuotaUse(t.quotas)
         self.free_nodes: dict[str, FreeNodes] = {}
         self.fast_admissions = 0
+        self._answers: tuple | None = None  # see _known_answers
         self.quiet_cycles = 0  # cycles shown to decide nothing without a decide (engine/quiet.py)
         self.cycle_gap = timedelta(seconds=self.cycle_seconds)
         self.last_cycle: datetime | None = None
@@ -553,10 +554,11 @@ class _Sim:
             # sees the jobs it must (quiet.sort_out, quiet.must_see while a stop is under way), not those
             # over quota that could do nothing.
             leases = tuple(lease.engine for lease in self.leases.values())
-            sorted_out = sort_out_grouped(self.groups, self.pending, self.standing, leases)
+            known = self._known_answers(leases)
+            sorted_out = sort_out_grouped(self.groups, self.pending, self.standing, leases, known)
             if sorted_out is None:
                 if self.trace.switches.scheduling_mode == BEST_EFFORT:
-                    pending = tuple(sorted(must_see_grouped(self.groups, self.pending, self.standing, leases),
+                    pending = tuple(sorted(must_see_grouped(self.groups, self.pending, self.standing, leases, known),
                                            key=_by_id))
             else:
                 found, seen = sorted_out
@@ -633,6 +635,17 @@ class _Sim:
                 self._mark_stopping(victim, stop.grace_until or grace, stopping_for)
         self._withdraw_unused(decisions.withdrawals)
         self._tick_while_waiting()
+
+    def _known_answers(self, leases: tuple[Lease, ...]) -> dict[tuple, int]:
+        """quiet's answers per kind of waiting job, kept from the last cycle while the standing and the
+        leases are the ones they were found for (after an arrival or a cancel, most cycles)."""
+        standing = self.standing
+        stamp = (standing, standing.version)
+        kept = self._answers
+        if kept is None or kept[0] != stamp or len(kept[1]) != len(leases) or any(
+                a is not b for a, b in zip(kept[1], leases)):
+            kept = self._answers = (stamp, leases, {})
+        return kept[2]
 
     def _tick_while_waiting(self) -> None:
         if self.pending and self.period_seconds and not self.tick_queued:

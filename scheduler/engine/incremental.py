@@ -111,11 +111,17 @@ class IncrementalDecider:
     def touch_all(self) -> None:
         self._all = True
 
-    def decide(self, snapshot: Snapshot, *, standing: Standing | None = None) -> Decisions:
+    def decide(self, snapshot: Snapshot, *, standing: Standing | None = None,
+               lanes: frozenset[Lane] | None = None) -> Decisions:
         """The decisions of `snapshot`, deciding again only the touched partitions. `standing`, if
         given, describes the whole snapshot's running jobs (standing.py); it is used when the snapshot
-        is one partition, since a partition's sub-snapshot sees only its own running jobs."""
-        groups = set(partitions(snapshot, describe=self.describe).values())
+        is one partition, since a partition's sub-snapshot sees only its own running jobs. `lanes`, if
+        given, holds every lane the snapshot's rows are in (a caller that knows them: the replay of one
+        trace); when it is one lane, that lane is the one partition, found without a walk over the rows."""
+        if lanes is not None and len(lanes) == 1:
+            groups = {lanes}
+        else:
+            groups = set(partitions(snapshot, describe=self.describe).values())
         kept, touched, everything = self._kept, self._touched, self._all
         self._kept, self._touched, self._all = {}, set(), False
         self.decided_partitions = self.kept_partitions = 0

@@ -4,7 +4,9 @@ leases and the waiting jobs alone, in O(waiting jobs) and without building a cyc
 A cycle decides something only through these doors (admission.py's phases):
 - an admission, under base quota (phase 3) or on a lease (phase 4): both need the job to fit on the
   nodes at its turn, and free GPUs only shrink within a cycle (holds and admissions take, nothing
-  gives), so a job that does not fit the free GPUs at the cycle's start never starts in it;
+  gives), so a job that does not fit the free GPUs at the cycle's start never starts in it; a job over
+  its quota needs a lease, whole from one lender (the unassigned pool or another tenant) with that
+  many idle GPUs, and idle quota only shrinks within a cycle too (`_Doors.may_lease`);
 - a stop planned for a job (phase 5, and the holds of phase 3): of its own tenant's jobs only when
   the GPUs of those ranking below it cover what its quotas miss and the nodes would hold it with
   them stopped (preemption.py `_within_tenant_stops`; quota use only grows within a cycle); a reclaim (reclaim.py) only for a job within base quota whose tenant lent to a
@@ -20,7 +22,7 @@ placement the free GPUs give when it fits them and its quotas, the caller's lone
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from .leases import UNASSIGNED, holding_leases, unassigned_excess
 from .standing import Standing
@@ -35,6 +37,40 @@ class _Doors:
         self.leases = tuple(leases)
         self._reclaimers: dict[tuple[str, str], frozenset] = {}
         self._slots: dict[tuple[int, int, int], int] = {}
+        self._lendable: dict[tuple[str, str], tuple[int, tuple[tuple[int, str], ...]]] = {}
+        self._lower: dict[tuple[int, int], int] = {}
+
+    def lendable(self, lane: tuple[str, str]) -> tuple[int, tuple[tuple[int, str], ...]]:
+        """(the unassigned pool's idle GPUs, the two tenants with most idle base quota as (idle, tenant))
+        in the lane: upper bounds on what `LeaseDesk` finds lendable at any turn of a cycle starting from
+        the standing. It also takes off reserved GPUs (never negative) and the lender's own waiting
+        demand, and within a cycle quota use and GPUs lent only grow."""
+        known = self._lendable.get(lane)
+        if known is None:
+            book, used = self.standing.book, self.standing.book.used
+            lent: dict[str | None, int] = {}
+            for lease in holding_leases(self.leases):
+                if (lease.pool, lease.gpu_model) == lane:
+                    lent[lease.lender] = lent.get(lease.lender, 0) + lease.gpus
+            index = self.standing.indexes.get(lane)
+            assigned = 0
+            idle = []
+            for (tenant, pool, model), quotas in book.tenant_quotas().items():
+                if (pool, model) == lane:
+                    assigned += book.tenant_gpus[(tenant, pool, model)]
+                    idle.append((sum(q.gpus - used.get(q.id, 0) for q in quotas) - lent.get(tenant, 0), tenant))
+            idle.sort(reverse=True)
+            unassigned = (index.capacity if index else 0) - assigned - lent.get(UNASSIGNED, 0)
+            known = self._lendable[lane] = (unassigned, tuple(idle[:2]))
+        return known
+
+    def may_lease(self, job: PendingJob, lane: tuple[str, str], need: int) -> bool:
+        """False when no single lender could cover `need` for `job` in this cycle: a lease comes whole
+        from the unassigned pool or from one other tenant (leases.py `_find`, `_find_in_tree`)."""
+        unassigned, top = self.lendable(lane)
+        if unassigned >= need:
+            return True
+        return any(idle >= need for idle, tenant in top if tenant != job.tenant)
 
     def reclaimers(self, lane: tuple[str, str]) -> frozenset:
         """The tenants whose jobs within base quota may reclaim in the lane (UNASSIGNED: any tenant)."""
@@ -58,20 +94,25 @@ class _Doors:
     def inert(self, job: PendingJob) -> bool:
         """True when no cycle starting from the standing can start `job` or plan a stop for it (with
         no stop under way). Conservative: False means a cycle may, not that it will."""
+        book = self.standing.book
+        tenant_q, project_q = book.cover(job.tenant, job.project, job.pool, job.gpu_model, job.workload_class)
+        return self._inert(job, tenant_q, project_q, _within(job, tenant_q, project_q, book.used))
+
+    def _inert(self, job: PendingJob, tenant_q, project_q, within: bool) -> bool:
+        """`inert` with the job's quotas found and whether it is within them at the cycle's start."""
         standing = self.standing
         lane = (job.pool, job.gpu_model)
         index = standing.indexes.get(lane)
-        if index is not None and index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb):
-            return False  # it may start, under base quota or on a lease
-        book = standing.book
-        used = book.used
+        used = standing.book.used
         need = job.gpus * job.replicas
-        tenant_q, project_q = book.cover(job.tenant, job.project, job.pool, job.gpu_model, job.workload_class)
+        if index is not None and index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb):
+            # It fits the nodes: it may start under base quota, or on a lease when some lender has the
+            # idle GPUs. Over quota with no such lender, only a stop of its own tenant's jobs is left.
+            if within or self.may_lease(job, lane, need):
+                return False
         if lane in standing.on_lease:
             if job.priority_class in standing.protected:
                 return False  # production's protection may stop a borrower in its lane
-            within = (tenant_q is not None and used.get(tenant_q.id, 0) + need <= tenant_q.gpus
-                      and (project_q is None or used.get(project_q.id, 0) + need <= project_q.gpus))
             if within:
                 reclaimers = self.reclaimers(lane)
                 if job.tenant in reclaimers or UNASSIGNED in reclaimers:
@@ -86,7 +127,11 @@ class _Doors:
         # its tenant's jobs that rank below it and may be stopped. A plan needs them to cover what its
         # quotas miss (`_within_tenant_stops`), and the nodes to hold it once they are stopped. Later
         # in the cycle quota use is only higher and free GPUs only fewer.
-        lower = sum(gpus for p, gpus in entry.gpus_at.items() if p < priority)
+        # Many kinds of waiting job share a quota and a priority: the sum is taken once per pair.
+        lower = self._lower.get((tenant_q.id, priority))
+        if lower is None:
+            lower = self._lower[(tenant_q.id, priority)] = sum(
+                gpus for p, gpus in entry.gpus_at.items() if p < priority)
         if not lower:
             return True
         missing = used.get(tenant_q.id, 0) + need - tenant_q.gpus
@@ -144,7 +189,79 @@ def must_see(pending: Iterable[PendingJob], standing: Standing, leases: Iterable
                                                      {run.stopping_for for run in stopping}))[1]
 
 
+def job_key(job: PendingJob) -> tuple:
+    """What a job's answer follows from: its tenant, project, lane, class and shape. Jobs with one key are
+    sorted out alike."""
+    return (job.tenant, job.project, job.pool, job.gpu_model, job.workload_class, job.priority_class,
+            job.gpus, job.replicas, job.cpus, job.memory_gb)
+
+
+def sort_out_grouped(groups: Mapping[tuple, Mapping[int, PendingJob]], by_id: Mapping[int, PendingJob],
+                     standing: Standing, leases: Iterable[Lease], known: dict[tuple, int] | None = None
+                     ) -> tuple[list[PendingJob], list[PendingJob]] | None:
+    """`sort_out` for a caller that keeps its waiting jobs grouped by `job_key` (key -> id -> job) and by id
+    across cycles (the what-if replay): each group is answered once and taken whole, so a cycle costs one
+    step per group rather than per job. The same jobs as `sort_out`, in no particular order.
+
+    `known`: the caller's answers by key, which this call reads and adds to. A job's answer follows from
+    its key, the standing and the leases alone, so the caller may keep them while neither changed
+    (`Standing.version`, the same lease objects) and must empty them when either did."""
+    if standing.stopping:
+        return None
+    return _sort_grouped(groups, by_id, standing, leases, None, known)
+
+
+def must_see_grouped(groups: Mapping[tuple, Mapping[int, PendingJob]], by_id: Mapping[int, PendingJob],
+                     standing: Standing, leases: Iterable[Lease], known: dict[tuple, int] | None = None
+                     ) -> list[PendingJob]:
+    """`must_see` over grouped waiting jobs (see `sort_out_grouped`, also for `known`): the same jobs, in no
+    particular order."""
+    stopping = standing.stopping.values()
+    return _sort_grouped(groups, by_id, standing, leases, ({run.tenant for run in stopping},
+                                                             {run.stopping_for for run in stopping}), known)[1]
+
+
 _OPEN, _WITHIN, _OVER = range(3)
+
+
+def _sort_grouped(groups: Mapping[tuple, Mapping[int, PendingJob]], by_id: Mapping[int, PendingJob],
+                  standing: Standing, leases: Iterable[Lease],
+                  under_way: tuple[set[str], set[int | None]] | None, known: dict[tuple, int] | None
+                  ) -> tuple[list[PendingJob], list[PendingJob]]:
+    doors = _Doors(standing, leases)
+    used, cover = standing.book.used, standing.book.cover
+    tenants, targets = under_way if under_way is not None else ((), ())
+    found, seen = [], []
+    over_keys = set()
+    if known is None:
+        known = {}
+    for key, jobs in groups.items():
+        if not jobs:
+            continue
+        answer = known.get(key)
+        if answer is None:
+            answer = known[key] = _answer(next(iter(jobs.values())), doors, used, cover)
+        if answer == _OPEN:
+            found.extend(jobs.values())
+            seen.extend(jobs.values())
+        elif answer == _WITHIN or key[0] in tenants:  # key[0]: the tenant
+            seen.extend(jobs.values())
+        else:
+            over_keys.add(key)
+    for target in targets:  # a job a stop under way is for, seen whatever its answer
+        job = by_id.get(target) if target is not None else None
+        if job is not None and job_key(job) in over_keys:
+            seen.append(job)
+    # And the waiting jobs the seen victims yield to (`_with_the_jobs_they_yield_to`).
+    served = {job.yields_to for job in seen if job.yields_to is not None}
+    if served:
+        ids = {job.id for job in seen}
+        while served:
+            added = [by_id[i] for i in served if i in by_id and i not in ids]
+            ids.update(job.id for job in added)
+            seen.extend(added)
+            served = {job.yields_to for job in added if job.yields_to is not None}
+    return found, seen
 
 
 def _sort(pending: tuple[PendingJob, ...], standing: Standing, leases: Iterable[Lease],
@@ -172,14 +289,18 @@ def _sort(pending: tuple[PendingJob, ...], standing: Standing, leases: Iterable[
 
 
 def _answer(job: PendingJob, doors: _Doors, used: dict[int, int], cover) -> int:
-    if not doors.inert(job):
-        return _OPEN
-    need = job.gpus * job.replicas
     tenant_q, project_q = cover(job.tenant, job.project, job.pool, job.gpu_model, job.workload_class)
-    if tenant_q is not None and used.get(tenant_q.id, 0) + need <= tenant_q.gpus and (
-            project_q is None or used.get(project_q.id, 0) + need <= project_q.gpus):
-        return _WITHIN
-    return _OVER
+    within = _within(job, tenant_q, project_q, used)
+    if not doors._inert(job, tenant_q, project_q, within):
+        return _OPEN
+    return _WITHIN if within else _OVER
+
+
+def _within(job: PendingJob, tenant_q, project_q, used: dict[int, int]) -> bool:
+    """Within its base quotas (tenant and project) at the cycle's start."""
+    need = job.gpus * job.replicas
+    return tenant_q is not None and used.get(tenant_q.id, 0) + need <= tenant_q.gpus and (
+        project_q is None or used.get(project_q.id, 0) + need <= project_q.gpus)
 
 
 def _with_the_jobs_they_yield_to(pending: tuple[PendingJob, ...], seen: list[PendingJob]) -> list[PendingJob]:

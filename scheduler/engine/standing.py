@@ -55,6 +55,7 @@ class Standing:
         self._charged: dict[int, tuple[Quota | None, Quota | None]] = {}  # job id, under base quota
         # The running jobs stopping (grace under way), on a lease or not, by id (quiet.py).
         self.stopping: dict[int, RunningJob] = {}
+        self.version = 0  # counts `add` and `remove`: a caller keeping answers about it sees them go stale
 
     @classmethod
     def of(cls, snapshot: Snapshot) -> "Standing":
@@ -67,6 +68,7 @@ class Standing:
     # --- keeping it in step ---------------------------------------------------------------------
 
     def add(self, job: RunningJob) -> None:
+        self.version += 1
         self._nodes(job, job.gpus)
         if job.stopping_until is not None:
             self.stopping[job.id] = job
@@ -91,6 +93,7 @@ class Standing:
             self._count(entry, job, 1)
 
     def remove(self, job: RunningJob) -> None:
+        self.version += 1
         self._nodes(job, -job.gpus)
         if job.stopping_until is not None:
             del self.stopping[job.id]

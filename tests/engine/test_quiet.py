@@ -15,7 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler.engine import decide
-from scheduler.engine.quiet import must_see, nothing_to_decide, sort_out
+from scheduler.engine.quiet import (
+    job_key, must_see, must_see_grouped, nothing_to_decide, sort_out, sort_out_grouped,
+)
 from scheduler.engine.standing import Standing
 from scheduler.engine.types import Admission, Snapshot
 from tests.engine.builders import NOW, lease, node, pending, quota, running
@@ -31,6 +33,10 @@ def _startable(job, standing):
     return (job.env_ready and index is not None and index.fits(job.gpus, job.replicas, job.cpus, job.memory_gb)
             and tenant_q is not None and book.used.get(tenant_q.id, 0) + need <= tenant_q.gpus
             and (project_q is None or book.used.get(project_q.id, 0) + need <= project_q.gpus))
+
+
+def _ids(jobs):
+    return sorted(job.id for job in jobs)
 
 
 def _decided(decisions):
@@ -58,6 +64,15 @@ def test_a_pool_said_quiet_gets_no_decisions_from_a_full_decide(data):
         assert decide(replace(snap, pending=tuple(seen)), describe=False) == full
         if sorted_out is not None:
             assert seen == sorted_out[1]
+        # Grouped by job_key, as the replay keeps them: the same jobs.
+        groups, by_id = {}, {job.id: job for job in snap.pending}
+        for job in snap.pending:
+            groups.setdefault(job_key(job), {})[job.id] = job
+        grouped = sort_out_grouped(groups, by_id, standing, snap.leases)
+        assert (grouped is None) == (sorted_out is None)
+        if grouped is not None:
+            assert [_ids(grouped[0]), _ids(grouped[1])] == [_ids(sorted_out[0]), _ids(sorted_out[1])]
+        assert _ids(must_see_grouped(groups, by_id, standing, snap.leases)) == _ids(seen)
         found = sorted_out[0] if sorted_out is not None else None
         if found is not None and len(found) == 1 and _startable(found[0], standing):
             # The one job a cycle could decide for, within its quotas and fitting the nodes: admitted
@@ -141,3 +156,25 @@ def test_while_a_stop_is_under_way_its_tenants_jobs_and_its_job_are_seen():
     seen = must_see(snap.pending, standing, snap.leases)
     assert [job.id for job in seen] == [3, 4]
     assert decide(replace(snap, pending=tuple(seen)), describe=False) == decide(snap, describe=False)
+
+
+def _short_of_lenders(*waiting):
+    # 4 GPUs free on node 2; tenant a is at its quota; no lender has 4 idle: the unassigned pool has
+    # 2 (16 GPUs, 14 assigned) and b has 2 of its 6 idle. Nothing running may be stopped (production).
+    return Snapshot(now=NOW, nodes=(node(1, 8), node(2, 8)), quotas=(quota("a", 8, id=1), quota("b", 6, id=2)),
+                    running=(running("a", [1], 8, id=90, priority="production"),
+                             running("b", [2], 4, id=91, priority="production")),
+                    pending=tuple(waiting), usage={})
+
+
+def test_a_job_over_quota_that_fits_the_nodes_with_no_lender_to_cover_it_is_quiet():
+    snap = _short_of_lenders(pending(1, "a", 4))
+    assert nothing_to_decide(snap.pending, Standing.of(snap), snap.leases)
+    assert _decided(decide(snap, describe=False)) == _NO_DECISIONS
+    assert sort_out(snap.pending, Standing.of(snap), snap.leases) == ([], [])
+
+
+def test_a_job_over_quota_that_fits_the_nodes_and_a_lender_is_not_quiet():
+    snap = _short_of_lenders(pending(1, "a", 2))  # the unassigned pool's 2 idle GPUs cover it
+    assert not nothing_to_decide(snap.pending, Standing.of(snap), snap.leases)
+    assert [plan.lender for plan in decide(snap, describe=False).lease_plans] == [None]

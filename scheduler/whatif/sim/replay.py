@@ -32,7 +32,7 @@ from scheduler.engine import decide
 from scheduler.engine.incremental import IncrementalDecider
 from scheduler.engine.lease_fit import DemandClock, RunTimes
 from scheduler.engine.backfill import BEST_EFFORT
-from scheduler.engine.quiet import must_see, sort_out
+from scheduler.engine.quiet import job_key, must_see_grouped, sort_out_grouped
 from scheduler.engine.standing import Standing
 from scheduler.engine.types import (
     PREEMPTION_MANUAL, Lease, Node, PendingJob, RunningJob, Snapshot,
@@ -128,7 +128,9 @@ class _Sim:
     now: datetime = field(init=False)
     heap: list = field(default_factory=list)
     seq: int = 0
-    pending: dict[int, PendingJob] = field(default_factory=dict)
+    pending: dict[int, PendingJob] = field(default_factory=dict)  # change it through _wait and _unwait
+    # The waiting jobs by quiet.job_key as well: a cycle sorts them out a group at a time.
+    groups: dict[tuple, dict[int, PendingJob]] = field(default_factory=dict)
     running: dict[int, _Run] = field(default_factory=dict)
     leases: dict[int, _Lease] = field(default_factory=dict)
     jobs: dict[int, JobRecord] = field(default_factory=dict)
@@ -163,6 +165,7 @@ class _Sim:
         self.quota_use = BaseQuotaUse(t.quotas)
         self.free_nodes: dict[str, FreeNodes] = {}
         self.fast_admissions = 0
+        self._answers: tuple | None = None  # see _known_answers
         self.quiet_cycles = 0  # cycles shown to decide nothing without a decide (engine/quiet.py)
         self.cycle_gap = timedelta(seconds=self.cycle_seconds)
         self.last_cycle: datetime | None = None
@@ -170,6 +173,9 @@ class _Sim:
         # The same path as the live cycle: only the partitions (GPU models, engine/incremental.py) an event
         # touched are decided again; the others keep their decisions. Off with `fast`: a plain decide.
         self.decider = IncrementalDecider(describe=False)
+        # Every lane a row of this trace can be in: one, in most pools, spares the decider its walk.
+        self.lanes = frozenset({(t.pool, m) for m in {n.gpu_model for n in t.nodes} | {j.gpu_model for j in t.jobs}}
+                               | {(q.pool, q.gpu_model) for q in t.quotas})
         self.demand_clocks: dict[str, DemandClock] | None = {} if t.switches.lease_fit else None
         self.run_times: RunTimes | None = RunTimes() if t.switches.lease_fit else None
         # What bound the waits, where jobs ask CPU cores or memory and nodes carry them (binding.py).
@@ -328,8 +334,22 @@ class _Sim:
         remaining = max(run.remaining - saved, 1.0)
         self._requeue(run.job, remaining, yields_to=served)
 
+    def _wait(self, job: PendingJob) -> None:
+        self.pending[job.id] = job
+        self.groups.setdefault(job_key(job), {})[job.id] = job
+
+    def _unwait(self, job_id: int) -> PendingJob | None:
+        job = self.pending.pop(job_id, None)
+        if job is not None:
+            key = job_key(job)
+            group = self.groups[key]
+            del group[job_id]
+            if not group:
+                del self.groups[key]
+        return job
+
     def _requeue(self, job: TraceJob, remaining: float, yields_to: int | None = None) -> None:
-        self.pending[job.id] = self._pending_from(job, yields_to)
+        self._wait(self._pending_from(job, yields_to))
         self.remaining[job.id] = remaining
         self.touch(job.gpu_model)
         self.dirty = True
@@ -513,7 +533,7 @@ class _Sim:
         placements = free.place(job.gpus, job.replicas)
         if placements is None:
             return False
-        del self.pending[job.id]
+        self._unwait(job.id)
         self.fast_admissions += 1
         self._start(self.job_by_id[job.id], placements, None, self.remaining.pop(job.id), self.now)
         return True
@@ -534,10 +554,12 @@ class _Sim:
             # sees the jobs it must (quiet.sort_out, quiet.must_see while a stop is under way), not those
             # over quota that could do nothing.
             leases = tuple(lease.engine for lease in self.leases.values())
-            sorted_out = sort_out(self.pending.values(), self.standing, leases)
+            known = self._known_answers(leases)
+            sorted_out = sort_out_grouped(self.groups, self.pending, self.standing, leases, known)
             if sorted_out is None:
                 if self.trace.switches.scheduling_mode == BEST_EFFORT:
-                    pending = tuple(sorted(must_see(self.pending.values(), self.standing, leases), key=_by_id))
+                    pending = tuple(sorted(must_see_grouped(self.groups, self.pending, self.standing, leases, known),
+                                           key=_by_id))
             else:
                 found, seen = sorted_out
                 if not found:
@@ -566,13 +588,13 @@ class _Sim:
             typical_run_minutes=self.run_times.typical() if self.run_times is not None else {})
         # The replay reads no waits, and keeps what the running jobs hold (standing.py) across cycles.
         if self.fast:
-            decisions = self.decider.decide(snapshot, standing=self.standing)
+            decisions = self.decider.decide(snapshot, standing=self.standing, lanes=self.lanes)
         else:
             decisions = decide(snapshot)
         self._reassign(decisions.reassignments)  # before the starts below withdraw their jobs' stops
         for admission in decisions.admissions:
             job = self.job_by_id[admission.job_id]
-            del self.pending[job.id]
+            self._unwait(job.id)
             lease_id = None
             plan = admission.lease
             if plan is not None:
@@ -613,6 +635,17 @@ class _Sim:
                 self._mark_stopping(victim, stop.grace_until or grace, stopping_for)
         self._withdraw_unused(decisions.withdrawals)
         self._tick_while_waiting()
+
+    def _known_answers(self, leases: tuple[Lease, ...]) -> dict[tuple, int]:
+        """quiet's answers per kind of waiting job, kept from the last cycle while the standing and the
+        leases are the ones they were found for (after an arrival or a cancel, most cycles)."""
+        standing = self.standing
+        stamp = (standing, standing.version)
+        kept = self._answers
+        if kept is None or kept[0] != stamp or len(kept[1]) != len(leases) or any(
+                a is not b for a, b in zip(kept[1], leases)):
+            kept = self._answers = (stamp, leases, {})
+        return kept[2]
 
     def _tick_while_waiting(self) -> None:
         if self.pending and self.period_seconds and not self.tick_queued:
@@ -690,7 +723,7 @@ class _Sim:
                         record.left_at = max(payload.cancelled_at, moment)
                         self.remaining.pop(payload.id, None)
                         continue
-                    self.pending[payload.id] = self._pending_from(payload)
+                    self._wait(self._pending_from(payload))
                     self.touch(payload.gpu_model)
                     self.dirty = True
                 elif kind == _END:
@@ -702,7 +735,7 @@ class _Sim:
                 elif kind == _APPROVED:
                     self._approved(payload)
                 elif kind == _CANCEL:
-                    gone = self.pending.pop(payload, None)
+                    gone = self._unwait(payload)
                     if gone is not None:
                         self.jobs[payload].left_at = moment
                         self.touch(gone.gpu_model)

@@ -41,21 +41,10 @@ class WaitDigests:
         per cycle for all the jobs that share it, from parts shared too (the data is written, never changed)."""
         data = self._stored.get(digest)
         if data is None:
-            blockers, actions = self._stored_blockers, self._stored_actions
-            stored_blockers = []
-            for blocker in wait.blockers:
-                part = blockers.get(id(blocker))
-                if part is None:
-                    part = blockers[id(blocker)] = _stored_blocker(blocker)
-                stored_blockers.append(part)
-            stored_actions = []
-            for action in wait.next_actions:
-                part = actions.get(id(action))
-                if part is None:
-                    part = actions[id(action)] = _stored_action(action)
-                stored_actions.append(part)
-            data = self._stored[digest] = {"code": wait.code, "blockers": stored_blockers,
-                                           "next_actions": stored_actions}
+            data = self._stored[digest] = {
+                "code": wait.code,
+                "blockers": _shared_parts(wait.blockers, self._stored_blockers, _stored_blocker),
+                "next_actions": _shared_parts(wait.next_actions, self._stored_actions, _stored_action)}
         return data
 
     def of(self, wait: Wait) -> str:
@@ -86,3 +75,14 @@ class WaitDigests:
 def _part(item: Blocker | NextAction) -> bytes:
     """A blocker's or an action's part of a digest's text, with the `|` before it."""
     return f"|{item[0]}:{item[1]}:{sorted(item[2])!r}".encode()  # item[2]: detail pairs, or param pairs
+
+
+def _shared_parts(items, made: dict, make) -> list:
+    """`make(item)` for each item, made once per item object and shared by every wait that holds it."""
+    parts = []
+    for item in items:
+        part = made.get(id(item))
+        if part is None:
+            part = made[id(item)] = make(item)
+        parts.append(part)
+    return parts

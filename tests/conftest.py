@@ -9,6 +9,21 @@ from tests import depth  # noqa: F401  (loads the hypothesis profile before any 
 from tests import factories
 
 
+# The real-Slurm and what-if replay modules hold the suite's longest tests (a node failure and Slurm's requeue,
+# an out-of-memory and a timed-out job, month replays: 30-130 s each). xdist hands tests out in collection
+# order, so left at the end of it they ran on one worker while the other sat idle; handed out first, the
+# short tests fill in around them. The sort is stable and the same in every worker, as xdist requires.
+_LONG_FIRST = ("tests/slurm/", "tests/whatif/")
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item):
+        path = str(item.fspath)
+        return next((i for i, part in enumerate(_LONG_FIRST) if part in path), len(_LONG_FIRST))
+
+    items.sort(key=rank)
+
+
 def _flush_past_the_truncate_guard():
     """Transactional tests end with a flush, which is a TRUNCATE that the audit table's statement
     trigger refuses. The test database's owner may switch the trigger off, as any table owner can

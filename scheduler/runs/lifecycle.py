@@ -34,11 +34,10 @@ def _with_rows():
     return Job.objects.select_related("pool", "tenant", "gpu_model")
 
 
-def _entered_queue(job: Job) -> datetime:
-    """When this run's wait began: the submit for a job's first run, its requeue for a later one."""
-    if job.queued_at and UsageRecord.objects.filter(job_id=job.pk).exists():
-        return job.queued_at
-    return job.submitted_at
+def entered_queue(job: Job, *, ran_before: bool) -> datetime:
+    """When this run's wait began: the submit for a job's first run, its requeue for a later one (`ran_before`:
+    the job has a usage interval already)."""
+    return job.queued_at if job.queued_at and ran_before else job.submitted_at
 
 
 def _lender_of(lease_id: int | None) -> int | None:
@@ -48,13 +47,29 @@ def _lender_of(lease_id: int | None) -> int | None:
     return Lease.objects.filter(pk=lease_id).values_list("lender_id", flat=True).first()
 
 
-def cpu_and_memory(job: Job) -> tuple[int, int]:
+def _cpu_and_memory(job: Job) -> tuple[int, int]:
     """CPU cores and GB memory of the whole run, as the engine placed its replicas."""
     cpus, memory = per_replica(default_cpus_per_gpu=job.pool.default_cpus_per_gpu,
                                default_memory_gb_per_gpu=job.pool.default_memory_gb_per_gpu, gpus=job.gpus,
                                replicas=job.replicas, cpu=job.cpu, memory_gb=job.memory_gb)
     replicas = max(job.replicas, 1)
     return cpus * replicas, memory * replicas
+
+
+def usage_opened(job: Job, *, started_at: datetime, submitted_at: datetime, lender_tenant_id: int | None) -> dict:
+    """The fields of the usage interval a start opens (usage_record_open's arguments), one start or many."""
+    cpu_cores, memory_gb = _cpu_and_memory(job)
+    return dict(job_id=job.pk, job_name=job.name, tenant_id=job.tenant_id, project_id=job.project_id,
+                pool_id=job.pool_id, gpu_model_id=job.gpu_model_id, workload_class=job.workload_class,
+                priority_class=job.priority_class, gpus=job.total_gpus, started_at=started_at, lease_id=job.lease_id,
+                submitted_at=submitted_at, lender_tenant_id=lender_tenant_id, cpu_cores=cpu_cores,
+                memory_gb=memory_gb)
+
+
+def started_payload(job: Job, expected_end: datetime, late: dict) -> dict:
+    """The `job.started` event's payload, one start or many."""
+    return {"name": job.name, "pool": job.pool.name, "gpu_model": job.gpu_model.name, "gpus": job.total_gpus,
+            "placements": job.placements, "expected_end": expected_end.isoformat(), **late}
 
 
 def job_start(*, job: Job, expected_end: datetime, now: datetime | None = None, recorded_at: datetime | None = None,
@@ -73,17 +88,12 @@ def job_start(*, job: Job, expected_end: datetime, now: datetime | None = None, 
         # With the rows it reads below (its pool, tenant and model): a plain refresh drops them, and a poll
         # recording a thousand starts paid three more queries for each.
         job.refresh_from_db(from_queryset=_with_rows())
-        cpu_cores, memory_gb = cpu_and_memory(job)
-        usage_record_open(job_id=job.pk, job_name=job.name, tenant_id=job.tenant_id, project_id=job.project_id,
-                          pool_id=job.pool_id, gpu_model_id=job.gpu_model_id, workload_class=job.workload_class,
-                          priority_class=job.priority_class, gpus=job.total_gpus, started_at=now,
-                          lease_id=job.lease_id, submitted_at=_entered_queue(job),
-                          lender_tenant_id=_lender_of(job.lease_id), cpu_cores=cpu_cores, memory_gb=memory_gb)
+        ran_before = bool(job.queued_at) and UsageRecord.objects.filter(job_id=job.pk).exists()
+        usage_record_open(**usage_opened(job, started_at=now, submitted_at=entered_queue(job, ran_before=ran_before),
+                                         lender_tenant_id=_lender_of(job.lease_id)))
         at, late = event_time(now, recorded_at, "started_at")
         audit_record(event_type="job.started", target=job, tenant=job.tenant, occurred_at=at,
-                     payload={"name": job.name, "pool": job.pool.name, "gpu_model": job.gpu_model.name,
-                              "gpus": job.total_gpus, "placements": job.placements,
-                              "expected_end": expected_end.isoformat(), **late})
+                     payload=started_payload(job, expected_end, late))
     return True
 
 

@@ -13,7 +13,7 @@ from quotas.common.rows import rows_update
 from quotas.leases.models import Lease
 from scheduler.backends import base as B
 from scheduler.models import Job
-from scheduler.runs.lifecycle import cpu_and_memory, event_time
+from scheduler.runs.lifecycle import entered_queue, event_time, started_payload, usage_opened
 from scheduler.runs.models import JobRun
 
 FRESH = (JobRun.State.STARTING, JobRun.State.PENDING)
@@ -72,20 +72,12 @@ def _jobs_start(starts: list, *, now: datetime) -> None:
         job.status, job.started_at, job.expected_end = Job.Status.RUNNING, started, expected
         job.wait, job.wait_code, job.wait_digest = None, "", ""  # a wait on the cluster is over
         if job.pk not in still_open:
-            cpu_cores, memory_gb = cpu_and_memory(job)
-            usage.append(UsageRecord(
-                job_id=job.pk, job_name=job.name, tenant_id=job.tenant_id, project_id=job.project_id,
-                pool_id=job.pool_id, gpu_model_id=job.gpu_model_id, workload_class=job.workload_class,
-                priority_class=job.priority_class, gpus=job.total_gpus, cpu_cores=cpu_cores, memory_gb=memory_gb,
-                started_at=started, on_lease=job.lease_id is not None, lease_id=job.lease_id,
-                # When this run's wait began: the submit for a first run, the requeue for a later one.
-                submitted_at=job.queued_at if job.queued_at and job.pk in ran_before else job.submitted_at,
-                lender_tenant_id=lenders.get(job.lease_id)))
+            fields = usage_opened(job, started_at=started, lender_tenant_id=lenders.get(job.lease_id),
+                                  submitted_at=entered_queue(job, ran_before=job.pk in ran_before))
+            usage.append(UsageRecord(on_lease=job.lease_id is not None, **fields))
         at, late = event_time(started, now, "started_at")
         events.append({"event_type": "job.started", "target": job, "tenant_id": job.tenant_id, "occurred_at": at,
-                       "payload": {"name": job.name, "pool": job.pool.name, "gpu_model": job.gpu_model.name,
-                                   "gpus": job.total_gpus, "placements": job.placements,
-                                   "expected_end": expected.isoformat(), **late}})
+                       "payload": started_payload(job, expected, late)})
     rows_update(Job, [job for _, _, job in starts],
                 ["status", "started_at", "expected_end", "wait", "wait_code", "wait_digest"])
     UsageRecord.objects.bulk_create(usage)

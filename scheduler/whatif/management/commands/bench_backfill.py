@@ -6,7 +6,8 @@
 small ones (<= 2 GPUs), and utilisation. "lending": a month of long-running services (which lend their idle
 quota at night) beside short experiments and long trainings, offered load 0.8, quotas at 90 % of capacity,
 replayed with today's borrowing and with leases that fit: GPU-hours borrowed, GPU-hours of borrowed work lost
-to reclaims, utilisation. R (the CPU reference loop) is measured in the same run."""
+to reclaims, utilisation. R (the CPU reference loop) is measured in the same run. `--drain-days` also prints
+big jobs' p95 with the whole waits of those the month's end cut short (`mode_figures`)."""
 from __future__ import annotations
 
 import json
@@ -124,21 +125,39 @@ def lending_trace(*, nodes: int, days: float, load: float, seed: int) -> Trace:
                  policies=MappingProxyType({q.tenant: TenantPolicy(tenant=q.tenant) for q in quotas}))
 
 
-def mode_figures(trace: Trace, mode: str, cycle_seconds: float, depth: int, min_age: int = 0) -> dict:
+def mode_figures(trace: Trace, mode: str, cycle_seconds: float, depth: int, min_age: int = 0,
+                 drain_days: float = 0) -> dict:
+    """The month's figures: a job that has not started by the month's end counts as waiting until then. That
+    cuts the longest waits short, and most under the mode that starves big jobs (seed 40: best effort ends the
+    month with 17 big jobs not started, backfill with 9; their p95 is 134 ks and 100 ks so, 181 ks and 107 ks
+    with their whole waits). `drain_days` replays that long past the month's end with no arrivals and also
+    prints the big jobs' p95 with their whole waits; the month up to its end replays as it does without
+    (nothing in a replay reads the window's end), so the other figures stay the month's."""
     started = time.perf_counter()
     switches = PolicySwitches(scheduling_mode=mode, backfill_depth=depth, reserve_min_age_minutes=min_age)
-    outcome = replay(replace(trace, switches=switches), cycle_seconds=cycle_seconds)
-    waits_big, waits_small = [], []
+    month_end = trace.end
+    outcome = replay(replace(trace, switches=switches, end=month_end + timedelta(days=drain_days)),
+                     cycle_seconds=cycle_seconds)
+    waits_big, waits_small, drained_big = [], [], []
     for record in outcome.jobs.values():
-        wait = ((record.first_start or trace.end) - record.submitted_at).total_seconds()
+        first = record.first_start
+        wait = ((first if first is not None and first < month_end else month_end) - record.submitted_at).total_seconds()
         if record.gpus >= 16:
             waits_big.append(wait)
+            drained_big.append(((first or outcome.trace.end) - record.submitted_at).total_seconds())
         elif record.gpus <= 2:
             waits_small.append(wait)
-    return {"big_wait_p95_s": round(percentile(waits_big, 95) or 0), "small_wait_p95_s": round(percentile(waits_small, 95) or 0),
-            "utilisation": utilisation(outcome)[1], "big_jobs": len(waits_big), "small_jobs": len(waits_small),
-            "big_never_started": sum(1 for r in outcome.jobs.values() if r.gpus >= 16 and r.first_start is None),
-            "replay_s": round(time.perf_counter() - started, 1)}
+    month = replace(outcome, trace=replace(outcome.trace, end=month_end))
+    figures = {"big_wait_p95_s": round(percentile(waits_big, 95) or 0),
+               "small_wait_p95_s": round(percentile(waits_small, 95) or 0),
+               "utilisation": utilisation(month)[1], "big_jobs": len(waits_big), "small_jobs": len(waits_small),
+               "big_never_started": sum(1 for r in outcome.jobs.values() if r.gpus >= 16 and (
+                   r.first_start is None or r.first_start >= month_end))}
+    if drain_days:
+        figures["big_wait_p95_drained_s"] = round(percentile(drained_big, 95) or 0)
+        figures["big_never_started_drained"] = sum(1 for r in outcome.jobs.values() if r.gpus >= 16 and r.first_start is None)
+    figures["replay_s"] = round(time.perf_counter() - started, 1)
+    return figures
 
 
 def lending_figures(trace: Trace, fit: bool, cycle_seconds: float) -> dict:
@@ -180,6 +199,9 @@ class Command(BaseCommand):
         parser.add_argument("--tenants", type=int, default=6, help="Teams of the modes' month (fair share)")
         parser.add_argument("--depth", type=int, default=10, help="Reservations per pool x GPU model (backfill)")
         parser.add_argument("--modes", default=",".join(MODES))
+        parser.add_argument("--drain-days", type=float, default=0,
+                            help="Replay the modes' month this many days past its end, no arrivals, and also print "
+                                 "big jobs' p95 with the whole waits of those not started by the month's end")
         parser.add_argument("--min-age", default=None,
                             help="Minutes a job waits before it gets a reservation (backfill), default the setting's; "
                                  "a comma list sweeps backfill over the values ('sweep'), the first going in 'modes'")
@@ -192,15 +214,17 @@ class Command(BaseCommand):
                                 tenants=o["tenants"])
             ages = ([int(v) for v in o["min_age"].split(",")] if o["min_age"]
                     else [settings.SCHEDULER_RESERVE_MIN_AGE_MINUTES])
-            modes = {mode: mode_figures(trace, mode, o["cycle_seconds"], o["depth"], ages[0])
+            modes = {mode: mode_figures(trace, mode, o["cycle_seconds"], o["depth"], ages[0], o["drain_days"])
                      for mode in o["modes"].split(",")}
             best, back = modes.get("best_effort", {}), modes.get("backfill", {})
-            keys = ("big_wait_p95_s", "small_wait_p95_s", "utilisation")
+            keys = ("big_wait_p95_s", "small_wait_p95_s", "utilisation") + (
+                ("big_wait_p95_drained_s",) if o["drain_days"] else ())
             result.update({"depth": o["depth"], "min_age": ages[0], "jobs": o["jobs"], "nodes": o["nodes"],
                            "load": o["load"], "modes": modes,
                            "ratios": {key: _ratio(back.get(key), best.get(key)) for key in keys}})
             if len(ages) > 1:
-                sweep = [(ages[0], back)] + [(age, mode_figures(trace, "backfill", o["cycle_seconds"], o["depth"], age))
+                sweep = [(ages[0], back)] + [(age, mode_figures(trace, "backfill", o["cycle_seconds"], o["depth"], age,
+                                                                o["drain_days"]))
                                              for age in ages[1:]]
                 result["sweep"] = [{"min_age": age, **{key: figures[key] for key in keys},
                                     **{f"{key}_ratio": _ratio(figures[key], best.get(key)) for key in keys}}

@@ -155,7 +155,8 @@ def mode_figures(trace: Trace, mode: str, cycle_seconds: float, depth: int, min_
                    r.first_start is None or r.first_start >= month_end))}
     if drain_days:
         figures["big_wait_p95_drained_s"] = round(percentile(drained_big, 95) or 0)
-        figures["big_never_started_drained"] = sum(1 for r in outcome.jobs.values() if r.gpus >= 16 and r.first_start is None)
+        figures["big_never_started_drained"] = sum(1 for r in outcome.jobs.values()
+                                                   if r.gpus >= 16 and r.first_start is None)
     figures["replay_s"] = round(time.perf_counter() - started, 1)
     return figures
 

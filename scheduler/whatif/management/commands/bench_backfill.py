@@ -136,7 +136,9 @@ def mode_figures(trace: Trace, mode: str, cycle_seconds: float, depth: int, min_
     started = time.perf_counter()
     switches = PolicySwitches(scheduling_mode=mode, backfill_depth=depth, reserve_min_age_minutes=min_age)
     month_end = trace.end
-    outcome = replay(replace(trace, switches=switches, end=month_end + timedelta(days=drain_days)),
+    # Jobs drawn after the month's end never arrive in it: nor in the drain.
+    jobs = tuple(job for job in trace.jobs if job.submitted_at < month_end) if drain_days else trace.jobs
+    outcome = replay(replace(trace, switches=switches, jobs=jobs, end=month_end + timedelta(days=drain_days)),
                      cycle_seconds=cycle_seconds)
     waits_big, waits_small, drained_big = [], [], []
     for record in outcome.jobs.values():

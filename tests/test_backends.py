@@ -115,30 +115,6 @@ def test_a_preempted_job_admitted_again_in_the_same_cycle_starts_on_that_tick(wo
     assert (reload(job).status, job.started_at) == ("running", later)
 
 
-def test_a_burst_that_outlasts_the_start_window_is_polled_in_its_midst_and_started_in_one_tick(world, monkeypatch,
-                                                                                                settings):
-    """Past START_SECONDS with jobs still to start, the tick claims chunks ahead for the start threads and polls
-    while they go on: the poll's news and the whole burst land in this tick (before: the burst's first chunk, the
-    poll, one chunk more)."""
-    from scheduler.sync import tick
-    from tests.jobs import cycle, reload, submit
-
-    t0 = timezone.now().replace(microsecond=0)
-    short = submit(gpus=1, name="short", max_runtime_minutes=30)
-    cycle(world)
-    tick.backend_tick(now=t0)
-    assert reload(short).status == "running"
-    burst = [submit(gpus=1, name=f"burst-{i}") for i in range(12)]
-    assert cycle(world).admitted == 12
-    monkeypatch.setattr(tick, "START_SECONDS", 0.0)
-    settings.BACKEND_START_CONCURRENCY = 1  # chunks of 4
-    result = tick.backend_tick(now=t0 + timedelta(hours=1))
-    assert (result.started, result.finished, result.errors) == (12, 1, 0)
-    assert reload(short).status in ("succeeded", "failed")
-    assert all(reload(job).status == "running" for job in burst)
-    assert all(job.runs.count() == 1 for job in burst)
-
-
 def test_retry_backoff_doubles_up_to_five_minutes():
     assert [retry_delay(n).total_seconds() for n in (1, 2, 3, 7, 20)] == [5, 10, 20, 300, 300]
 

@@ -7,7 +7,6 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 
-from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 from django.conf import settings
@@ -34,9 +33,6 @@ START_CHUNK_PER_THREAD = 4  # jobs started per chunk and start thread (BACKEND_S
 # capping starts at TICK_BATCH made the second 500 of a thousand wait behind the first 500's poll.
 START_BATCH = 2000
 START_SECONDS = 10.0
-# Chunks claimed for the start threads before a tick polls in the middle of a burst (_start_admitted): about
-# what they send while a poll lists and writes (~3 s at ~30 sbatch a second).
-AHEAD_CHUNKS = 3
 # A poll writes the changes it found for up to POLL_WRITE_SECONDS, in chunks of POLL_WRITE_CHUNK; the rest are
 # reported again by the next tick's poll. A thousand runs turning RUNNING at once cost 20-50 s of writes on a
 # busy host, and every job admitted meanwhile waited behind them for its sbatch (submit -> RUNNING p95 81 s).
@@ -80,18 +76,12 @@ def _admitted_to_start(pool: Pool, now: datetime, tried: set[int]) -> list[Job]:
         .select_related("pool", "gpu_model", "tenant", "project").order_by("admitted_at", "id")[:START_BATCH])
 
 
-def _start_admitted(pool: Pool, backend: B.Backend, now: datetime, result: TickResult, until: float,
-                    poll: Callable[[], set[int]] | None = None) -> set[int] | None:
+def _start_admitted(pool: Pool, backend: B.Backend, now: datetime, result: TickResult, until: float) -> None:
     """Start the pool's admitted jobs through a pipeline: the start threads make only cluster calls and are
     kept fed, while this thread opens the next chunk's runs (one transaction: each start claims its attempt
     before its `sbatch`) and writes the finished starts' outcomes (one transaction per chunk). Chunks that
     waited for their slowest `sbatch`, then for their writes and the next chunk's claims, left every thread
-    idle meanwhile, and `sbatch` throughput is what a burst of admissions waits for.
-
-    `poll`, when given, runs here once `until` has passed with jobs still to start (this tick's burst outlasts
-    its START_SECONDS): the threads go on with AHEAD_CHUNKS chunks claimed for them while this thread polls,
-    instead of idling through the listing and its writes. Returns what the poll returned, None if it did not
-    run (the burst was started before `until`: the tick polls after it)."""
+    idle meanwhile, and `sbatch` throughput is what a burst of admissions waits for."""
     concurrency = start_concurrency()
     chunk = concurrency * START_CHUNK_PER_THREAD
     queue: list[Job] = []
@@ -100,7 +90,6 @@ def _start_admitted(pool: Pool, backend: B.Backend, now: datetime, result: TickR
     finished: list[tuple[Job, JobRun, object]] = []
     feeding = True
     unavailable = None
-    polled = None
 
     def start(job: Job, run: JobRun):
         # Cluster calls only (no ORM) in these threads; the outcomes are written by the tick's own thread.
@@ -110,46 +99,26 @@ def _start_admitted(pool: Pool, backend: B.Backend, now: datetime, result: TickR
         except Exception as exc:  # a BackendError, or a bug tripped by this one job
             return exc
 
-    def claim(limit: int, *, past_until_too: bool = False) -> None:
-        """Open runs for the next chunks and hand them to the threads while fewer than `limit` are in flight.
-        At least one chunk per call of _start_admitted; past `until` no more (but for the chunks claimed ahead
-        of a poll), and none once the admitted jobs are all tried."""
-        nonlocal queue, feeding
-        while feeding and len(in_flight) < limit:
-            if tried and time.monotonic() > until and not past_until_too:
-                feeding = False
-                return
-            if not queue:
-                # Read again after each burst: jobs the cycle admitted while this tick was starting others
-                # (it runs on another queue) go out in this tick. A job tried once is left to the next
-                # tick (its run is retried after a backoff, or its fault is recorded).
-                queue = _admitted_to_start(pool, now, tried)
-                if not queue:
-                    feeding = False
-                    return
-            jobs, queue = queue[:chunk], queue[chunk:]
-            tried.update(job.pk for job in jobs)
-            for job, run in _due_runs(jobs, now):
-                in_flight[threads.submit(start, job, run)] = (job, run)
-
     with ThreadPoolExecutor(max_workers=concurrency) as threads:
         while True:
-            # The next chunk as soon as the threads could run short of work.
-            claim(2 * concurrency)
-            if not feeding and poll is not None and polled is None and unavailable is None:
-                # Past `until` (or out of jobs): with jobs still to start, the threads get chunks ahead and
-                # go on with them while this thread polls; without, the tick polls after the burst.
-                left = bool(queue) or bool(_admitted_to_start(pool, now, tried))
-                if left:
-                    feeding = True
-                    claim(AHEAD_CHUNKS * chunk, past_until_too=True)
+            # The next chunk as soon as the threads could run short of work. At least one chunk per call;
+            # past `until` the rest waits for the next tick, after this one's poll.
+            while feeding and len(in_flight) < 2 * concurrency:
+                if tried and time.monotonic() > until:
                     feeding = False
-                    try:
-                        polled = poll()
-                    except B.BackendError as error:  # the starts in flight are still written, then it is raised
-                        unavailable = error
-                else:
-                    poll = None
+                    break
+                if not queue:
+                    # Read again after each burst: jobs the cycle admitted while this tick was starting others
+                    # (it runs on another queue) go out in this tick. A job tried once is left to the next
+                    # tick (its run is retried after a backoff, or its fault is recorded).
+                    queue = _admitted_to_start(pool, now, tried)
+                    if not queue:
+                        feeding = False
+                        break
+                jobs, queue = queue[:chunk], queue[chunk:]
+                tried.update(job.pk for job in jobs)
+                for job, run in _due_runs(jobs, now):
+                    in_flight[threads.submit(start, job, run)] = (job, run)
             if not in_flight and not finished:
                 break
             if in_flight:
@@ -163,7 +132,6 @@ def _start_admitted(pool: Pool, backend: B.Backend, now: datetime, result: TickR
                     feeding = False  # the cluster is out of reach: what is in flight is written, no more sent
     if unavailable is not None:
         raise unavailable
-    return polled
 
 
 def _open_runs(jobs: list[Job], now: datetime) -> dict[int, JobRun]:
@@ -219,24 +187,13 @@ def _record_starts(finished: list[tuple[Job, JobRun, object]], now: datetime,
     return unavailable
 
 
-def _timed_starts(pool: Pool, backend: B.Backend, now: datetime, result: TickResult, until: float,
-                  poll: Callable[[], set[int]] | None = None) -> set[int] | None:
-    """Starts until `until` (time.monotonic()), at least one chunk; the poll in their midst, if they outlast
-    `until` (what it returned, None if it did not run). The poll's own seconds are not the starts'."""
+def _timed_starts(pool: Pool, backend: B.Backend, now: datetime, result: TickResult, until: float) -> None:
+    """Starts until `until` (time.monotonic()), at least one chunk."""
     began = time.monotonic()
-    polled_s = [0.0]
-
-    def timed_poll() -> set[int]:
-        poll_began = time.monotonic()
-        try:
-            return poll()
-        finally:
-            polled_s[0] = time.monotonic() - poll_began
-
     try:
-        return _start_admitted(pool, backend, now, result, until, timed_poll if poll is not None else None)
+        _start_admitted(pool, backend, now, result, until)
     finally:
-        result.start_s += time.monotonic() - began - polled_s[0]
+        result.start_s += time.monotonic() - began
 
 
 def _poll_active(pool: Pool, backend: B.Backend, now: datetime, result: TickResult) -> set[int]:
@@ -343,11 +300,8 @@ def _tick_pool(pool: Pool, now: datetime, result: TickResult) -> None:
         # only once the old one is stopped, and the nodes a stop frees are the ones a start needs.
         _retry_stops_and_signals(pool, now)
         until = time.monotonic() + START_SECONDS
-        # The poll runs in the midst of a burst that outlasts START_SECONDS (the start threads go on meanwhile),
-        # else after it.
-        moved = _timed_starts(pool, backend, now, result, until, poll=lambda: _poll_active(pool, backend, now, result))
-        if moved is None:
-            moved = _poll_active(pool, backend, now, result)
+        _timed_starts(pool, backend, now, result, until)
+        moved = _poll_active(pool, backend, now, result)
         # Once more after the poll, within the same START_SECONDS (at least one chunk): jobs the cycle admitted
         # while the poll wrote go out now, not after the next tick's stops; the tick stays as long as before
         # (a second 10 s of starts made ticks 30 s apart at 1,000 jobs, and the poll's news that much later).

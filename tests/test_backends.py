@@ -1,6 +1,7 @@
 """Backend choice per pool and the Slurm backend's parsing, without a cluster: production refuses the
 simulated backend unless allowed, pool settings are validated with field messages, a failing backend
 call is recorded on its run with backoff and does not stop the tick, Slurm's output parses."""
+import time
 from datetime import timedelta
 
 import pytest
@@ -146,6 +147,25 @@ def test_slurm_states_map_to_run_outcomes(state, outcome):
     assert report.outcome == outcome
     if state == "TIMEOUT":
         assert report.reason == "TIMEOUT"
+
+
+def test_the_polls_listing_reads_as_the_json_listing(monkeypatch):
+    # Lines as `squeue -h --states=all -O parse.LISTING_FORMAT` printed them on the local Slurm (22.05): Slurm's
+    # local times (in the TZ the CLI passes on, here Shanghai's), its wait status, "N/A" for a time it has not,
+    # a user's name with the separator in it.
+    monkeypatch.setenv("TZ", "Asia/Shanghai")
+    time.tzset()
+    out = ("12|gpu|FAILED|768|2026-12-07T16:47:43|2026-12-07T16:47:44|2026-12-07T16:47:45|n-a100-1|NonZeroExitCode|"
+           "failed\n13|gpu|PENDING|0|2026-12-07T16:47:43|N/A|N/A||JobHeldUser|odd|name \n")
+    failed, held = parse.listing_rows(out)
+    assert failed == {"job_id": 12, "partition": "gpu", "job_state": "FAILED", "exit_code": 768,
+                      "submit_time": 1796633263, "start_time": 1796633264, "end_time": 1796633265,
+                      "nodes": "n-a100-1", "state_reason": "NonZeroExitCode", "name": "failed"}
+    report = parse.job_report(failed)
+    assert (report.outcome, report.exit_code, report.nodes, report.ended_at.timestamp()) == (
+        "failed", 3, ("n-a100-1",), 1796633265)
+    assert (held["name"], held["nodes"], held["start_time"], parse.job_report(held).reason) == (
+        "odd|name ", "", 0, "JobHeldUser")
 
 
 def test_sacct_tells_a_memory_kill_from_any_other_sigkill():

@@ -290,7 +290,11 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
     finally:
         stop.set()
         server.terminate()
-        server.wait(timeout=30)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # a host at a load of 200 left gunicorn's workers no time to stop
+            server.kill()
+            server.wait(timeout=30)
         watcher.done.set()
         _scancel_all(env, partition)
     print(json.dumps({"portal_phase": {"created": created, "http_errors": len(errors), "p50": pct(portal, 50),

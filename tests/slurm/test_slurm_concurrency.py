@@ -76,7 +76,7 @@ def test_four_clients_bulk_submitting_while_ticks_report_runs_lose_nothing(slurm
             backend = backend_for_pool(Pool.objects.get(pk=slurm_world.pool.pk))
             while not done.is_set():
                 active = list(JobRun.objects.filter(state="running").select_related("job"))
-                backend._squeue = None
+                backend._squeue = backend._listing = None  # a fresh listing each round, as each tick reads
                 for run_id, report in backend.poll(active, now=timezone.now()).items():
                     run_record_report(run=next(r for r in active if r.pk == run_id), report=report,
                                       now=timezone.now())

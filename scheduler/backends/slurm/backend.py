@@ -3,7 +3,8 @@
 - start: a portal job is submitted with `sbatch --parsable` pinned to its placed nodes; its name
   `<prefix>-<job id>-<attempt>` makes a retried start find the job it already submitted instead of
   submitting a second one. A cluster-native held job gets its node list and is released.
-- poll: one `squeue --json` per tick for every active run of the pool (sacct when a job has aged out).
+- poll: one `squeue -O` listing of the states per tick for every active run of the pool (sacct when a job has
+  aged out); `squeue --json` where allocations or descriptions are read (inventory, intake).
 - stop: at notice time `scancel --signal=<SIG> --batch` (the job checkpoints); at the deadline or on cancel
   `scancel`, or `scontrol requeuehold` for a native job the portal admits again later.
 - sync_inventory: `sinfo --json` plus MAINT reservations from `scontrol show reservation`, and what each
@@ -45,6 +46,7 @@ class SlurmBackend(B.Backend):
         self.config = cfg.load(self.settings)
         self.cli = SlurmCli(self.config)
         self._squeue: dict | None = None
+        self._listing: dict | None = None
 
     @classmethod
     def validate_settings(cls, settings: dict) -> dict[str, str]:
@@ -69,6 +71,18 @@ class SlurmBackend(B.Backend):
             self._squeue = {str(j["job_id"]): j for j in data.get("jobs", [])
                             if j.get("partition") == self.config.partition}
         return list(self._squeue.values())
+
+    def listing(self) -> dict[str, dict]:
+        """The states of every job of the governed partition (parse.LISTING_FIELDS), by Slurm id, once per
+        backend instance (one tick): what the poll reads. Where the full listing was read already, that one.
+        Its reasons are descriptions where Slurm has one (parse.described)."""
+        if self._squeue is not None:
+            return self._squeue
+        if self._listing is None:
+            out = self.cli.run("squeue", "-h", "--states=all", "-O", parse.LISTING_FORMAT)
+            self._listing = {str(j["job_id"]): j for j in parse.listing_rows(out)
+                             if j.get("partition") == self.config.partition}
+        return self._listing
 
     # --- start ---------------------------------------------------------------------------------------------
 
@@ -139,7 +153,14 @@ class SlurmBackend(B.Backend):
     # --- poll -------------------------------------------------------------------------------------------------
 
     def poll(self, runs: Sequence, *, now: datetime) -> dict[int, B.RunReport]:
-        known = {str(j["job_id"]): j for j in self.jobs()}
+        known = self.listing()
+        # Where Slurm describes why a job of these runs waits, the listing has only the description: that tick
+        # reads --json, whose code the portal records (and whose description intake reads).
+        asked = {run.external_id for run in runs if run.external_id}
+        names = {self.job_name(run.job_id, run.attempt) for run in runs}
+        if self._squeue is None and any(parse.described(j) for slurm_id, j in known.items()
+                                        if slurm_id in asked or j.get("name") in names):
+            known = {str(j["job_id"]): j for j in self.jobs()}
         by_name: dict[str, list[str]] = {}
         for slurm_id, j in sorted(known.items(), key=lambda item: int(item[0]) if item[0].isdigit() else 0):
             if j.get("job_state") in LIVE_STATES:

@@ -80,8 +80,8 @@ def _start_admitted(pool: Pool, backend: B.Backend, now: datetime, result: TickR
     """Start the pool's admitted jobs through a pipeline: the start threads make only cluster calls and are
     kept fed, while this thread opens the next chunk's runs (one transaction: each start claims its attempt
     before its `sbatch`) and writes the finished starts' outcomes (one transaction per chunk). Chunks that
-    waited for their slowest `sbatch`, then for their writes and the next chunk's claims, left every thread
-    idle meanwhile, and `sbatch` throughput is what a burst of admissions waits for."""
+    waited for their slowest `sbatch` and then for their writes left the threads idle about a third of the
+    time on a loaded host, and `sbatch` throughput is what a burst of admissions waits for."""
     concurrency = start_concurrency()
     chunk = concurrency * START_CHUNK_PER_THREAD
     queue: list[Job] = []

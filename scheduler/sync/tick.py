@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
 from django.db.models import Exists, OuterRef, Q
@@ -66,72 +66,30 @@ def start_concurrency() -> int:
     return max(int(getattr(settings, "BACKEND_START_CONCURRENCY", 8)), 1)
 
 
-def _admitted_to_start(pool: Pool, now: datetime, tried: set[int]) -> list[Job]:
+def _start_admitted(pool: Pool, backend: B.Backend, now: datetime, result: TickResult, until: float) -> None:
+    """Start the pool's admitted jobs in chunks (their runs opened in one transaction, the cluster calls in
+    parallel threads, the outcomes written in one transaction): the first jobs reach the cluster after one
+    chunk, not after hundreds of one-job transactions."""
     # Only jobs still to be started: one already on the cluster (its run pending, running or stopping) is
     # the poll's, and opening its run again each tick cost a locked transaction per admitted job.
     on_cluster = JobRun.objects.filter(job_id=OuterRef("pk"), state__in=(
         JobRun.State.PENDING, JobRun.State.RUNNING, JobRun.State.STOPPING))
-    return list(Job.objects.filter(
-        not_faulted(now), ~Exists(on_cluster), pool=pool, status=Job.Status.ADMITTED).exclude(pk__in=tried)
-        .select_related("pool", "gpu_model", "tenant", "project").order_by("admitted_at", "id")[:START_BATCH])
-
-
-def _start_admitted(pool: Pool, backend: B.Backend, now: datetime, result: TickResult, until: float) -> None:
-    """Start the pool's admitted jobs through a pipeline: the start threads make only cluster calls and are
-    kept fed, while this thread opens the next chunk's runs (one transaction: each start claims its attempt
-    before its `sbatch`) and writes the finished starts' outcomes (one transaction per chunk). Chunks that
-    waited for their slowest `sbatch` and then for their writes left the threads idle about a third of the
-    time on a loaded host, and `sbatch` throughput is what a burst of admissions waits for."""
-    concurrency = start_concurrency()
-    chunk = concurrency * START_CHUNK_PER_THREAD
-    queue: list[Job] = []
+    chunk = start_concurrency() * START_CHUNK_PER_THREAD
     tried: set[int] = set()
-    in_flight: dict[Future, tuple[Job, JobRun]] = {}
-    finished: list[tuple[Job, JobRun, object]] = []
-    feeding = True
-    unavailable = None
-
-    def start(job: Job, run: JobRun):
-        # Cluster calls only (no ORM) in these threads; the outcomes are written by the tick's own thread.
-        try:
-            return backend.start(B.StartRequest(job=job, attempt=run.attempt, nodes=tuple(run.nodes),
-                                                external_id=run.external_id, first_try=run.just_created), now=now)
-        except Exception as exc:  # a BackendError, or a bug tripped by this one job
-            return exc
-
-    with ThreadPoolExecutor(max_workers=concurrency) as threads:
-        while True:
-            # The next chunk as soon as the threads could run short of work. At least one chunk per call;
-            # past `until` the rest waits for the next tick, after this one's poll.
-            while feeding and len(in_flight) < 2 * concurrency:
-                if tried and time.monotonic() > until:
-                    feeding = False
-                    break
-                if not queue:
-                    # Read again after each burst: jobs the cycle admitted while this tick was starting others
-                    # (it runs on another queue) go out in this tick. A job tried once is left to the next
-                    # tick (its run is retried after a backoff, or its fault is recorded).
-                    queue = _admitted_to_start(pool, now, tried)
-                    if not queue:
-                        feeding = False
-                        break
-                jobs, queue = queue[:chunk], queue[chunk:]
-                tried.update(job.pk for job in jobs)
-                for job, run in _due_runs(jobs, now):
-                    in_flight[threads.submit(start, job, run)] = (job, run)
-            if not in_flight and not finished:
-                break
-            if in_flight:
-                done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-                finished += [(*in_flight.pop(future), future.result()) for future in done]
-            # Written a chunk at a time while the threads go on, and the remainder once none is in flight.
-            if len(finished) >= chunk or (finished and not in_flight):
-                unavailable = _record_starts(finished, now, result) or unavailable
-                finished = []
-                if unavailable is not None:
-                    feeding = False  # the cluster is out of reach: what is in flight is written, no more sent
-    if unavailable is not None:
-        raise unavailable
+    while True:
+        # Read again after each burst: jobs the cycle admitted while this tick was starting others (it runs on
+        # another queue) go out in this tick, not after its poll. A job tried once is left to the next tick
+        # (its run is retried after a backoff, or its fault is recorded).
+        jobs = [job for job in Job.objects.filter(
+            not_faulted(now), ~Exists(on_cluster), pool=pool, status=Job.Status.ADMITTED).exclude(pk__in=tried)
+            .select_related("pool", "gpu_model", "tenant", "project").order_by("admitted_at", "id")[:START_BATCH]]
+        if not jobs:
+            return
+        for first in range(0, len(jobs), chunk):
+            if (first or tried) and time.monotonic() > until:
+                return  # the rest in the next tick, after this one's poll
+            _start_chunk(jobs[first:first + chunk], backend, now, result)
+            tried.update(job.pk for job in jobs[first:first + chunk])
 
 
 def _open_runs(jobs: list[Job], now: datetime) -> dict[int, JobRun]:
@@ -147,9 +105,7 @@ def _open_runs(jobs: list[Job], now: datetime) -> dict[int, JobRun]:
         return opened
 
 
-def _due_runs(jobs: list[Job], now: datetime) -> list[tuple[Job, JobRun]]:
-    """The jobs' runs opened (their attempts claimed) and still to be started: not another worker's, not
-    waiting out a retry's backoff."""
+def _start_chunk(jobs: list[Job], backend: B.Backend, now: datetime, result: TickResult) -> None:
     opened = _open_runs(jobs, now)
     due = []
     for job in jobs:
@@ -159,15 +115,21 @@ def _due_runs(jobs: list[Job], now: datetime) -> list[tuple[Job, JobRun]]:
         if run.next_retry_at and run.next_retry_at > now:
             continue
         due.append((job, run))
-    return due
 
+    def start(item):
+        # Cluster calls only (no ORM) in these threads; the outcomes are written below, in order.
+        job, run = item
+        try:
+            return backend.start(B.StartRequest(job=job, attempt=run.attempt, nodes=tuple(run.nodes),
+                                                external_id=run.external_id, first_try=run.just_created), now=now)
+        except Exception as exc:  # a BackendError, or a bug tripped by this one job
+            return exc
 
-def _record_starts(finished: list[tuple[Job, JobRun, object]], now: datetime,
-                   result: TickResult) -> B.BackendError | None:
-    """Write the starts' outcomes; returns the error saying the cluster is out of reach, if one did."""
+    with ThreadPoolExecutor(max_workers=min(start_concurrency(), max(len(due), 1))) as pool_of_threads:
+        outcomes = list(pool_of_threads.map(start, due))
     unavailable = None
     reported = []
-    for job, run, outcome in finished:
+    for (job, run), outcome in zip(due, outcomes):
         if isinstance(outcome, B.BackendError):
             runs.run_record_error(run=run, error=outcome, now=now)
             result.errors += 1
@@ -184,7 +146,8 @@ def _record_starts(finished: list[tuple[Job, JobRun, object]], now: datetime,
             result.errors += 1
         else:
             result.started += outcome == "started"
-    return unavailable
+    if unavailable is not None:
+        raise unavailable
 
 
 def _timed_starts(pool: Pool, backend: B.Backend, now: datetime, result: TickResult, until: float) -> None:

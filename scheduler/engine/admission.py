@@ -448,7 +448,7 @@ def _describe(cycle: CycleState) -> list[Wait]:
         return []
     cycle.fill_releases()
     for releases in (*cycle.pool_releases.values(), *cycle.quota_releases.values(),
-                     *cycle.cpu_releases.values(), *cycle.memory_releases.values()):
+                     *cycle.vector_releases.values()):
         releases.freeze()
     used = cycle.used
     in_tenant: dict[tuple[str, str], int] = {}
@@ -550,8 +550,8 @@ def _describe(cycle: CycleState) -> list[Wait]:
                     # lane ask (counting it already) beyond what is free come back as well.
                     index = lane.index
                     eta = etas.beyond_gpus(
-                        eta, lane.cpu_releases, lane.ahead_cpus - index.free_cpus if job.cpus else 0,
-                        lane.memory_releases, lane.ahead_memory - index.free_memory if job.memory_gb else 0)
+                        eta, lane.vector_releases, lane.ahead_cpus - index.free_cpus if job.cpus else 0,
+                        lane.ahead_memory - index.free_memory if job.memory_gb else 0)
         waits.append(
             new_wait((job.id, code, blockers, actions, pos_tenant, pos_pool, gpus_ahead, eta))
         )

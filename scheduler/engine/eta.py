@@ -67,13 +67,17 @@ class VectorTimeline:
     def freeze(self) -> "VectorTimeline":
         events, self._events = self._events, []
         events.sort()
-        for timeline, k in ((self.cpus, 1), (self.memory, 2)):
-            times, cumulative, total = timeline.times, timeline.cumulative, 0
-            for event in events:
-                if event[k] > 0:
-                    total += event[k]
-                    times.append(event[0])
-                    cumulative.append(total)
+        cpus, memory = self.cpus, self.memory
+        total_cpus = total_memory = 0
+        for when, c, m in events:
+            if c > 0:
+                total_cpus += c
+                cpus.times.append(when)
+                cpus.cumulative.append(total_cpus)
+            if m > 0:
+                total_memory += m
+                memory.times.append(when)
+                memory.cumulative.append(total_memory)
         return self
 
 

@@ -11,6 +11,7 @@ from .types import NODE_SCHEDULABLE, Node
 
 # A dimension a node does not track never binds.
 _UNBOUNDED = 1 << 60
+_UNTRACKED = _UNBOUNDED // 2  # a free amount above it is a node's that does not track the dimension
 
 
 def _ratio_tables(ratio: tuple[int, int] | None, top: int) -> tuple[list[int], list[int]]:
@@ -114,7 +115,10 @@ class VectorFit:
         """`can_place` for a replica that may also ask CPU cores and memory."""
         if not (0 < gpus <= self._top and self._slots[gpus] >= replicas):
             return False
-        if not (cpus or memory_gb) or not self.vec or self._gpu_bound(gpus, cpus, memory_gb):
+        if not (cpus or memory_gb) or not self.vec:
+            return True
+        # `_gpu_bound`, inline (gpus is within the tables here): asked for every job that asks CPU cores or memory.
+        if not self._tight and cpus <= self._cpu_cap[gpus] and memory_gb <= self._mem_cap[gpus]:
             return True
         key = (gpus, cpus, memory_gb)
         found = self._vec_found.get(key)  # asked for every job until the lane changes
@@ -128,7 +132,7 @@ class VectorFit:
         since GPUs then bind whatever else it asks. Jobs of one shape that differ only in CPU cores and
         memory share a room once the lane is full."""
         if ((cpus or memory_gb) and self.vec and 0 < gpus <= self._top and self._slots[gpus] >= replicas
-                and not self._gpu_bound(gpus, cpus, memory_gb)):
+                and (self._tight or cpus > self._cpu_cap[gpus] or memory_gb > self._mem_cap[gpus])):  # `_gpu_bound`
             return cpus, memory_gb
         return 0, 0
 
@@ -324,9 +328,9 @@ class VectorFit:
             self._vec_changed(node_id, f, f, cpu_free[node_id], mem_free[node_id], d_cpus, d_memory)
         if self._best:
             self._best.clear()
-        if cpu_free[node_id] < _UNBOUNDED // 2:
+        if cpu_free[node_id] < _UNTRACKED:
             self.free_cpus += d_cpus
-        if mem_free[node_id] < _UNBOUNDED // 2:
+        if mem_free[node_id] < _UNTRACKED:
             self.free_memory += d_memory
         cpu_free[node_id] += d_cpus
         mem_free[node_id] += d_memory

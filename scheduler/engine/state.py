@@ -56,7 +56,8 @@ class Lane:
         self.jobs = self.gpus = self.higher_jobs = self.higher_gpus = 0
         self.groups: list[tuple[int, int, int]] = []  # (priority, jobs, GPUs counted before it), as they started
         self.ahead_gpus = self.ahead_longest = 0  # describe phase: waiting jobs met so far
-        self.shapes: dict[tuple[int, int], Blocker | None] = {}  # (gpus, replicas) -> shape check
+        # (GPUs, replicas), or with CPU cores, memory and GPU memory for a job that asks them -> shape check
+        self.shapes: dict[tuple[int, ...], Blocker | None] = {}
         self.loaned = False  # phase 5: some running job here is on a lease
 
     def higher_than(self, priority: int) -> tuple[int, int]:

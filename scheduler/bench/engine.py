@@ -147,8 +147,11 @@ def _with_leases(rng: random.Random, now: datetime, names: list[str],
 
 def with_vectors(snapshot: Snapshot, seed: int = 0) -> Snapshot:
     """The same cluster and queue with CPU cores and memory set on every node and job (and GPU memory on
-    the nodes): 16 cores and 128 GB per GPU on a node, 4 to 16 cores and 32 to 128 GB per GPU asked, so
-    some nodes run out of memory before GPUs. GPUs and everything else stay as they were."""
+    the nodes): 16 cores and 128 GB per GPU on a node, 4, 8 or 16 cores and 32, 64 or 128 GB per GPU asked.
+    No job asks more per GPU than a node has, so GPUs bind first and CPU cores and memory never decide a
+    fit or name a wait here: the figure is what counting them costs on every node, job, placement, stop
+    search and ETA (the ETAs still wait for their releases: on the 10k-job snapshots of seeds 0 and 1 they
+    set about three in four of the ETAs worked out beyond GPUs). GPUs and everything else stay as they were."""
     rng = random.Random(seed + 7919)
     memory = {"H100-80G": 80, "A100-40G": 40, "L40S-48G": 48}
 

@@ -89,6 +89,20 @@ def _shape_blocker(job: PendingJob, index: ModelIndex | None) -> Blocker | None:
     return None
 
 
+def _lane_shape(job: PendingJob, lane: Lane) -> Blocker | None:
+    """The shape blocker of a job that asks more than GPUs. A replica asking no more CPU cores and memory per
+    GPU than the leanest node has (and no GPU memory) meets the shape blockers of its GPUs alone
+    (`ModelIndex.static_slots_for`): it shares the answer of its GPU shape, found once per lane."""
+    index, g, c, m = lane.index, job.gpus, job.cpus, job.memory_gb
+    if job.gpu_memory_gb or (index is not None and index.vec and not index.proportional(g, c, m)):
+        return _shape_blocker(job, index)
+    gkey = (g, job.replicas)
+    shape = lane.shapes.get(gkey, _UNSEEN)
+    if shape is _UNSEEN:
+        shape = lane.shapes[gkey] = _shape_blocker(job, index)
+    return shape
+
+
 def decide(snapshot: Snapshot, *, describe: bool = True, standing: Standing | None = None) -> Decisions:
     """The decisions of one cycle for `snapshot`; pure and deterministic. The blockers are built
     through the cycle's own `Reasons`: each cycle starts cold, and leaves nothing behind.
@@ -150,13 +164,11 @@ def _nominate(cycle: CycleState, queue) -> None:
         if not job.env_ready:
             blockers.append(reasons.env_not_ready(job.env_detail))
         c, m = job.cpus, job.memory_gb
-        # A replica asking no more CPU cores and memory per GPU than the leanest node has meets the shape
-        # blockers of its GPUs alone (`ModelIndex.static_slots_for`).
-        skey = (g, replicas, c, m, job.gpu_memory_gb) if job.gpu_memory_gb or (
-            (c or m) and index is not None and index.vec and not index.proportional(g, c, m)) else (g, replicas)
+        more = c or m or job.gpu_memory_gb  # it asks more than GPUs: its answer is kept by its whole shape
+        skey = (g, replicas, c, m, job.gpu_memory_gb) if more else (g, replicas)
         shape = lane.shapes.get(skey, _UNSEEN)
         if shape is _UNSEEN:
-            shape = lane.shapes[skey] = _shape_blocker(job, index)
+            shape = lane.shapes[skey] = _lane_shape(job, lane) if more else _shape_blocker(job, index)
         shape_ok = shape is None
         if not shape_ok:
             blockers.append(shape)
@@ -448,7 +460,7 @@ def _describe(cycle: CycleState) -> list[Wait]:
         return []
     cycle.fill_releases()
     for releases in (*cycle.pool_releases.values(), *cycle.quota_releases.values(),
-                     *cycle.cpu_releases.values(), *cycle.memory_releases.values()):
+                     *cycle.vector_releases.values()):
         releases.freeze()
     used = cycle.used
     in_tenant: dict[tuple[str, str], int] = {}
@@ -499,7 +511,8 @@ def _describe(cycle: CycleState) -> list[Wait]:
                 lane.higher_jobs += 1
                 lane.higher_gpus += need
         c, m = job.cpus, job.memory_gb
-        if (c or m) and lane.index is not None:  # they matter to the answer only through its room
+        asks_more = c or m  # CPU cores or memory besides GPUs
+        if asks_more and lane.index is not None:  # they matter to the answer only through its room
             c, m = lane.index.room_shape(job.gpus, job.replicas, c, m)
         question = (id(blockers), id(tenant_q), id(entry.project_q), id(lane), job.gpus, job.replicas, c, m,
                     entry.node_blocked)
@@ -531,7 +544,7 @@ def _describe(cycle: CycleState) -> list[Wait]:
             eta = UNKNOWN
         else:
             lane.ahead_gpus = gpus_ahead + need
-            if job.cpus or job.memory_gb:
+            if asks_more:
                 lane.ahead_cpus += job.cpus * job.replicas
                 lane.ahead_memory += job.memory_gb * job.replicas
             if job.max_runtime_minutes > longest:
@@ -545,13 +558,13 @@ def _describe(cycle: CycleState) -> list[Wait]:
                     lane.releases, need + gpus_ahead - lane.index.total_free, node_blocked,
                     longest, tenant_q.id, used.get(tenant_q.id, 0) + need - tenant_q.gpus,
                 )
-                if (job.cpus or job.memory_gb) and lane.index.vec:
+                if asks_more and lane.index.vec:
                     # It starts no sooner than the CPU cores and memory it and the jobs ahead of it in the
                     # lane ask (counting it already) beyond what is free come back as well.
                     index = lane.index
                     eta = etas.beyond_gpus(
-                        eta, lane.cpu_releases, lane.ahead_cpus - index.free_cpus if job.cpus else 0,
-                        lane.memory_releases, lane.ahead_memory - index.free_memory if job.memory_gb else 0)
+                        eta, lane.vector_releases, lane.ahead_cpus - index.free_cpus if job.cpus else 0,
+                        lane.ahead_memory - index.free_memory if job.memory_gb else 0)
         waits.append(
             new_wait((job.id, code, blockers, actions, pos_tenant, pos_pool, gpus_ahead, eta))
         )

@@ -48,6 +48,39 @@ class Timeline:
         return self
 
 
+class VectorTimeline:
+    """When CPU cores and memory come back in a lane, read as one `Timeline` per dimension (`cpus`,
+    `memory`): the releases are listed once, as (when, CPU cores, memory), and sorted once. Each
+    dimension's cumulative amounts are those of its own timeline (releases of the same moment may add up
+    in another order, which moves no answer: it is a moment that is read)."""
+
+    __slots__ = ("_events", "cpus", "memory")
+
+    def __init__(self) -> None:
+        self._events: list[tuple[datetime, int, int]] = []
+        self.cpus, self.memory = Timeline(), Timeline()
+
+    def add(self, when: datetime, cpus: int, memory_gb: int) -> None:
+        if cpus > 0 or memory_gb > 0:
+            self._events.append((when, cpus, memory_gb))
+
+    def freeze(self) -> "VectorTimeline":
+        events, self._events = self._events, []
+        events.sort()
+        cpus, memory = self.cpus, self.memory
+        total_cpus = total_memory = 0
+        for when, c, m in events:
+            if c > 0:
+                total_cpus += c
+                cpus.times.append(when)
+                cpus.cumulative.append(total_cpus)
+            if m > 0:
+                total_memory += m
+                memory.times.append(when)
+                memory.cumulative.append(total_memory)
+        return self
+
+
 class EtaDesk:
     """The ETA of each waiting job of one cycle, from the frozen release timelines.
 
@@ -116,20 +149,19 @@ class EtaDesk:
             eta = self._cache[key] = Eta(earliest, latest)
         return eta
 
-    def beyond_gpus(self, eta: Eta, cpu_releases: Timeline, missing_cpus: int, memory_releases: Timeline,
-                    missing_memory: int) -> Eta:
+    def beyond_gpus(self, eta: Eta, releases: VectorTimeline, missing_cpus: int, missing_memory: int) -> Eta:
         """`later` for CPU cores, then for memory (a job that asks none of one passes 0 missing). The answer
         depends on the GPU ETA and which release covers each, and the jobs of a lane share those: it is
         kept by them, so most jobs pay two bisections and a look-up."""
         if eta.earliest is None:
             return eta
-        i = bisect_left(cpu_releases.cumulative, missing_cpus) if missing_cpus > 0 else -1
-        j = bisect_left(memory_releases.cumulative, missing_memory) if missing_memory > 0 else -1
-        key = (id(eta), id(cpu_releases), i, id(memory_releases), j)  # all held by the cycle
+        i = bisect_left(releases.cpus.cumulative, missing_cpus) if missing_cpus > 0 else -1
+        j = bisect_left(releases.memory.cumulative, missing_memory) if missing_memory > 0 else -1
+        key = (id(eta), id(releases), i, j)  # both held by the cycle
         known = self._beyond.get(key)
         if known is None:
             known = self._beyond[key] = self.later(
-                self.later(eta, cpu_releases, missing_cpus, CPUS), memory_releases, missing_memory, MEMORY)
+                self.later(eta, releases.cpus, missing_cpus, CPUS), releases.memory, missing_memory, MEMORY)
         return known
 
     def later(self, eta: Eta, releases: Timeline, missing: int, dimension: str) -> Eta:

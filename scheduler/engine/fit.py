@@ -221,11 +221,13 @@ class ModelIndex(VectorFit):
         other._states = None  # counted again when a shape is asked
         other._best, other.free_cpus, other.free_memory = {}, self.free_cpus, self.free_memory
         other._cpu_ratio, other._mem_ratio, other._tight = self._cpu_ratio, self._mem_ratio, set(self._tight)
+        other._cpu_cap, other._mem_cap, other._cpu_need, other._mem_need = (
+            self._cpu_cap, self._mem_cap, self._cpu_need, self._mem_need)
         return other
 
     def _move(self, node_id: int, before: int, after: int, count: bool = True) -> None:
-        """A node's free GPUs go from `before` to `after`; `count`: keep the vector shapes in step too (False
-        when the caller already did, with the CPU cores and memory of the same change)."""
+        """A node's free GPUs go from `before` to `after`; `count`: keep the vector side in step too (False
+        when the caller does, with the CPU cores and memory of the same change)."""
         if self._best:
             self._best.clear()
         if count and self._states is not None:
@@ -236,7 +238,7 @@ class ModelIndex(VectorFit):
         slots = self._slots
         for g in range(1, max(before, after) + 1):
             slots[g] += after // g - before // g
-        if self.vec:
+        if self.vec and count:
             self._retest(node_id)
 
 

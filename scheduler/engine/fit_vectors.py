@@ -11,6 +11,23 @@ from .types import NODE_SCHEDULABLE, Node
 
 # A dimension a node does not track never binds.
 _UNBOUNDED = 1 << 60
+_UNTRACKED = _UNBOUNDED // 2  # a free amount above it is a node's that does not track the dimension
+
+
+def _ratio_tables(ratio: tuple[int, int] | None, top: int) -> tuple[list[int], list[int]]:
+    """For g = 0..top GPUs, at the leanest node's ratio (amount, GPUs) of a dimension: the most a replica of
+    g GPUs may ask and stay `proportional` (a * GPUs <= amount * g), and the least a node with g free GPUs
+    must have free not to be `_tight` (f * GPUs >= amount * g). Whole units, so one look-up replaces both
+    products; a dimension no node tracks never binds."""
+    if ratio is None:
+        return [_UNBOUNDED] * (top + 1), [0] * (top + 1)
+    amount, gpus = ratio
+    return [amount * g // gpus for g in range(top + 1)], [-(-amount * g // gpus) for g in range(top + 1)]
+
+
+def _within(ratio: tuple[int, int] | None, gpus: int, asked: int) -> bool:
+    """`asked` for `gpus` GPUs is no more per GPU than `ratio` (amount, GPUs); None never binds."""
+    return ratio is None or asked * ratio[1] <= ratio[0] * gpus
 
 
 class VectorFit:
@@ -19,7 +36,8 @@ class VectorFit:
     # Free GPUs f -> (CPU cores, memory) free -> schedulable nodes in that state, for the f some node is at,
     # kept in step with every change once a shape was counted (None before): a lane of a few hundred nodes
     # is in a few dozen states, and a full lane's nodes are at a few f only, so a count visits those.
-    __slots__ = ("_states", "_vec_found", "_cpu_ratio", "_mem_ratio", "_tight")
+    __slots__ = ("_states", "_vec_found", "_cpu_ratio", "_mem_ratio", "_tight", "_cpu_cap", "_mem_cap",
+                 "_cpu_need", "_mem_need")
 
     def _init_extra(self, nodes: list[Node], used_extra: dict[int, tuple[int, int]]) -> None:
         """CPU and memory free per schedulable node, when some node of the lane tracks them (`vec`);
@@ -46,29 +64,35 @@ class VectorFit:
         self._tight: set[int] = set()
         # (GPUs, CPU cores, memory, schedulable) -> nodes of that size: a lane has a few node shapes.
         self._static_nodes: dict[tuple[int, int, int, bool], int] = {}
+        self._cpu_cap = self._mem_cap = self._cpu_need = self._mem_need = None  # `_ratio_tables`
         if not self.vec:
             return
-        for node in nodes:
-            if node.gpus:
-                if node.cpus and (self._cpu_ratio is None
-                                  or node.cpus * self._cpu_ratio[1] < self._cpu_ratio[0] * node.gpus):
-                    self._cpu_ratio = (node.cpus, node.gpus)
-                if node.memory_gb and (self._mem_ratio is None
-                                       or node.memory_gb * self._mem_ratio[1] < self._mem_ratio[0] * node.gpus):
-                    self._mem_ratio = (node.memory_gb, node.gpus)
+        static, cpu_free, mem_free = self._static_nodes, self.cpu_free, self.mem_free
         for node in nodes:
             cpus = node.cpus or _UNBOUNDED
             mem = node.memory_gb or _UNBOUNDED
             key = (node.gpus, cpus, mem, node.state == NODE_SCHEDULABLE)
-            self._static_nodes[key] = self._static_nodes.get(key, 0) + 1
+            static[key] = static.get(key, 0) + 1
             if node.state == NODE_SCHEDULABLE:
                 used_cpus, used_mem = used_extra.get(node.id, (0, 0))
-                self.cpu_free[node.id] = max(cpus - used_cpus - node.outside.cpus, 0)
-                self.mem_free[node.id] = max(mem - used_mem - node.outside.memory_gb, 0)
+                cpu_free[node.id] = max(cpus - used_cpus - node.outside.cpus, 0)
+                mem_free[node.id] = max(mem - used_mem - node.outside.memory_gb, 0)
                 if node.cpus:
-                    self.free_cpus += self.cpu_free[node.id]
+                    self.free_cpus += cpu_free[node.id]
                 if node.memory_gb:
-                    self.free_memory += self.mem_free[node.id]
+                    self.free_memory += mem_free[node.id]
+        # The leanest ratios over the node shapes (first seen in node order), not over every node.
+        for gpus, cpus, mem, _ in static:
+            if gpus:
+                if cpus != _UNBOUNDED and (self._cpu_ratio is None
+                                           or cpus * self._cpu_ratio[1] < self._cpu_ratio[0] * gpus):
+                    self._cpu_ratio = (cpus, gpus)
+                if mem != _UNBOUNDED and (self._mem_ratio is None
+                                          or mem * self._mem_ratio[1] < self._mem_ratio[0] * gpus):
+                    self._mem_ratio = (mem, gpus)
+        top = max((shape[0] for shape in static), default=0)
+        self._cpu_cap, self._cpu_need = _ratio_tables(self._cpu_ratio, top)
+        self._mem_cap, self._mem_need = _ratio_tables(self._mem_ratio, top)
 
     def static_slots_for(self, gpus: int, cpus: int, memory_gb: int, schedulable_only: bool) -> int:
         """`static_slots` for a replica that also asks CPU cores and memory."""
@@ -91,7 +115,10 @@ class VectorFit:
         """`can_place` for a replica that may also ask CPU cores and memory."""
         if not (0 < gpus <= self._top and self._slots[gpus] >= replicas):
             return False
-        if not (cpus or memory_gb) or not self.vec or self._gpu_bound(gpus, cpus, memory_gb):
+        if not (cpus or memory_gb) or not self.vec:
+            return True
+        # `_gpu_bound`, inline (gpus is within the tables here): asked for every job that asks CPU cores or memory.
+        if not self._tight and cpus <= self._cpu_cap[gpus] and memory_gb <= self._mem_cap[gpus]:
             return True
         key = (gpus, cpus, memory_gb)
         found = self._vec_found.get(key)  # asked for every job until the lane changes
@@ -105,37 +132,29 @@ class VectorFit:
         since GPUs then bind whatever else it asks. Jobs of one shape that differ only in CPU cores and
         memory share a room once the lane is full."""
         if ((cpus or memory_gb) and self.vec and 0 < gpus <= self._top and self._slots[gpus] >= replicas
-                and not self._gpu_bound(gpus, cpus, memory_gb)):
+                and (self._tight or cpus > self._cpu_cap[gpus] or memory_gb > self._mem_cap[gpus])):  # `_gpu_bound`
             return cpus, memory_gb
         return 0, 0
 
     def proportional(self, gpus: int, cpus: int, memory_gb: int) -> bool:
         """A replica asks no more CPU cores and memory per GPU than the lane's leanest node has."""
-        r = self._cpu_ratio
-        if cpus and r is not None and cpus * r[1] > r[0] * gpus:
-            return False
-        r = self._mem_ratio
-        return not (memory_gb and r is not None and memory_gb * r[1] > r[0] * gpus)
+        if gpus > self._top:  # no node holds it: beyond the tables, the ratios themselves
+            return _within(self._cpu_ratio, gpus, cpus) and _within(self._mem_ratio, gpus, memory_gb)
+        return cpus <= self._cpu_cap[gpus] and memory_gb <= self._mem_cap[gpus]
 
     def _gpu_bound(self, gpus: int, cpus: int, memory_gb: int) -> bool:
         """GPUs alone decide where this replica fits now: it is `proportional` and every schedulable node
         has at least the leanest node's CPU cores and memory per free GPU free, so a node with f >= g free
         GPUs has the CPU cores and memory of its f // g replicas too (c / g <= C / f)."""
-        if self._tight:
-            return False
-        r = self._cpu_ratio  # `proportional`, inline: asked for every job that asks CPU cores or memory
-        if cpus and r is not None and cpus * r[1] > r[0] * gpus:
-            return False
-        r = self._mem_ratio
-        return not (memory_gb and r is not None and memory_gb * r[1] > r[0] * gpus)
+        # `proportional` by the tables, inline: asked for every job that asks CPU cores or memory.
+        return (not self._tight and gpus <= self._top and cpus <= self._cpu_cap[gpus]
+                and memory_gb <= self._mem_cap[gpus])
 
     def _retest(self, node_id: int) -> None:
         """Is the node `_tight` after a change: some free GPU of it without the leanest node's CPU cores
         or memory per GPU beside it."""
         f = self.free[node_id]
-        r, q = self._cpu_ratio, self._mem_ratio
-        if f and ((r is not None and self.cpu_free[node_id] * r[1] < f * r[0])
-                  or (q is not None and self.mem_free[node_id] * q[1] < f * q[0])):
+        if f and (self.cpu_free[node_id] < self._cpu_need[f] or self.mem_free[node_id] < self._mem_need[f]):
             self._tight.add(node_id)
         else:
             self._tight.discard(node_id)
@@ -194,12 +213,8 @@ class VectorFit:
         nodes with the CPU cores and memory free."""
         if not (cpus or memory_gb) or not self.vec:
             return self.place(gpus, replicas)
-        if self._gpu_bound(gpus, cpus, memory_gb):  # the node best fit on GPUs picks has the rest free too
-            placements = self.place(gpus, replicas)
-            if placements is not None:
-                for node_id in placements:
-                    self._extra_changed(node_id, -cpus, -memory_gb)
-            return placements
+        # Where GPUs alone decide (`_gpu_bound`), the first node with the rest free is the one best fit on
+        # free GPUs picks: every node has it, and keeps it after a replica that asks no more per GPU.
         if not self.fits(gpus, replicas, cpus, memory_gb):
             return None
         if replicas == 1:  # most jobs: no generator
@@ -313,9 +328,9 @@ class VectorFit:
             self._vec_changed(node_id, f, f, cpu_free[node_id], mem_free[node_id], d_cpus, d_memory)
         if self._best:
             self._best.clear()
-        if cpu_free[node_id] < _UNBOUNDED // 2:
+        if cpu_free[node_id] < _UNTRACKED:
             self.free_cpus += d_cpus
-        if mem_free[node_id] < _UNBOUNDED // 2:
+        if mem_free[node_id] < _UNTRACKED:
             self.free_memory += d_memory
         cpu_free[node_id] += d_cpus
         mem_free[node_id] += d_memory

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterable
 
-from .eta import Timeline
+from .eta import Timeline, VectorTimeline
 from .fit import ModelIndex, build_indexes, gpu_memory_of
 from .leases import LeaseDesk
 from .preemption import Victims
@@ -42,22 +42,22 @@ class Lane:
     """
 
     __slots__ = ("index", "releases", "priority", "jobs", "gpus", "higher_jobs", "higher_gpus", "groups",
-                 "ahead_gpus", "ahead_longest", "shapes", "loaned", "cpu_releases", "memory_releases",
-                 "ahead_cpus", "ahead_memory")
+                 "ahead_gpus", "ahead_longest", "shapes", "loaned", "vector_releases", "ahead_cpus",
+                 "ahead_memory")
 
-    def __init__(self, index: ModelIndex | None, releases: Timeline, cpu_releases: Timeline,
-                 memory_releases: Timeline) -> None:
+    def __init__(self, index: ModelIndex | None, releases: Timeline, vector_releases: VectorTimeline) -> None:
         self.index = index
         self.releases = releases
         # When CPU cores and memory come back (for the ETAs of jobs that ask them), and what the
         # waiting jobs met so far in the describe phase ask of them.
-        self.cpu_releases, self.memory_releases = cpu_releases, memory_releases
+        self.vector_releases = vector_releases
         self.ahead_cpus = self.ahead_memory = 0
         self.priority = None
         self.jobs = self.gpus = self.higher_jobs = self.higher_gpus = 0
         self.groups: list[tuple[int, int, int]] = []  # (priority, jobs, GPUs counted before it), as they started
         self.ahead_gpus = self.ahead_longest = 0  # describe phase: waiting jobs met so far
-        self.shapes: dict[tuple[int, int], Blocker | None] = {}  # (gpus, replicas) -> shape check
+        # (GPUs, replicas), or with CPU cores, memory and GPU memory for a job that asks them -> shape check
+        self.shapes: dict[tuple[int, ...], Blocker | None] = {}
         self.loaned = False  # phase 5: some running job here is on a lease
 
     def higher_than(self, priority: int) -> tuple[int, int]:
@@ -142,8 +142,7 @@ class CycleState:
         snapshot, standing = self.snapshot, self.standing
         self.pool_releases: dict[tuple[str, str], Timeline] = {}
         self.quota_releases: dict[int, Timeline] = {}
-        self.cpu_releases: dict[tuple[str, str], Timeline] = {}
-        self.memory_releases: dict[tuple[str, str], Timeline] = {}
+        self.vector_releases: dict[tuple[str, str], VectorTimeline] = {}  # CPU cores and memory, per lane
         if standing is not None:  # kept by the caller across cycles: copy, do not recount
             self.indexes = standing.cycle_indexes()
             self.book = standing.cycle_book()
@@ -181,8 +180,7 @@ class CycleState:
                     key = (node.pool, node.gpu_model)
                     timeline(self.pool_releases, key).add(end, job.gpus)
                     if job.cpus or job.memory_gb:
-                        timeline(self.cpu_releases, key).add(end, job.cpus)
-                        timeline(self.memory_releases, key).add(end, job.memory_gb)
+                        vector_timeline(self.vector_releases, key).add(end, job.cpus, job.memory_gb)
         for job in snapshot.running:
             if job.lease_id is None:
                 workload = job.workload_class or workload_for_priority(job.priority_class)
@@ -194,8 +192,7 @@ class CycleState:
         """A job admitted this cycle gives back what it takes at `end` (its limit): for the ETAs."""
         lane.releases.add(end, job.gpus * job.replicas)
         if job.cpus or job.memory_gb:
-            lane.cpu_releases.add(end, job.cpus * job.replicas)
-            lane.memory_releases.add(end, job.memory_gb * job.replicas)
+            lane.vector_releases.add(end, job.cpus * job.replicas, job.memory_gb * job.replicas)
 
     def share(self, blockers) -> tuple[Blocker, ...]:
         """The cycle's one tuple of these very blocker objects, in this order."""
@@ -210,7 +207,7 @@ class CycleState:
         lane = self.lanes.get(key)
         if lane is None:
             lane = self.lanes[key] = Lane(self.indexes.get(key), timeline(self.pool_releases, key),
-                                          timeline(self.cpu_releases, key), timeline(self.memory_releases, key))
+                                          vector_timeline(self.vector_releases, key))
             lane.loaned = key in self.victims.on_lease
         return lane
 
@@ -296,4 +293,11 @@ def timeline(timelines: dict, key) -> Timeline:
     timeline = timelines.get(key)
     if timeline is None:
         timeline = timelines[key] = Timeline()
+    return timeline
+
+
+def vector_timeline(timelines: dict, key) -> VectorTimeline:
+    timeline = timelines.get(key)
+    if timeline is None:
+        timeline = timelines[key] = VectorTimeline()
     return timeline

@@ -118,9 +118,12 @@ def quota_exceeded_by_size(tenant: str, pool: str, gpu_model: str, quota: int, u
     where = (("tenant", str(tenant)), ("pool", str(pool)), ("gpu_model", str(gpu_model)))
     after_request = _after_request(free)
 
+    # `_make`: the tuple's own constructor, without the generated __new__'s Python frame (thousands a cycle).
+    new_action, new_blocker = NextAction._make, Blocker._make
+
     def blocker(requested: int) -> Blocker:
-        request = NextAction("request_quota", "request_quota", (*where, ("gpus", str(max(requested - free, 1)))))
-        return Blocker(QUOTA_EXCEEDED, kind, (*head, ("requested", requested), *tail), (request, *after_request))
+        request = new_action(("request_quota", "request_quota", (*where, ("gpus", str(max(requested - free, 1))))))
+        return new_blocker((QUOTA_EXCEEDED, kind, (*head, ("requested", requested), *tail), (request, *after_request)))
 
     return blocker
 

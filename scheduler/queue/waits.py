@@ -31,6 +31,7 @@ class WaitDigests:
 
     def __init__(self) -> None:
         self._parts: dict[int, bytes] = {}
+        self._pair_texts: dict[tuple, str] = {}
         self._digests: dict[tuple[int, int], str] = {}
         self._stored_blockers: dict[int, dict] = {}
         self._stored_actions: dict[int, dict] = {}
@@ -54,27 +55,31 @@ class WaitDigests:
         key = (id(blockers), id(actions))
         digest = self._digests.get(key)
         if digest is None:
-            parts = self._parts
+            parts, part = self._parts, self._part
             hashed = blake2b(wait.code.encode(), digest_size=12)
             update = hashed.update
             for item in blockers:
-                part = parts.get(id(item))
-                if part is None:
-                    part = parts[id(item)] = _part(item)
-                update(part)
+                update(parts.get(id(item)) or part(item))
             update(b"|/")
             for item in actions:
-                part = parts.get(id(item))
-                if part is None:
-                    part = parts[id(item)] = _part(item)
-                update(part)
+                update(parts.get(id(item)) or part(item))
             digest = self._digests[key] = hashed.hexdigest()
         return digest
 
-
-def _part(item: Blocker | NextAction) -> bytes:
-    """A blocker's or an action's part of a digest's text, with the `|` before it."""
-    return f"|{item[0]}:{item[1]}:{sorted(item[2])!r}".encode()  # item[2]: detail pairs, or param pairs
+    def _part(self, item: Blocker | NextAction) -> bytes:
+        """A blocker's or an action's part of a digest's text, with the `|` before it: `|code:kind:` and
+        the repr of its sorted pairs (item[2]: detail pairs, or param pairs). A cycle's parts repeat a few
+        hundred pairs (a pool, a model, a tenant, a figure), so each pair's repr is made once: their values
+        are plain ints and strings (types.Blocker), whose equal values have equal reprs."""
+        texts = self._pair_texts
+        pairs = []
+        for pair in sorted(item[2]):
+            text = texts.get(pair)
+            if text is None:
+                text = texts[pair] = repr(pair)
+            pairs.append(text)
+        part = self._parts[id(item)] = f"|{item[0]}:{item[1]}:[{', '.join(pairs)}]".encode()
+        return part
 
 
 def _shared_parts(items, made: dict, make) -> list:

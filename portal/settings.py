@@ -201,6 +201,8 @@ if PRODUCTION:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
 SESSION_COOKIE_HTTPONLY = True
+# Sessions in the database (a page must be served while the cache is away), read with a plain statement.
+SESSION_ENGINE = "portal.accounts.session_user"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 

@@ -6,12 +6,13 @@ running them, on every request, on the cores the web workers share with it. Djan
 preparing statements (connection poolers in transaction mode lose them), so these two are prepared by name
 here, on the connection that runs them, the first time it does. A prepared statement lasts as long as its
 connection (a rolled-back transaction keeps it); a new connection prepares again. Behind a pooler that does
-not keep sessions, set PORTAL_PREPARED_STATEMENTS=0: the statements then run as plain ones."""
-import os
+not keep sessions, set PORTAL_PREPARED_STATEMENTS=0 (settings.PREPARED_STATEMENTS): the statements then run as
+plain ones."""
 import re
 
+from django.conf import settings
+
 _NAMED = re.compile(r"%\((\w+)\)s")
-ENABLED = os.environ.get("PORTAL_PREPARED_STATEMENTS", "1") != "0"
 
 
 class Statement:
@@ -28,7 +29,7 @@ class Statement:
         self._execute = f"EXECUTE {name}({', '.join(['%s'] * len(self.order))})" if self.order else f"EXECUTE {name}"
 
     def execute(self, cursor, params: dict) -> None:
-        if not ENABLED:
+        if not settings.PREPARED_STATEMENTS:
             cursor.execute(self.sql, params)
             return
         raw = cursor.db.connection  # the driver's connection: a reconnect is a new one, with nothing prepared

@@ -34,9 +34,9 @@ def test_a_prepared_statement_answers_as_the_plain_one_on_every_connection():
         assert cursor.fetchone() == (1,)
 
 
-def test_without_prepared_statements_the_plain_statement_runs(monkeypatch):
+def test_without_prepared_statements_the_plain_statement_runs(settings):
     Tenant.objects.create(slug="one", name="One")
-    monkeypatch.setattr(prepared, "ENABLED", False)
+    settings.PREPARED_STATEMENTS = False
     statement = prepared.Statement("portal_test_plain", SQL)
     assert counted(statement, floor=0, slugs=["one"], skip="") == (1, 1)
     with connection.cursor() as cursor:

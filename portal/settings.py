@@ -121,6 +121,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 30,
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# The statements every page runs are prepared once per connection (portal/prepared.py); off behind a pooler
+# that does not keep a client's session (pgbouncer in transaction mode).
+PREPARED_STATEMENTS = env_bool("PORTAL_PREPARED_STATEMENTS", True)
 # The body limit fits the largest bulk submission the API accepts (quotas/common/limits.py); larger bodies
 # get 413 with JSON (portal/edge.py).
 DATA_UPLOAD_MAX_MEMORY_SIZE = limits.REQUEST_BODY_BYTES
@@ -201,6 +204,8 @@ if PRODUCTION:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
 SESSION_COOKIE_HTTPONLY = True
+# Sessions in the database (a page must be served while the cache is away), read with a plain statement.
+SESSION_ENGINE = "portal.accounts.session_user"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 

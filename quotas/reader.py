@@ -17,6 +17,7 @@ from django.contrib.auth.models import Group
 from django.db import connection
 from django.http import Http404
 
+from portal.prepared import Statement
 from quotas.access import (AUDITOR, NOT_FOUND, PLATFORM_ADMIN, PLATFORM_ROLES, QUOTA_APPROVER, TenantAccess,
                            platform_roles)
 from quotas.models import Membership, Tenant
@@ -54,6 +55,7 @@ _SQL = (
 _PARAMS = {"roles": list(PLATFORM_ROLES), "tenant_admin": Membership.Role.TENANT_ADMIN.value,
            "unit_admin": OrgMembership.Role.UNIT_ADMIN.value, "approver": QUOTA_APPROVER,
            "submitted": QuotaRequest.State.SUBMITTED.value, "endorsed": QuotaRequest.State.ENDORSED.value}
+_STATEMENT = Statement("portal_reader", _SQL)
 # Readers of every tenant (can_read_all_tenants) and of all audit evidence (can_read_all_audit).
 _ALL_TENANTS = frozenset({PLATFORM_ADMIN, QUOTA_APPROVER, AUDITOR})
 _ALL_AUDIT = frozenset({AUDITOR, PLATFORM_ADMIN})
@@ -103,7 +105,7 @@ def reader(request) -> Reader:
 
 def _read(user) -> Reader:
     with connection.cursor() as cursor:
-        cursor.execute(_SQL, {**_PARAMS, "user": user.pk})
+        _STATEMENT.execute(cursor, {**_PARAMS, "user": user.pk})
         groups, tenants, units, awaiting = cursor.fetchone()
     if isinstance(tenants, str):  # a driver that leaves json as text
         tenants = json.loads(tenants)
@@ -121,11 +123,27 @@ def _read_through_orm(user) -> Reader:
                   awaiting=quota_requests_awaiting(user=user).count())
 
 
+_TENANT_FIELDS = [f.attname for f in Tenant._meta.concrete_fields]
+_TENANT_SQL = (f"SELECT {', '.join(connection.ops.quote_name(f.column) for f in Tenant._meta.concrete_fields)} "
+               f"FROM {_table(Tenant)} WHERE slug = %s")
+
+
+def _tenant(slug: str) -> Tenant | None:
+    """The tenant with this slug: one plain statement on PostgreSQL (the ORM compiled its query again on every
+    page, a sixth of a shared page's CPU)."""
+    if connection.vendor != "postgresql":
+        return Tenant.objects.filter(slug=slug).first()
+    with connection.cursor() as cursor:
+        cursor.execute(_TENANT_SQL, [slug])
+        row = cursor.fetchone()
+    return None if row is None else Tenant.from_db(connection.alias, _TENANT_FIELDS, row)
+
+
 def tenant_access(request, slug: str) -> TenantAccess:
     """`tenant_for_user(request.user, slug)` from the request's reader: an outsider gets 404."""
     if not request.user.is_authenticated:
         raise Http404(NOT_FOUND)
-    tenant = Tenant.objects.filter(slug=slug).first()
+    tenant = _tenant(slug)
     if tenant is None:
         raise Http404(NOT_FOUND)
     rights = reader(request)

@@ -148,3 +148,30 @@ def test_the_page_is_served_when_the_shared_renders_store_is_down(world, member,
     poll = reader.get(QUEUE, HTTP_HX_REQUEST="true", HTTP_X_LIVE_HAVE=f"{frame};{version}")
     assert poll.status_code in (200, 204)
     assert any("shared render" in r.getMessage() for r in caplog.records)
+
+
+WHOAMI = re.compile(r'<span class="whoami">([^<]*)</span>')
+NONCE = re.compile(r'nonce="([^"]+)"')
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_reader_gets_their_own_frame_around_the_shared_content_and_its_changes_on_the_next_read(
+        world, member):
+    """The frame (head, navigation, who is signed in) is kept per reader (scheduler/jobs/queue_frame.py): a
+    kept one is never another reader's, what changes in it shows on the next read, and each response's script
+    nonce is the one its policy header names."""
+    second = factories.member(world.alpha, "alpha-dev-2", Membership.Role.MEMBER)
+    submit(name="framed")
+    first, other = client_for(member), client_for(second)
+    for _ in range(2):  # the second read of each is served from the kept frame
+        mine, theirs = first.get(QUEUE), other.get(QUEUE)
+        assert WHOAMI.findall(mine.content.decode()) == ["alpha-dev"]
+        assert WHOAMI.findall(theirs.content.decode()) == ["alpha-dev-2"]
+        for page in (mine, theirs):
+            nonces = set(NONCE.findall(page.content.decode()))
+            assert len(nonces) == 1 and f"'nonce-{nonces.pop()}'" in page["Content-Security-Policy"]
+    assert "Queue: Beta" not in first.get(QUEUE).content.decode()
+    Membership.objects.create(user=member, tenant=world.beta, role=Membership.Role.MEMBER)
+    refreshed = first.get(QUEUE, HTTP_IF_NONE_MATCH=mine["ETag"])
+    assert refreshed.status_code == 200 and "Queue: Beta" in refreshed.content.decode()
+    assert "Queue: Beta" not in other.get(QUEUE).content.decode()

@@ -17,6 +17,8 @@ from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.dispatch import receiver
 
+from portal.accounts.session_user import user_by_pk
+
 
 def client_ip(request) -> str:
     # Behind the reverse proxy REMOTE_ADDR is the proxy; operators who trust X-Forwarded-For set
@@ -87,3 +89,8 @@ class LockoutBackend(ModelBackend):
         if username is not None and locked_for(username=str(username), ip=client_ip(request)):
             raise PermissionDenied
         return super().authenticate(request, username=username, password=password, **kwargs)
+
+    def get_user(self, user_id):
+        """ModelBackend's rule (the user, if it may authenticate), read with one plain statement."""
+        user = user_by_pk(user_id)
+        return user if user is not None and self.user_can_authenticate(user) else None

@@ -5,11 +5,13 @@ page's bytes, for the page and for its unchanged live refresh: the poll a reader
 (scheduler/jobs/live_rows.py), saying which version of the region it shows."""
 import os
 import re
+import socket
 import statistics
 import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -72,6 +74,13 @@ def concurrent_page_figures(world, *, readers: int = 20, requests_each: int = 10
     url = f"http://127.0.0.1:{port}/tenants/{tenant.slug}/queue/"
     server = _serve(port)
     try:
+        # The version's render, alone: the first reader after a change (a cycle, a write, the minute) waits for
+        # it while the team's other readers wait on its claim (scheduler/jobs/shared_renders.py). Timed here
+        # on its own, then the readers read the rendered version concurrently (the state a team's readers are
+        # in between changes; a minute that turns during their reads renders again among them).
+        before = _workers_cpu_s(server)
+        first = _read(url, cookies[:1], 1, {})
+        render_cpu_ms = round((_workers_cpu_s(server) - before) * 1000, 1)
         start, db_start, readers_start = _workers_cpu_s(server), _database_cpu(), time.process_time()
         page = _read(url, cookies, requests_each, {})
         middle, db_middle, readers_middle = _workers_cpu_s(server), _database_cpu(), time.process_time()
@@ -80,13 +89,14 @@ def concurrent_page_figures(world, *, readers: int = 20, requests_each: int = 10
         refresh = _read(url, cookies, requests_each, {"HX-Request": "true"}, polls=page["regions"])
         end, db_end, readers_end = _workers_cpu_s(server), _database_cpu(), time.process_time()
     finally:
-        server.terminate()
-        server.wait(timeout=20)
+        _stop(server)
     n = len(cookies) * requests_each
 
     def per_request(before, after):
         return None if before is None or after is None else round(_used(before, after) * 1000 / n, 2)
-    return {"readers": readers, "queue_page_concurrent_p50_ms": page["p50"], "queue_page_concurrent_p95_ms": page["p95"],
+    return {"readers": readers, "queue_page_first_render_ms": first["p50"], "queue_page_first_render_server_cpu_ms":
+            render_cpu_ms, "queue_page_first_render_errors": first["errors"],
+            "queue_page_concurrent_p50_ms": page["p50"], "queue_page_concurrent_p95_ms": page["p95"],
             "queue_page_concurrent_bytes": page["bytes"],
             # The server's CPU per request (its workers' own accounting): what a read costs, however busy the
             # machine is with other work while the wall-clock figures are taken.
@@ -102,6 +112,17 @@ def concurrent_page_figures(world, *, readers: int = 20, requests_each: int = 10
             "unchanged_refresh_concurrent_p50_ms": refresh["p50"], "unchanged_refresh_concurrent_p95_ms": refresh["p95"],
             "unchanged_refresh_concurrent_errors": refresh["errors"], "unchanged_refresh_statuses": refresh["statuses"],
             "gunicorn_workers": WORKERS}
+
+
+def _stop(server: subprocess.Popen) -> None:
+    """Stop gunicorn: gracefully, or killed when a loaded machine keeps its workers from ending within 20 s
+    (its workers leave when their parent is gone); never left running."""
+    server.terminate()
+    try:
+        server.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait(timeout=20)
 
 
 def _children(server: subprocess.Popen) -> list[str]:
@@ -139,25 +160,44 @@ def _used(before: dict[int, float], after: dict[int, float]) -> float:
     return sum(cpu - before.get(pid, 0.0) for pid, cpu in after.items())
 
 
+def _get(port: int, request: bytes) -> tuple[int, dict, bytes]:
+    """One GET over its own connection (gunicorn's sync workers close it after each answer), read to the end:
+    the status, the headers (lower-case names) and the whole body. A plain socket, not urllib: the readers share
+    the cores with the server, and urllib's machinery cost them about twice this per page (0.84 against 0.47 ms
+    of CPU a page in one bench_pages run each)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as conn:
+        conn.sendall(request)
+        chunks = []
+        while chunk := conn.recv(262144):
+            chunks.append(chunk)
+    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = dict((name.strip().lower(), value.strip()) for name, _, value in (line.partition(":") for line in lines[1:]))
+    if "content-length" in headers and len(body) != int(headers["content-length"]):
+        raise OSError(f"answer cut short: {len(body)} of {headers['content-length']} bytes")
+    return int(lines[0].split()[1]), headers, body
+
+
 def _read(url: str, cookies: list[str], requests_each: int, headers: dict, polls: dict | None = None) -> dict:
     """Each cookie's reader sends its requests one after another; with `polls` (cookie -> the frame and version
     its page shows) each request is that reader's live poll, which keeps the version the last answer gave."""
     timings, sizes, errors, etags, statuses, regions = [], [], [0], [], {}, {}
     lock = threading.Lock()
+    address = urllib.parse.urlsplit(url)
+    port, target = address.port, address.path + (f"?{address.query}" if address.query else "")
 
     def reader(cookie: str) -> None:
         shown = list(polls[cookie]) if polls else None
         for _ in range(requests_each):
             have = {"X-Live-Have": f"{shown[0]};{shown[1]}"} if shown else {}
-            request = urllib.request.Request(url, headers={"Cookie": cookie, **headers, **have})
+            fields = {"Host": f"127.0.0.1:{port}", "Cookie": cookie, "Connection": "close", **headers, **have}
+            request = (f"GET {target} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in fields.items())
+                       + "\r\n").encode("latin-1")
             start = time.perf_counter()
             try:
-                with urllib.request.urlopen(request, timeout=60) as response:
-                    body, etag, status = response.read(), response.headers.get("ETag", ""), response.status
-                    version = response.headers.get("X-Live-Version")
-            except urllib.error.HTTPError as answer:
-                body, etag, status, version = b"", "", answer.code, None
-                if answer.code != 304:
+                status, answer, body = _get(port, request)
+                etag, version = answer.get("etag", ""), answer.get("x-live-version")
+                if status not in (200, 204, 304):  # a redirect to the login page is a failed read too
                     with lock:
                         errors[0] += 1
             except OSError as failure:  # no answer in time, or none at all: counted, and the reader goes on

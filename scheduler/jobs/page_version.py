@@ -17,6 +17,7 @@ from django.db import connection
 from django.utils import timezone
 from django.utils.translation import get_language
 
+from portal.prepared import Statement
 from quotas.access import TenantAccess
 from quotas.classes.models import PriorityClass
 from quotas.models import GpuModel, Node, Pool, Project, Quota, Tenant
@@ -45,6 +46,8 @@ _VERSIONS_SQL = "SELECT " + ", ".join((
     _rows(Pool), _rows(GpuModel), _rows(Node), _rows(PriorityClass),
 ))
 
+_VERSIONS = Statement("portal_queue_versions", _VERSIONS_SQL)
+
 
 @dataclass(frozen=True)
 class Versions:
@@ -62,7 +65,7 @@ def queue_versions(request, access: TenantAccess) -> Versions | None:
         storage.used = False
         return None
     with connection.cursor() as cursor:
-        cursor.execute(_VERSIONS_SQL, {"tenant": access.tenant.pk, "open": [str(s) for s in Preemption.OPEN_STATES]})
+        _VERSIONS.execute(cursor, {"tenant": access.tenant.pk, "open": [str(s) for s in Preemption.OPEN_STATES]})
         row = cursor.fetchone()
     minute = int(timezone.now().timestamp() // 60)
     # The database's name: two portals sharing one cache never meet on a tenant id.

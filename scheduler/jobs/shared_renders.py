@@ -29,12 +29,27 @@ def fetch(key: str):
         return None
 
 
+def fetch_many(keys: list[str]) -> dict:
+    """The kept renders among `keys` in one round trip ({} when the store is away)."""
+    try:
+        return cache.get_many(keys)
+    except Exception:
+        log.warning("shared renders %s not fetched; rendering for this reader", keys, exc_info=True)
+        return {}
+
+
 def fetch_or_claim(key: str):
     """The kept render, or None: then the caller renders it and `keep`s it (it holds the claim, or waited for
     another's render long enough, or the store is away)."""
     found = fetch(key)
     if found is not None:
         return found
+    return claim_or_wait(key)
+
+
+def claim_or_wait(key: str):
+    """For a render the caller found missing: None when the caller is to render it (it claimed it, or waited
+    for another's render long enough, or the store is away), else the render another reader kept meanwhile."""
     try:
         if cache.add(f"{key}:claim", 1, CLAIM_SECONDS):
             return None
@@ -53,6 +68,14 @@ def keep(key: str, value, seconds: int) -> None:
     try:
         cache.set(key, value, seconds)
         cache.delete(f"{key}:claim")
+    except Exception:
+        log.warning("shared render %s not kept", key, exc_info=True)
+
+
+def put(key: str, value, seconds: int) -> None:
+    """Keep a render nobody claimed (one reader's own)."""
+    try:
+        cache.set(key, value, seconds)
     except Exception:
         log.warning("shared render %s not kept", key, exc_info=True)
 

@@ -19,7 +19,7 @@ from quotas.errors import ConflictError
 from quotas.reader import tenant_access
 from quotas.models import Pool
 from scheduler.engine.job_resources import per_replica
-from scheduler.jobs import contents, live_rows, queue, selectors, services, shared_renders
+from scheduler.jobs import contents, live_rows, queue, queue_frame, selectors, services, shared_renders
 from scheduler.jobs.forms import JobSubmitForm, QueueFilterForm
 from scheduler.jobs.page_version import Versions, queue_etag, queue_versions
 from scheduler.jobs.pool_page import pool_queue_page
@@ -93,15 +93,19 @@ def _region_response(request, access, version: str | None = None) -> HttpRespons
 
 def _queue_get(request, access, versions: Versions):
     """GET with a version: an unchanged page is a 304 with no body (a reload, or a browser without the
-    live script's header); the page's content is rendered once per version for the readers who share it."""
-    etag = queue_etag(request, versions.page)
+    live script's header); the page's content is rendered once per version for the readers who share it,
+    its frame once per reader (scheduler/jobs/queue_frame.py)."""
+    frame_key = queue_frame.key(request, access, form=access.is_member)
+    etag = queue_etag(request, f"{versions.page}|{frame_key}")  # the navigation's changes count too
 
     @condition(etag_func=lambda request: etag)
     def respond(request):
         if request.htmx:
             return _queue_page(request, access, versions=versions)
         key = f"queue-content:{versions.page}"
-        content = shared_renders.fetch_or_claim(key)
+        frame, content = queue_frame.fetched(frame_key, key)
+        if content is None:
+            content = shared_renders.claim_or_wait(key)
         if content is None:
             response = _queue_page(request, access, versions=versions)
             if response.status_code == 200:  # a page with errors is this request's alone
@@ -109,7 +113,12 @@ def _queue_get(request, access, versions: Versions):
             else:
                 shared_renders.release(key)
             return response
-        return _page(request, access, content, versions.region, form=access.is_member)
+        if frame is None:
+            frame = queue_frame.render(request, access, form=access.is_member, csrf_placeholder=CSRF_PLACEHOLDER)
+            queue_frame.keep(frame_key, frame)
+        response = HttpResponse(queue_frame.assembled(request, frame, content).replace(CSRF_PLACEHOLDER, get_token(request)))
+        response[live_rows.VERSION_HEADER] = versions.region
+        return response
     response = respond(request)
     response["Cache-Control"] = "private, no-cache"
     return response

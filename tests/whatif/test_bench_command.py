@@ -16,3 +16,12 @@ def test_bench_whatif_prints_one_json_line_of_figures():
     assert 0 < figures["cpu_s"] <= figures["wall_s"] + 0.5
     assert figures["cycles"] == figures["fast_admissions"] + figures["quiet_cycles"] + figures["decide_calls"]
     assert 0 < figures["utilisation"] <= 1 and 0 < figures["started"] <= 300
+
+
+def test_bench_whatif_check_finds_every_shortcut_cycle_equal_to_a_full_decide():
+    out = StringIO()
+    call_command("bench_whatif", "--jobs", "400", "--nodes", "6", "--days", "2", "--check", stdout=out)
+    figures = json.loads(out.getvalue())
+    assert figures["disagreed"] == 0, figures["first_disagreements"]
+    assert sum(figures["checked"].values()) == figures["cycles"]
+    assert figures["checked"]["quiet"] and figures["checked"]["decide"]

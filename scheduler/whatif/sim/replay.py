@@ -572,20 +572,8 @@ class _Sim:
                     return
                 if self.trace.switches.scheduling_mode == BEST_EFFORT:  # reservations see every job
                     pending = tuple(sorted(seen, key=_by_id))
-        if self.running_tuple is None:
-            engines = self.engines
-            self.running_tuple = tuple(map(engines.__getitem__, sorted(engines)))
         trace = self.trace
-        snapshot = Snapshot(
-            now=self.now, nodes=self.nodes, quotas=trace.quotas, running=self.running_tuple,
-            pending=pending if pending is not None else tuple(self.pending[i] for i in sorted(self.pending)),
-            usage=self._usage(),
-            priority_classes=trace.priority_classes,
-            leases=tuple(self.leases[i].engine for i in sorted(self.leases)),  # keyed by lease id
-            switches=trace.switches, half_life_hours=trace.half_life_hours, policies=trace.policies,
-            preemption_cap_24h=trace.preemption_cap_24h, grace_minutes=trace.grace_minutes,
-            lender_back=self._lender_back(), org=trace.org,
-            typical_run_minutes=self.run_times.typical() if self.run_times is not None else {})
+        snapshot = self.snapshot(pending)
         # The replay reads no waits, and keeps what the running jobs hold (standing.py) across cycles.
         if self.fast:
             decisions = self.decider.decide(snapshot, standing=self.standing, lanes=self.lanes)
@@ -635,6 +623,23 @@ class _Sim:
                 self._mark_stopping(victim, stop.grace_until or grace, stopping_for)
         self._withdraw_unused(decisions.withdrawals)
         self._tick_while_waiting()
+
+    def snapshot(self, pending: tuple[PendingJob, ...] | None = None) -> Snapshot:
+        """The pool as a cycle now sees it, with these waiting jobs (None: every one, by id)."""
+        if self.running_tuple is None:
+            engines = self.engines
+            self.running_tuple = tuple(map(engines.__getitem__, sorted(engines)))
+        trace = self.trace
+        return Snapshot(
+            now=self.now, nodes=self.nodes, quotas=trace.quotas, running=self.running_tuple,
+            pending=pending if pending is not None else tuple(self.pending[i] for i in sorted(self.pending)),
+            usage=self._usage(),
+            priority_classes=trace.priority_classes,
+            leases=tuple(self.leases[i].engine for i in sorted(self.leases)),  # keyed by lease id
+            switches=trace.switches, half_life_hours=trace.half_life_hours, policies=trace.policies,
+            preemption_cap_24h=trace.preemption_cap_24h, grace_minutes=trace.grace_minutes,
+            lender_back=self._lender_back(), org=trace.org,
+            typical_run_minutes=self.run_times.typical() if self.run_times is not None else {})
 
     def _known_answers(self, leases: tuple[Lease, ...]) -> dict[tuple, int]:
         """quiet's answers per kind of waiting job, kept from the last cycle while the standing and the

@@ -9,6 +9,7 @@ import time
 from django.core.management.base import BaseCommand
 
 from scheduler.bench.process import cpu_reference_s, worker_like
+from scheduler.whatif.sim.check import CheckedSim
 from scheduler.whatif.sim.metrics import summarize
 from scheduler.whatif.sim.replay import _Sim
 from scheduler.whatif.sim.synthetic import make_trace
@@ -26,6 +27,9 @@ class Command(BaseCommand):
         parser.add_argument("--cycle-seconds", type=float, default=0.0,
                             help="At most one cycle per this many simulated seconds (0: every change)")
         parser.add_argument("--seed", type=int, default=20)
+        parser.add_argument("--check", action="store_true",
+                            help="Check every cycle's shortcut against a full decide (sim/check.py; slow, "
+                                 "the CPU figures then count the checks)")
 
     def handle(self, *args, **o):
         frozen = worker_like()
@@ -34,7 +38,7 @@ class Command(BaseCommand):
         trace = make_trace(jobs=o["jobs"], nodes=o["nodes"], tenants=o["tenants"], days=o["days"], load=o["load"],
                            seed=o["seed"])
         built = time.perf_counter()
-        sim = _Sim(trace, cycle_seconds=o["cycle_seconds"])
+        sim = (CheckedSim if o["check"] else _Sim)(trace, cycle_seconds=o["cycle_seconds"])
         outcome = sim.run()
         replayed = time.perf_counter()
         summary = summarize(outcome)
@@ -53,4 +57,6 @@ class Command(BaseCommand):
             "decide_calls": outcome.cycles - sim.fast_admissions - sim.quiet_cycles,
             "events": outcome.events,
             "utilisation": summary["utilisation"]["overall"], "started": summary["started"],
+            **({"checked": dict(sim.checked), "disagreed": len(sim.disagreed),
+                "first_disagreements": sim.disagreed[:5]} if o["check"] else {}),
         }))

@@ -121,7 +121,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 30,
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-# The statements every page runs are prepared once per connection (portal/prepared.py); off behind a pooler
+# The statements every page runs are prepared once per connection (quotas/common/prepared.py); off behind a pooler
 # that does not keep a client's session (pgbouncer in transaction mode).
 PREPARED_STATEMENTS = env_bool("PORTAL_PREPARED_STATEMENTS", True)
 # The body limit fits the largest bulk submission the API accepts (quotas/common/limits.py); larger bodies

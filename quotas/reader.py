@@ -17,7 +17,7 @@ from django.contrib.auth.models import Group
 from django.db import connection
 from django.http import Http404
 
-from portal.prepared import Statement
+from quotas.common.prepared import Statement
 from quotas.access import (AUDITOR, NOT_FOUND, PLATFORM_ADMIN, PLATFORM_ROLES, QUOTA_APPROVER, TenantAccess,
                            platform_roles)
 from quotas.models import Membership, Tenant

@@ -1,9 +1,9 @@
-"""Statements prepared once per connection (portal/prepared.py) answer as the plain statement does, on a new
+"""Statements prepared once per connection (quotas/common/prepared.py) answer as the plain statement does, on a new
 connection too, and after the transaction that prepared them rolled back."""
 import pytest
 from django.db import connection, transaction
 
-from portal import prepared
+from quotas.common import prepared
 from quotas.models import Tenant
 
 pytestmark = pytest.mark.django_db(transaction=True)

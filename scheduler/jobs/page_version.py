@@ -17,7 +17,7 @@ from django.db import connection
 from django.utils import timezone
 from django.utils.translation import get_language
 
-from portal.prepared import Statement
+from quotas.common.prepared import Statement
 from quotas.access import TenantAccess
 from quotas.classes.models import PriorityClass
 from quotas.models import GpuModel, Node, Pool, Project, Quota, Tenant

@@ -8,11 +8,13 @@ and signature, the user's `is_active` (`user_can_authenticate`) and the session'
 django.contrib.auth.get_user after this). Sessions stay in the database (the cache may be away: pages must
 still be served then).
 
-SESSION_ENGINE names this module; LockoutBackend.get_user calls `active_user`."""
+SESSION_ENGINE names this module; LockoutBackend.get_user calls `user_by_pk`."""
 from django.contrib.auth import get_user_model
 from django.contrib.sessions.backends import db
 from django.db import connection
 from django.utils import timezone
+
+from quotas.common.plain_get import row_by
 
 
 class SessionStore(db.SessionStore):
@@ -35,15 +37,4 @@ class SessionStore(db.SessionStore):
 def user_by_pk(pk):
     """The user with this primary key, all its fields loaded, or None."""
     model = get_user_model()
-    if connection.vendor != "postgresql":  # the demo's SQLite: its datetimes need Django's conversions
-        return model._default_manager.filter(pk=pk).first()
-    fields = [f.attname for f in model._meta.concrete_fields]
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in model._meta.concrete_fields)
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {columns} FROM {connection.ops.quote_name(model._meta.db_table)} "
-                       f"WHERE {connection.ops.quote_name(model._meta.pk.column)} = %s",
-                       [model._meta.pk.to_python(pk)])
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    return model.from_db(connection.alias, fields, row)  # psycopg gives PostgreSQL's values as Python's
+    return row_by(model, model._meta.pk.name, pk)

@@ -114,15 +114,15 @@ def concurrent_page_figures(world, *, readers: int = 20, requests_each: int = 10
             "gunicorn_workers": WORKERS}
 
 
-def _stop(server: subprocess.Popen) -> None:
-    """Stop gunicorn: gracefully, or killed when a loaded machine keeps its workers from ending within 20 s
-    (its workers leave when their parent is gone); never left running."""
+def _stop(server: subprocess.Popen, timeout: float = 20) -> None:
+    """Stop gunicorn: gracefully, or killed when a loaded machine keeps its workers from ending within
+    `timeout` seconds (its workers leave when their parent is gone); never left running."""
     server.terminate()
     try:
-        server.wait(timeout=20)
+        server.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         server.kill()
-        server.wait(timeout=20)
+        server.wait(timeout=timeout)
 
 
 def _children(server: subprocess.Popen) -> list[str]:

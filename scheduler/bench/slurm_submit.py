@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from scheduler.bench.agreement import mismatches, settled
 from scheduler.bench.slurm_pool import bench_pool, pct
-from scheduler.bench.readers import _serve
+from scheduler.bench.readers import _serve, _stop
 
 
 class _Watcher(threading.Thread):
@@ -289,12 +289,7 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
         ticks.join(timeout=60)
     finally:
         stop.set()
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:  # a host at a load of 200 left gunicorn's workers no time to stop
-            server.kill()
-            server.wait(timeout=30)
+        _stop(server, timeout=30)  # a host at a load of 200 left gunicorn's workers no time to stop
         watcher.done.set()
         _scancel_all(env, partition)
     print(json.dumps({"portal_phase": {"created": created, "http_errors": len(errors), "p50": pct(portal, 50),

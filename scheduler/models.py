@@ -198,3 +198,4 @@ class Preemption(models.Model):
 
 from scheduler.runs.models import JobRun  # noqa: E402,F401  (re-exported: `from scheduler.models import JobRun`)
 from scheduler.backends.models import BackendStatus  # noqa: E402,F401
+from scheduler.sync.models import TickRequest  # noqa: E402,F401

@@ -4,7 +4,8 @@ HTTP (gunicorn, the production server), while two threads do what the two worker
 submit → RUNNING is the wall time from a bulk's request to the first `squeue` listing (polled every 0.2 s)
 that shows the job RUNNING, with the stages it went through (_stages). Slurm alone: the same 1,000 jobs by plain `sbatch`
 from 4 clients on the same cluster, in the same bulks (a loop of 100 sbatch), timed from each sbatch call and,
-as the portal's are, from the bulk's first. Then N fault rounds (a job cancelled outside, a node down) with a tick
+as the portal's are, from the bulk's first; and the same jobs as one job array from a single sbatch call
+(_array_probe: what Slurm itself does with the whole stream at once on this host, a bound from below). Then N fault rounds (a job cancelled outside, a node down) with a tick
 every SCHEDULER_BACKEND_TICK_SECONDS: the seconds until the portal's API shows the change, and the jobs
 whose portal state differs from Slurm's after the round's tick. Uses the configured database: its
 `bench-submit-*` rows stay (audit events are append-only)."""
@@ -80,6 +81,32 @@ def _wait_empty(env: dict, partition: str, timeout: float = 300) -> None:
 
 def _latencies(sent: dict[str, float], seen: dict[str, float]) -> list[float]:
     return sorted(seen[name] - t for name, t in sent.items() if name in seen)
+
+
+def _array_probe(env: dict, partition: str, jobs: int, tag: str, timeout: float) -> list[float]:
+    """What this host lets Slurm itself do with the whole stream at once: the same jobs as one job array, handed
+    over by a single sbatch call (one RPC, no client in the way), timed from that call to each task's first
+    RUNNING listing. No front end that starts jobs through this slurmctld can start them sooner, so these
+    figures bound the portal's submit -> RUNNING from below on the same cluster."""
+    began = time.time()
+    out = subprocess.run(["sbatch", "--parsable", f"--partition={partition}", f"--job-name=array-{tag}",
+                          f"--array=0-{jobs - 1}", "--gres=gpu:h100:1", f"--time={RUNTIME_MINUTES}",
+                          "--output=/dev/null", f"--wrap=sleep {RUNTIME_MINUTES * 60}"],
+                         env=env, capture_output=True, text=True, timeout=120)
+    array_id = out.stdout.strip().split(";")[0]
+    if out.returncode or not array_id:
+        return []
+    seen: dict[str, float] = {}
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and len(seen) < jobs:
+        listing = subprocess.run(["squeue", "-h", "-r", f"--jobs={array_id}", "-t", "RUNNING", "-o", "%i"], env=env,
+                                 capture_output=True, text=True, timeout=60).stdout
+        now = time.time()
+        for task in listing.split():
+            seen.setdefault(task, now)
+        time.sleep(0.2)
+    _scancel_all(env, partition)
+    return sorted(t - began for t in seen.values())
 
 
 # The jobs sleep this long and may run as long: a slow portal or a loaded host must not see them end during
@@ -336,6 +363,8 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
     slurm_alone = _latencies(alone_sent, alone.seen)
     slurm_alone_bulk = _latencies(alone_bulk_sent, alone.seen)
     _scancel_all(env, partition)
+    _wait_empty(env, partition)
+    array = _array_probe(env, partition, jobs, tag, timeout)
 
     p95, alone_p95, bulk_p95 = pct(portal, 95), pct(slurm_alone, 95), pct(slurm_alone_bulk, 95)
     return {"jobs": jobs, "clients": clients, "bulk": bulk, "nodes": len(pool.nodes.all()), "gpus": capacity,
@@ -347,6 +376,7 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
             "p95_vs_slurm_alone": round(p95 / alone_p95, 2) if p95 and alone_p95 else None,
             "slurm_alone_bulk_s_p50": pct(slurm_alone_bulk, 50), "slurm_alone_bulk_s_p95": bulk_p95,
             "p95_vs_slurm_alone_bulk": round(p95 / bulk_p95, 2) if p95 and bulk_p95 else None,
+            "slurm_array_s_p50": pct(array, 50), "slurm_array_s_p95": pct(array, 95), "slurm_array_running": len(array),
             "stages_s": stages, "stream_ticks": _tick_costs(tick_costs), "fault_rounds": rounds, "mismatches_after_each_round_tick": wrong,
             "seconds_to_portal_showing_change": seen_after, "tick_every_s": tick_every,
             "R_s": round(r_s, 3)}

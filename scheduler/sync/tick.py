@@ -25,6 +25,7 @@ from scheduler.runs import services as runs
 from scheduler.runs.models import JobRun
 from scheduler.runs.pending_bound import pending_beyond_bounds, replacements_due
 from scheduler.sync.inventory import inventory_sync
+from scheduler.sync.models import TickRequest
 
 log = logging.getLogger(__name__)
 TICK_BATCH = 500  # runs polled per page, stops and signals retried per pool and tick
@@ -245,15 +246,33 @@ def pools_with_work():
 
 def backend_tick(*, now: datetime | None = None, pools=None) -> TickResult:
     """Advance every pool with admitted jobs or active runs; idempotent under several workers."""
-    now = now or timezone.now()
     result = TickResult()
     for pool in (pools if pools is not None else pools_with_work()):
+        _tick_when_free(pool, now, result)
+    return result
+
+
+# Passes one call makes for requests that arrive while it ticks; a pool asked for without pause is ticked
+# by the next call (beat's fan-out or the next admission) rather than hold one worker for ever.
+TICK_PASSES = 3
+
+
+def _tick_when_free(pool: Pool, now: datetime | None, result: TickResult) -> None:
+    """Ask for a tick of the pool; tick it unless another worker is ticking it, and tick it again while
+    ticks are asked for during a pass. A worker that finds the pool taken leaves its request (TickRequest)
+    and returns: the holder takes the lock again after its pass and finds it. The request is taken as a
+    pass begins, under the lock, so a request made after that is never lost: either its worker gets the lock,
+    or the holder, whose release comes after that worker's failed try, finds the request on its next take."""
+    TickRequest.objects.bulk_create([TickRequest(pool_id=pool.pk, requested_at=timezone.now())],
+                                    ignore_conflicts=True)
+    for _ in range(TICK_PASSES):
         with pool_lock(TICK, pool.pk) as mine:
             if not mine:  # another worker is ticking this pool: one writer per pool, never two sbatch
                 result.skipped += 1
-                continue
-            _tick_pool(pool, now, result)
-    return result
+                return
+            if not TickRequest.objects.filter(pool_id=pool.pk).delete()[0]:
+                return  # nothing asked since the last pass began
+            _tick_pool(pool, now or timezone.now(), result)
 
 
 def _tick_pool(pool: Pool, now: datetime, result: TickResult) -> None:

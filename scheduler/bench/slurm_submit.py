@@ -79,6 +79,13 @@ def _wait_empty(env: dict, partition: str, timeout: float = 300) -> None:
         time.sleep(2)
 
 
+def _slurm_state(env: dict, external_id: str) -> str:
+    """The job's state as squeue lists it now ("" once it has left the listing)."""
+    out = subprocess.run(["squeue", "-h", f"--jobs={external_id}", "--states=all", "-o", "%T"], env=env,
+                         capture_output=True, text=True, timeout=60).stdout.split()
+    return out[0] if out else ""
+
+
 def _latencies(sent: dict[str, float], seen: dict[str, float]) -> list[float]:
     return sorted(seen[name] - t for name, t in sent.items() if name in seen)
 
@@ -278,7 +285,7 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
 
         ids = list(Job.objects.filter(pool=pool).values_list("pk", flat=True))
         rng = random.Random(36)
-        seen_after, wrong = [], []
+        seen_after, slurm_to_portal, wrong = [], [], []
         ticks = threading.Thread(target=ticker, daemon=True)
         ticks.start()
         down: list[str] = []
@@ -287,26 +294,31 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
                            .values_list("pk", flat=True))
             if not running:  # the portal shows none running (a stream it never caught up with): no round
                 seen_after.append(None)
+                slurm_to_portal.append(None)
                 wrong.append(None)
                 continue
             job_id = rng.choice(running)
             run = Job.objects.get(pk=job_id).runs.get(state="running")
             if round_no % 2 == 0:  # cancelled outside the portal: the portal shows it failed
                 subprocess.run(["scancel", run.external_id], env=env, check=True, timeout=30)
-                expect = {"failed"}
+                expect, slurm_expect = {"failed"}, {"CANCELLED", "COMPLETING", ""}
             else:  # its node fails: Slurm requeues it, the portal shows it admitted (pending on the cluster)
                 node = run.nodes[0]
                 down.append(node)
                 subprocess.run(["scontrol", "update", f"NodeName={node}", "State=DOWN", "Reason=bench fault"],
                                env=env, check=True, timeout=30)
-                expect = {"admitted"}
+                expect, slurm_expect = {"admitted"}, {"PENDING", "REQUEUED", "REQUEUE_HOLD"}
             changed = time.time()
-            deadline, shown = time.monotonic() + 120, None
+            deadline, shown, slurm_shown = time.monotonic() + 120, None, None
             while time.monotonic() < deadline and shown is None:
+                if slurm_shown is None and _slurm_state(env, run.external_id) in slurm_expect:
+                    slurm_shown = time.time()
                 if _get(f"http://127.0.0.1:{port}/api/v1/jobs/{job_id}/", key)["status"] in expect:
-                    shown = round(time.time() - changed, 3)
+                    shown = time.time()
                 time.sleep(0.1)
-            seen_after.append(shown)  # None: not shown within 120 s
+            seen_after.append(round(shown - changed, 3) if shown else None)  # None: not shown within 120 s
+            # From Slurm's own change (a node's failure takes Slurm a while to requeue the job): the portal's part.
+            slurm_to_portal.append(round(shown - (slurm_shown or shown), 3) if shown else None)
             settled(env)
             # The round's tick, after Slurm settled: one that ran (not skipped while the ticker held the pool).
             while backend_tick(pools=[pool]).skipped:
@@ -321,7 +333,7 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
         _scancel_all(env, partition)
     print(json.dumps({"portal_phase": {"created": created, "http_errors": len(errors), "p50": pct(portal, 50),
                                        "p95": pct(portal, 95), "running": len(portal), "mismatches": wrong,
-                                       "seen_after": seen_after, "stages": stages,
+                                       "seen_after": seen_after, "slurm_to_portal": slurm_to_portal, "stages": stages,
                                        "stream_ticks": _tick_costs(tick_costs), "R_s": round(r_s, 3)}}),
           file=sys.stderr, flush=True)
     # The nodes the rounds took down, and those Slurm drained itself when a loaded host did not end a thousand
@@ -378,5 +390,5 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
             "p95_vs_slurm_alone_bulk": round(p95 / bulk_p95, 2) if p95 and bulk_p95 else None,
             "slurm_array_s_p50": pct(array, 50), "slurm_array_s_p95": pct(array, 95), "slurm_array_running": len(array),
             "stages_s": stages, "stream_ticks": _tick_costs(tick_costs), "fault_rounds": rounds, "mismatches_after_each_round_tick": wrong,
-            "seconds_to_portal_showing_change": seen_after, "tick_every_s": tick_every,
+            "seconds_to_portal_showing_change": seen_after, "seconds_from_slurm_change_to_portal": slurm_to_portal, "tick_every_s": tick_every,
             "R_s": round(r_s, 3)}

@@ -79,6 +79,14 @@ def _wait_empty(env: dict, partition: str, timeout: float = 300) -> None:
         time.sleep(2)
 
 
+def _resume(env: dict, partition: str, down: list[str]) -> None:
+    drained = subprocess.run(["sinfo", "-h", "-N", f"--partition={partition}", "-t", "drain,down", "-o", "%N"], env=env,
+                             capture_output=True, text=True, timeout=30).stdout.split()
+    for node in {*down, *drained}:
+        subprocess.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"], env=env, capture_output=True,
+                       timeout=30)
+
+
 def _slurm_state(env: dict, external_id: str) -> str:
     """The job's state as squeue lists it now ("" once it has left the listing)."""
     out = subprocess.run(["squeue", "-h", f"--jobs={external_id}", "--states=all", "-o", "%T"], env=env,
@@ -339,11 +347,7 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
     # The nodes the rounds took down, and those Slurm drained itself when a loaded host did not end a thousand
     # cancelled jobs in time ("Kill task failed"): Slurm alone gets the whole cluster, as the portal had it.
     _wait_empty(env, partition)
-    drained = subprocess.run(["sinfo", "-h", "-N", f"--partition={partition}", "-t", "drain,down", "-o", "%N"], env=env,
-                             capture_output=True, text=True, timeout=30).stdout.split()
-    for node in {*down, *drained}:
-        subprocess.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"], env=env, capture_output=True,
-                       timeout=30)
+    _resume(env, partition, down)
 
     # --- Slurm alone: the same jobs by plain sbatch, 4 clients -----------------------------------------------
     time.sleep(5)
@@ -376,6 +380,7 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
     slurm_alone_bulk = _latencies(alone_bulk_sent, alone.seen)
     _scancel_all(env, partition)
     _wait_empty(env, partition)
+    _resume(env, partition, [])  # the array gets the whole cluster too
     array = _array_probe(env, partition, jobs, tag, timeout)
 
     p95, alone_p95, bulk_p95 = pct(portal, 95), pct(slurm_alone, 95), pct(slurm_alone_bulk, 95)

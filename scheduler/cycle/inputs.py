@@ -25,7 +25,7 @@ from hashlib import blake2b
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import BooleanField, QuerySet
 from django.db.models.expressions import RawSQL
 
 from quotas.classes.models import PriorityClass
@@ -106,7 +106,12 @@ def inputs_digest(*, pool: Pool, now: datetime) -> str:
 def pending_fold(*, pool: Pool, now: datetime, ids: list[int], lock: bool = False) -> tuple[int, int]:
     """(count, sum) of the considered waiting jobs among `ids`, folded as `inputs_folds` folds them.
     `lock`: and lock those rows until the transaction ends, so that nobody else writes them before it."""
-    rows = considered_pending(pool, now).filter(pk__in=ids)
+    # The ids go as one array literal, not `pk__in`: a cycle that rewrote a whole queue's waits folds 8k ids,
+    # and an IN list of 8k parameters cost Django's compiler and the client-side quoting 40 ms of CPU and
+    # the server 100 ms, twice a cycle (one string: 3 ms and 20 ms; a short list plans as well as before).
+    column = f"{connection.ops.quote_name(Job._meta.db_table)}.{connection.ops.quote_name(Job._meta.pk.column)}"
+    rows = considered_pending(pool, now).filter(RawSQL(f"{column} = ANY(%s::bigint[])", (
+        "{" + ",".join(str(int(pk)) for pk in ids) + "}",), output_field=BooleanField()))
     if lock:
         rows = rows.select_for_update()
     sql, params = _folded(rows)

@@ -32,6 +32,7 @@ from scheduler.engine.types import (
     Quota as EngineQuota,
 )
 from quotas.common import clock, limits
+from quotas.common.plain_values import plain_values
 from quotas.common.grace import grace_minutes, preemption_cap_24h
 from scheduler.queue.faults import job_fault_record, not_faulted
 from scheduler.models import HOLDING_STATUSES, PENDING_STATUSES, Job, Preemption
@@ -166,12 +167,12 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
                 "default_memory_gb_per_gpu": pool.default_memory_gb_per_gpu}
     running = []
     for (i, tenant, project, model, gpus, replicas, priority, placements, admitted_at, started_at, expected_end,
-         lease_id, workload, max_runtime, checkpoint, cpu, memory, off_cluster) in Job.objects.filter(
+         lease_id, workload, max_runtime, checkpoint, cpu, memory, off_cluster) in plain_values(Job.objects.filter(
             pool=pool, status__in=HOLDING_STATUSES).annotate(off_cluster=_off_cluster()).order_by(
             "id").values_list("id", "tenant__slug", "project__slug", "gpu_model__name", "gpus", "replicas",
                               "priority_class", "placements", "admitted_at", "started_at", "expected_end",
                               "lease_id", "workload_class", "max_runtime_minutes", "last_checkpoint_at", "cpu",
-                              "memory_gb", "off_cluster"):
+                              "memory_gb", "off_cluster")):
         started = started_at or admitted_at or now
         until, stopping_for = stopping.get(i, (None, None))
         if lease_id is not None and lease_id not in open_lease_ids:
@@ -190,12 +191,11 @@ def build_snapshot(*, pool: Pool, now: datetime | None = None) -> PoolSnapshot:
     stored: dict[int, StoredPending] = {}
     # The deepest read of the cycle: plain columns, no joins (names come from the small tables once),
     # and only what the engine and the unchanged-wait check need; the cycle reads the rest of the
-    # rows it writes.
-    rows = considered_pending(pool, now).values_list(
+    # rows it writes. Read with the driver's timestamp loader (plain_values): Django's cost half of it.
+    rows = plain_values(considered_pending(pool, now).values_list(
         "id", "tenant_id", "project_id", "gpu_model_id", "gpus", "replicas", "workload_class",
         "priority_class", "submitted_at", "env_ready", "env_detail", "max_runtime_minutes", "status", "wait_code",
-        "wait_digest", "name", "cpu", "memory_gb", "checkpoint_interval_minutes")
-    rows = list(rows)
+        "wait_digest", "name", "cpu", "memory_gb", "checkpoint_interval_minutes"))
     yields = _yields(pool=pool, pending_ids={row[0] for row in rows})
     tenants, projects, models = _names({row[1] for row in rows}, {row[2] for row in rows})
     pool_name = pool.name

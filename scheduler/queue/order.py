@@ -15,29 +15,38 @@ from scheduler.engine.types import Wait
 
 
 _POSITION_IN_POOL = attrgetter("position_in_pool")
+_JOB_ID, _IN_TENANT, _AHEAD, _ETA = (attrgetter(name) for name in ("job_id", "position_in_tenant", "gpus_ahead", "eta"))
 
 
 def _epoch(moment: datetime | None) -> int | None:
     return None if moment is None else int(moment.timestamp())
 
 
+def _eta_pair(value) -> list:
+    pair = [_epoch(value.earliest), _epoch(value.latest)]
+    if value.dimension:  # set by CPU cores or memory coming back (GPUs alone: the pair as before)
+        pair.append(value.dimension)
+    return pair
+
+
+def order_text(waits: tuple[Wait, ...]) -> tuple[dict, str, str]:
+    """The compact order of one pool's waits, its JSON text and its digest (the digest of that text).
+    Each column is taken in one C-level pass (map over an attrgetter): a 10k queue's Python loop with
+    four appends a wait cost as much again as the text's encoding."""
+    ordered = sorted(waits, key=_POSITION_IN_POOL)
+    values = list(map(_ETA, ordered))  # kept: the ids below are those of live objects
+    keys = list(map(id, values))
+    # the ETA desk hands the same Eta object to jobs covered by one release: one pair for each object
+    pairs = {key: _eta_pair(value) for key, value in dict(zip(keys, values)).items()}
+    payload = {"ids": list(map(_JOB_ID, ordered)), "tenant": list(map(_IN_TENANT, ordered)),
+               "ahead": list(map(_AHEAD, ordered)), "eta": list(map(pairs.__getitem__, keys))}
+    text = json.dumps(payload, separators=(",", ":"))
+    return payload, text, blake2b(text.encode(), digest_size=12).hexdigest()
+
+
 def order_payload(waits: tuple[Wait, ...]) -> tuple[dict, str]:
     """The compact order of one pool's waits and its digest."""
-    ids, tenant, ahead, eta = [], [], [], []
-    etas: dict[int, list] = {}  # the ETA desk hands the same Eta object to jobs covered by one release
-    for wait in sorted(waits, key=_POSITION_IN_POOL):  # one pass, four columns
-        ids.append(wait.job_id)
-        tenant.append(wait.position_in_tenant)
-        ahead.append(wait.gpus_ahead)
-        value = wait.eta
-        pair = etas.get(id(value))
-        if pair is None:
-            pair = etas[id(value)] = [_epoch(value.earliest), _epoch(value.latest)]
-            if value.dimension:  # set by CPU cores or memory coming back (GPUs alone: the pair as before)
-                pair.append(value.dimension)
-        eta.append(pair)
-    payload = {"ids": ids, "tenant": tenant, "ahead": ahead, "eta": eta}
-    digest = blake2b(json.dumps(payload, separators=(",", ":")).encode(), digest_size=12).hexdigest()
+    payload, _, digest = order_text(waits)
     return payload, digest
 
 

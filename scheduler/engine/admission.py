@@ -475,6 +475,7 @@ def _describe(cycle: CycleState) -> list[Wait]:
     # [blockers, node_blocked, actions or None, another model's action, told of the jobs ahead or None]
     answers: dict[tuple, list] = {}
     answer = _Answers(cycle)
+    room_shapes: dict[tuple, tuple[int, int]] = {}  # (lane, GPUs, replicas, CPU cores, memory) -> `room_shape`
     reserved = cycle.backfill.reserved if cycle.backfill is not None else None
     priority_of = cycle.priority_of
     waits: list[Wait] = []
@@ -513,7 +514,13 @@ def _describe(cycle: CycleState) -> list[Wait]:
         c, m = job.cpus, job.memory_gb
         asks_more = c or m  # CPU cores or memory besides GPUs
         if asks_more and lane.index is not None:  # they matter to the answer only through its room
-            c, m = lane.index.room_shape(job.gpus, job.replicas, c, m)
+            # The lanes no longer change here, and their jobs repeat a few shapes: each shape's room shape
+            # is worked out once (a look-up, not a call per job).
+            rkey = (lane, job.gpus, job.replicas, c, m)
+            room_shape = room_shapes.get(rkey)
+            if room_shape is None:
+                room_shape = room_shapes[rkey] = lane.index.room_shape(job.gpus, job.replicas, c, m)
+            c, m = room_shape
         question = (id(blockers), id(tenant_q), id(entry.project_q), id(lane), job.gpus, job.replicas, c, m,
                     entry.node_blocked)
         known = answers.get(question)
@@ -700,8 +707,8 @@ def _add_node_blockers(reasons: R.Reasons, blockers: list[Blocker], job: Pending
     """The room blocker of a job that does not fit on nodes now. The higher-priority jobs ahead of it
     (LOWER_PRIORITY) are counted at the cycle's end (`_describe`): only then is it known which of them
     still wait."""
-    if index.outside_jobs or ((job.cpus or job.memory_gb) and index.room_shape(job.gpus, job.replicas, job.cpus,
-                                                                                job.memory_gb) != (0, 0)):
+    # It does not fit (its caller asked `fits`): where GPUs alone would fit it, CPU cores or memory bind.
+    if index.outside_jobs or ((job.cpus or job.memory_gb) and index.can_place(job.gpus, job.replicas)):
         blockers.append(room_blocker(reasons, job, index))
     elif index.total_free >= need:
         blockers.append(reasons.fragmented(

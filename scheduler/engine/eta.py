@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from datetime import datetime, timedelta
+from itertools import accumulate
 
 from .clock import span as clock_span
 from .resources import CPUS, MEMORY
@@ -50,34 +51,45 @@ class Timeline:
 
 class VectorTimeline:
     """When CPU cores and memory come back in a lane, read as one `Timeline` per dimension (`cpus`,
-    `memory`): the releases are listed once, as (when, CPU cores, memory), and sorted once. Each
+    `memory`): the releases are listed once, when with CPU cores and memory, and sorted once. Each
     dimension's cumulative amounts are those of its own timeline (releases of the same moment may add up
     in another order, which moves no answer: it is a moment that is read)."""
 
-    __slots__ = ("_events", "cpus", "memory")
+    __slots__ = ("_when", "_cpus", "_memory", "cpus", "memory")
 
     def __init__(self) -> None:
-        self._events: list[tuple[datetime, int, int]] = []
+        # The releases in three lists, not a tuple each: admissions add theirs in the nominate phase, and
+        # thousands of tuples alive until the describe phase would each count towards the collector's
+        # next pass (moments and amounts are not tracked by it).
+        self._when: list[datetime] = []
+        self._cpus: list[int] = []
+        self._memory: list[int] = []
         self.cpus, self.memory = Timeline(), Timeline()
 
     def add(self, when: datetime, cpus: int, memory_gb: int) -> None:
         if cpus > 0 or memory_gb > 0:
-            self._events.append((when, cpus, memory_gb))
+            self._when.append(when)
+            self._cpus.append(cpus)
+            self._memory.append(memory_gb)
 
     def freeze(self) -> "VectorTimeline":
-        events, self._events = self._events, []
-        events.sort()
-        cpus, memory = self.cpus, self.memory
-        total_cpus = total_memory = 0
-        for when, c, m in events:
-            if c > 0:
-                total_cpus += c
-                cpus.times.append(when)
-                cpus.cumulative.append(total_cpus)
-            if m > 0:
-                total_memory += m
-                memory.times.append(when)
-                memory.cumulative.append(total_memory)
+        when, c, m = self._when, self._cpus, self._memory
+        self._when, self._cpus, self._memory = [], [], []
+        # In time order (releases of one moment in the order added: the moment is what is read), read and
+        # summed in C rather than a step of Python per release.
+        order = sorted(range(len(when)), key=when.__getitem__)
+        times = list(map(when.__getitem__, order))
+        for timeline, amounts in ((self.cpus, c), (self.memory, m)):
+            if amounts and min(amounts) > 0:  # every release gives this dimension back, as most do
+                timeline.times.extend(times)
+                timeline.cumulative.extend(accumulate(map(amounts.__getitem__, order)))
+                continue
+            total = 0
+            for k in order:
+                if amounts[k] > 0:
+                    total += amounts[k]
+                    timeline.times.append(when[k])
+                    timeline.cumulative.append(total)
         return self
 
 

@@ -66,8 +66,7 @@ class ModelIndex(VectorFit):
                     self._slots[g] += len(bucket) * (f // g)
         self._slot_cache: dict[tuple[int, bool], int] = {}
         if self.vec:
-            for node_id in self.free:
-                self._retest(node_id)
+            self._retest_all()
 
     # --- static questions (independent of what runs) ---
 

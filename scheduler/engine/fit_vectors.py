@@ -68,19 +68,26 @@ class VectorFit:
         if not self.vec:
             return
         static, cpu_free, mem_free = self._static_nodes, self.cpu_free, self.mem_free
-        for node in nodes:
+        free_cpus = free_memory = 0
+        nothing = (0, 0)
+        for node in nodes:  # locals and no calls of max: once per node of a lane that tracks them
             cpus = node.cpus or _UNBOUNDED
             mem = node.memory_gb or _UNBOUNDED
-            key = (node.gpus, cpus, mem, node.state == NODE_SCHEDULABLE)
+            schedulable = node.state == NODE_SCHEDULABLE
+            key = (node.gpus, cpus, mem, schedulable)
             static[key] = static.get(key, 0) + 1
-            if node.state == NODE_SCHEDULABLE:
-                used_cpus, used_mem = used_extra.get(node.id, (0, 0))
-                cpu_free[node.id] = max(cpus - used_cpus - node.outside.cpus, 0)
-                mem_free[node.id] = max(mem - used_mem - node.outside.memory_gb, 0)
+            if schedulable:
+                node_id, outside = node.id, node.outside
+                used_cpus, used_mem = used_extra.get(node_id, nothing)
+                c = cpus - used_cpus - outside.cpus
+                m = mem - used_mem - outside.memory_gb
+                cpu_free[node_id] = c = c if c > 0 else 0
+                mem_free[node_id] = m = m if m > 0 else 0
                 if node.cpus:
-                    self.free_cpus += cpu_free[node.id]
+                    free_cpus += c
                 if node.memory_gb:
-                    self.free_memory += mem_free[node.id]
+                    free_memory += m
+        self.free_cpus, self.free_memory = free_cpus, free_memory
         # The leanest ratios over the node shapes (first seen in node order), not over every node.
         for gpus, cpus, mem, _ in static:
             if gpus:
@@ -149,6 +156,15 @@ class VectorFit:
         # `proportional` by the tables, inline: asked for every job that asks CPU cores or memory.
         return (not self._tight and gpus <= self._top and cpus <= self._cpu_cap[gpus]
                 and memory_gb <= self._mem_cap[gpus])
+
+    def _retest_all(self) -> None:
+        """`_retest` of every schedulable node, once the index is built (inline: once per node)."""
+        free, cpu_free, mem_free, cpu_need, mem_need = self.free, self.cpu_free, self.mem_free, self._cpu_need, \
+            self._mem_need
+        tight = self._tight
+        for node_id, f in free.items():
+            if f and (cpu_free[node_id] < cpu_need[f] or mem_free[node_id] < mem_need[f]):
+                tight.add(node_id)
 
     def _retest(self, node_id: int) -> None:
         """Is the node `_tight` after a change: some free GPU of it without the leanest node's CPU cores
@@ -223,22 +239,42 @@ class VectorFit:
 
     def _place_one_vec(self, gpus: int, cpus: int, memory_gb: int) -> int:
         buckets, cpu_free, mem_free = self.buckets, self.cpu_free, self.mem_free
-        for f in range(gpus, self._top + 1):
-            for node_id in buckets[f]:
-                if cpu_free[node_id] >= cpus and mem_free[node_id] >= memory_gb:
-                    break
-            else:
-                continue
-            break
+        # `_gpu_bound`, inline (`fits` put gpus within the tables): every node has the CPU cores and memory
+        # of its free GPUs' replicas, so best fit on free GPUs alone picks the node, as `_place_one` does.
+        bound = not self._tight and cpus <= self._cpu_cap[gpus] and memory_gb <= self._mem_cap[gpus]
+        if bound:
+            f = gpus
+            while not buckets[f]:
+                f += 1
+            node_id = next(iter(buckets[f]))
+        else:
+            for f in range(gpus, self._top + 1):
+                for node_id in buckets[f]:
+                    if cpu_free[node_id] >= cpus and mem_free[node_id] >= memory_gb:
+                        break
+                else:
+                    continue
+                break
         bucket = buckets[f]
         del bucket[node_id]
+        cpus_before, memory_before = cpu_free[node_id], mem_free[node_id]
         # One change of the node's state for the GPUs and the CPU cores and memory the replica takes.
         if self._states is not None:
-            self._vec_changed(node_id, f, f - gpus, cpu_free[node_id], mem_free[node_id], -cpus, -memory_gb)
+            self._vec_changed(node_id, f, f - gpus, cpus_before, memory_before, -cpus, -memory_gb)
         self._move(node_id, f, f - gpus, False)
         if f == self.max_free and not bucket:
             self.max_free = self._scan_max(f)
-        self._extra_changed(node_id, -cpus, -memory_gb, False)
+        # `_extra_changed` without a count (done above), inline: once per replica placed.
+        if cpus_before < _UNTRACKED:
+            self.free_cpus -= cpus
+        if memory_before < _UNTRACKED:
+            self.free_memory -= memory_gb
+        cpu_free[node_id] = cpus_before - cpus
+        mem_free[node_id] = memory_before - memory_gb
+        # A node that was not `_tight` stays so after a replica `_gpu_bound` placed: with the leanest ratio
+        # A per GPU, ceil(A f) - floor(A g) >= ceil(A (f - g)), so there is nothing to test again then.
+        if not bound:
+            self._retest(node_id)
         return node_id
 
     def hold_for(self, gpus: int, replicas: int, cpus: int, memory_gb: int,

@@ -108,7 +108,7 @@ class VectorRoom(Room):
     min(GPUs // g, CPU cores // c, memory // m) replicas with what its victims give back in every
     dimension, so stopping a job that frees GPUs but not the memory the gang lacks is never a plan."""
 
-    __slots__ = ("c", "m", "cpu_free", "mem_free", "released_cpus", "released_memory", "index_slots")
+    __slots__ = ("c", "m", "cpu_free", "mem_free", "index_slots", "nodes")
 
     def __init__(self, index: ModelIndex, job: PendingJob, missing_tenant: int = 0, missing_project: int = 0,
                  charges: Mapping[int, tuple[bool, bool]] | None = None):
@@ -117,33 +117,44 @@ class VectorRoom(Room):
         self.c, self.m = job.cpus, job.memory_gb
         self.slots = index.vec_slots(job.gpus, job.cpus, job.memory_gb)
         self.cpu_free, self.mem_free = index.cpu_free, index.mem_free
-        self.released_cpus: dict[int, int] = {}
-        self.released_memory: dict[int, int] = {}
+        # Per node touched so far: its free GPUs, CPU cores and memory with what the stops added give back,
+        # and the replicas those hold (counted in `slots`). One entry per node, not one per dimension: a
+        # search adds and takes back the same victims many times, and a change reads and writes it once.
+        self.nodes: dict[int, tuple[int, int, int, int]] = {}
 
     def add(self, job: RunningJob, sign: int = 1) -> None:
-        free, released, cpus, memory = self.free, self.released, self.released_cpus, self.released_memory
-        per_g, per_c, per_m = self.g, self.c, self.m
+        nodes, per_g, per_c, per_m = self.nodes, self.g, self.c, self.m
+        d_g, d_c, d_m = sign * job.gpus, sign * job.cpus, sign * job.memory_gb
         for node_id in job.placements:
-            f = free.get(node_id)
-            if f is None:  # not a schedulable node of this lane: frees nothing usable
-                continue
-            g, c, m = released.get(node_id, 0), cpus.get(node_id, 0), memory.get(node_id, 0)
-            # Replicas the node holds with its free GPUs, CPU cores and memory and what the stops give back,
-            # before and after this job's (inline: a search adds and takes back victims many times).
-            free_c, free_m = self.cpu_free[node_id], self.mem_free[node_id]
-            before = (f + g) // per_g
-            if per_c and (free_c + c) // per_c < before:
-                before = (free_c + c) // per_c
-            if per_m and (free_m + m) // per_m < before:
-                before = (free_m + m) // per_m
-            g, c, m = g + sign * job.gpus, c + sign * job.cpus, m + sign * job.memory_gb
-            released[node_id], cpus[node_id], memory[node_id] = g, c, m
-            after = (f + g) // per_g
-            if per_c and (free_c + c) // per_c < after:
-                after = (free_c + c) // per_c
-            if per_m and (free_m + m) // per_m < after:
-                after = (free_m + m) // per_m
-            self.slots += (after if after > 0 else 0) - (before if before > 0 else 0)
+            state = nodes.get(node_id)
+            if state is None:
+                f = self.free.get(node_id)
+                if f is None:  # not a schedulable node of this lane: frees nothing usable
+                    continue
+                g, c, m = f, self.cpu_free[node_id], self.mem_free[node_id]
+                before = g // per_g
+                if per_c and c // per_c < before:
+                    before = c // per_c
+                if per_m and m // per_m < before:
+                    before = m // per_m
+                if before < 0:
+                    before = 0
+            else:
+                g, c, m, before = state
+            g, c, m = g + d_g, c + d_c, m + d_m
+            after = g // per_g
+            if per_c:
+                k = c // per_c
+                if k < after:
+                    after = k
+            if per_m:
+                k = m // per_m
+                if k < after:
+                    after = k
+            if after < 0:
+                after = 0
+            nodes[node_id] = (g, c, m, after)
+            self.slots += after - before
         if self.charges is not None:
             self._charge(job, sign)
 
@@ -154,9 +165,9 @@ class VectorRoom(Room):
             return True
         g, free = self.g, self.free
         slots = self.index_slots
-        for node_id, back in self.released.items():
+        for node_id, state in self.nodes.items():
             f = free[node_id]
-            slots += (f + back) // g - f // g
+            slots += state[0] // g - f // g
         return slots < self.replicas
 
 
@@ -445,13 +456,16 @@ class Victims:
         GPUs and quotas alone is short whatever CPU cores and memory a job asks (they only lower the room),
         so that answer is kept under the GPU shape (`gpu_shape`) and serves every job of it that asks them;
         the job's own shape keeps the answers CPU cores or memory decided."""
-        shape = (*gpu_shape, job.cpus, job.memory_gb)
+        # The job's own shape nests the GPU shape (one tuple to build): no key of the GPU path has its length.
+        shape = (gpu_shape, job.cpus, job.memory_gb)
         if unearmarked_only:  # as `within_tenant_stops`
             hopeless = self._hopeless
-            for key in (gpu_shape, shape):  # most such answers are kept by GPUs: asked first
-                known = hopeless.get(key)
-                if known is not None and tenant_used >= known[0] and project_used >= known[1]:
-                    return None
+            known = hopeless.get(gpu_shape)  # most such answers are kept by GPUs: asked first
+            if known is not None and tenant_used >= known[0] and project_used >= known[1]:
+                return None
+            known = hopeless.get(shape)
+            if known is not None and tenant_used >= known[0] and project_used >= known[1]:
+                return None
             chosen = self._within_tenant_stops(job, need, index, used_gpus, tenant_q, project_q, True)
             if not chosen:
                 key = shape if chosen is None else gpu_shape
@@ -460,7 +474,7 @@ class Victims:
                 return None
             self.earmark((*chosen[0], *chosen[1]))
             return chosen
-        by_gpus, question = (*gpu_shape, tenant_used, project_used), (*shape, tenant_used, project_used)
+        by_gpus, question = (gpu_shape, tenant_used, project_used), (shape, tenant_used, project_used)
         if by_gpus in self._no_plan or question in self._no_plan:
             return None
         chosen = self._within_tenant_stops(job, need, index, used_gpus, tenant_q, project_q, False)

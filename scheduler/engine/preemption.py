@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from types import MappingProxyType
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Collection, Iterable, Mapping
 
 from . import reasons as R
 from .clock import span
@@ -256,8 +256,9 @@ class Victims:
         # when a job there is already stopping): a deep queue of over-quota jobs is skipped cheaply.
         # ceilings: tenant quota id -> GPUs all its stoppable and stopping jobs hold: a job missing
         # more quota than that can never be helped (usage only grows during a cycle).
-        self.on_lease: dict[tuple[str, str], list[RunningJob]]
-        self.in_base: dict[int, list[tuple[RunningJob, int | None]]]
+        # Read only: a `Standing` hands views of its own (standing.py `victims_start`).
+        self.on_lease: dict[tuple[str, str], Collection[RunningJob]]
+        self.in_base: dict[int, Collection[tuple[RunningJob, int | None]]]
         self.ceilings: dict[int, int]
         self.floors: dict[int, float]
         if start is None:

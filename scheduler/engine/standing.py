@@ -156,11 +156,13 @@ class Standing:
         return self.book.copy()
 
     def victims_start(self):
-        """(on_lease, in_base, ceilings, floors) as `Victims` builds them from the running jobs."""
-        on_lease = {lane: list(jobs.values()) for lane, jobs in self.on_lease.items()}
+        """(on_lease, in_base, ceilings, floors) as `Victims` builds them from the running jobs. The jobs
+        are views of the standing's own: a cycle only reads them (copying them cost a pass over every
+        running job per cycle), and the standing does not change while a cycle runs."""
+        on_lease = {lane: jobs.values() for lane, jobs in self.on_lease.items()}
         in_base, ceilings, floors = {}, {}, {}
         for quota_id, entry in self.in_base.items():
-            in_base[quota_id] = list(entry.jobs.values())
+            in_base[quota_id] = entry.jobs.values()
             ceilings[quota_id] = entry.ceiling
             if entry.stopping:
                 floors[quota_id] = float("-inf")

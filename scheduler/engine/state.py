@@ -124,9 +124,10 @@ class CycleState:
         # Pending job id -> the running jobs stopping for it; the holds of this cycle (`hold`), by job id;
         # and the GPUs held per quota id (the describe phase says so in the quota figures).
         self.stops_for: dict[int, list[RunningJob]] = {}
-        for job in snapshot.running:
-            if job.stopping_for is not None and job.stopping_until is not None:
-                self.stops_for.setdefault(job.stopping_for, []).append(job)
+        if standing is None or standing.stopping:  # a standing knows when none is stopping
+            for job in snapshot.running:
+                if job.stopping_for is not None and job.stopping_until is not None:
+                    self.stops_for.setdefault(job.stopping_for, []).append(job)
         self.holds: dict[int, Hold] = {}
         self.held_quota: dict[int, int] = {}
         self.held_extra: dict[int, Resources] = {}  # beyond GPUs, per quota id that sets a dimension

@@ -40,6 +40,7 @@ from scheduler.engine.types import (
 
 from .binding import BindingClock
 from .fastpath import BaseQuotaUse, FreeNodes
+from .kept import RunningById
 from .trace import Trace, TraceJob
 
 # Event kinds, in the order events of one moment are applied: work leaves before new work arrives.
@@ -147,7 +148,10 @@ class _Sim:
     cycles: int = 0
     events: int = 0
     nodes: tuple[Node, ...] = ()
-    running_tuple: tuple[RunningJob, ...] | None = None
+    running_by_id: RunningById = field(default_factory=RunningById)  # the snapshot's running jobs
+    # The leases as the engine sees them, in id order; None after a lease opened, changed or went
+    # (`_lease_changed`). Ids are handed out in increasing order, so `leases` is in id order.
+    lease_engines: tuple[Lease, ...] | None = ()
     engines: dict[int, RunningJob] = field(default_factory=dict)  # the running jobs as the engine sees them
     # Fair share (see _usage): per tenant, closed usage and the running sums, relative to the window start.
     closed: dict[str, float] = field(default_factory=dict)
@@ -264,7 +268,7 @@ class _Sim:
             lease_id=lease_id, workload_class=job.workload_class, cpus=job.cpus, memory_gb=job.memory_gb,
             preemptions_24h=self._stops_24h(job.id), stop_refused=job.id in self.refused)
         self.running[job.id] = _Run(job, engine, remaining, self.token, run_record, lease_id)
-        self.running_tuple = None
+        self.running_by_id.add(engine)
         self.placed_changes += 1
         self.touch(job.gpu_model)
         self.engines[job.id] = engine
@@ -285,7 +289,7 @@ class _Sim:
     def _leave(self, run: _Run, outcome: str) -> None:
         """The run gives its nodes, quota and lease back."""
         del self.running[run.job.id]
-        self.running_tuple = None
+        self.running_by_id.remove(run.job.id)
         self.placed_changes += 1
         self.touch(run.job.gpu_model)
         del self.engines[run.job.id]
@@ -298,7 +302,7 @@ class _Sim:
         run.record.end, run.record.outcome = self.now, outcome
         self._usage_end(run.job.tenant, run.job.total_gpus, run.engine.started_at)
         if run.lease_id is not None:
-            self.leases.pop(run.lease_id, None)  # returned
+            self._drop_lease(run.lease_id)  # returned
         self.dirty = True
 
     def _end(self, job_id: int, token: int) -> None:
@@ -359,7 +363,7 @@ class _Sim:
         self.touch(run.job.gpu_model)
         run.engine = self.engines[run.job.id] = engine
         self.standing.add(engine)
-        self.running_tuple = None
+        self.running_by_id.replace(engine)
 
     def _mark_stopping(self, job_id: int, until: datetime, stopping_for: int | None = None) -> None:
         run = self.running.get(job_id)
@@ -424,7 +428,7 @@ class _Sim:
         self._set_engine(run, _replace(run.engine, stopping_until=None, stopping_for=None))
         lease = self.leases.get(run.lease_id) if run.lease_id is not None else None
         if lease is not None and lease.engine.state == "reclaiming":
-            lease.engine = _replace(lease.engine, state="active")
+            self._set_lease(lease, state="active")
             if lease.engine.expires_at <= self.now:
                 self.push(self.now, _LEASE_EXPIRY, lease.engine.id)
 
@@ -435,7 +439,7 @@ class _Sim:
         self.touch(lease.engine.gpu_model)
         run = self.running.get(lease.job_id)
         if run is None or run.lease_id != lease_id:
-            self.leases.pop(lease_id, None)
+            self._drop_lease(lease_id)
             return
         trace = self.trace
         # Preemption paused on the pool: the expiry worker holds the lease and stops nothing.
@@ -450,7 +454,7 @@ class _Sim:
             if trace.switches.reclaim_mode == PREEMPTION_MANUAL:  # an approver confirms it first
                 start += timedelta(minutes=self.approval_minutes)
             until = start + timedelta(minutes=trace.reclaim_grace_minutes)
-            lease.engine = _replace(lease.engine, state="reclaiming")
+            self._set_lease(lease, state="reclaiming")
             self._mark_stopping(run.job.id, until)
         else:
             until = self._renewal_until(lease)
@@ -458,12 +462,12 @@ class _Sim:
                 self._close_lease(lease, run)
             else:
                 lease.renewals += 1
-                lease.engine = _replace(lease.engine, expires_at=until)
+                self._set_lease(lease, expires_at=until)
                 self.push(until, _LEASE_EXPIRY, lease_id)
         self.dirty = True
 
     def _close_lease(self, lease: _Lease, run: _Run) -> None:
-        self.leases.pop(lease.engine.id, None)
+        self._drop_lease(lease.engine.id)
         run.lease_id = None  # its lease is gone: the stop below must not return it twice
         self._stop(run.job.id, run.token)
 
@@ -553,7 +557,7 @@ class _Sim:
             # takes any GPU). Either costs O(waiting jobs) instead of a decide. Otherwise the decide
             # sees the jobs it must (quiet.sort_out, quiet.must_see while a stop is under way), not those
             # over quota that could do nothing.
-            leases = tuple(lease.engine for lease in self.leases.values())
+            leases = self._lease_engines()
             known = self._known_answers(leases)
             sorted_out = sort_out_grouped(self.groups, self.pending, self.standing, leases, known)
             if sorted_out is None:
@@ -592,6 +596,7 @@ class _Sim:
                     id=lease_id, borrower=plan.borrower, lender=plan.lender, pool=plan.pool, gpu_model=plan.gpu_model,
                     gpus=plan.gpus, protected_until=plan.protected_until, expires_at=plan.expires_at),
                     started_at=self.now, job_id=job.id)
+                self.lease_engines = None
                 self.push(plan.expires_at, _LEASE_EXPIRY, lease_id)
                 if plan.protected_until > self.now:
                     self.push(plan.protected_until, _WAKE, None)
@@ -618,7 +623,7 @@ class _Sim:
                 run = self.running.get(victim)
                 if run is not None and run.lease_id is not None and k < reclaims:
                     lease = self.leases[run.lease_id]
-                    lease.engine = _replace(lease.engine, state="reclaiming")
+                    self._set_lease(lease, state="reclaiming")
                     self.touch(lease.engine.gpu_model)
                 self._mark_stopping(victim, stop.grace_until or grace, stopping_for)
         self._withdraw_unused(decisions.withdrawals)
@@ -626,20 +631,30 @@ class _Sim:
 
     def snapshot(self, pending: tuple[PendingJob, ...] | None = None) -> Snapshot:
         """The pool as a cycle now sees it, with these waiting jobs (None: every one, by id)."""
-        if self.running_tuple is None:
-            engines = self.engines
-            self.running_tuple = tuple(map(engines.__getitem__, sorted(engines)))
         trace = self.trace
         return Snapshot(
-            now=self.now, nodes=self.nodes, quotas=trace.quotas, running=self.running_tuple,
+            now=self.now, nodes=self.nodes, quotas=trace.quotas, running=self.running_by_id.as_tuple(),
             pending=pending if pending is not None else tuple(self.pending[i] for i in sorted(self.pending)),
             usage=self._usage(),
             priority_classes=trace.priority_classes,
-            leases=tuple(self.leases[i].engine for i in sorted(self.leases)),  # keyed by lease id
+            leases=self._lease_engines(),
             switches=trace.switches, half_life_hours=trace.half_life_hours, policies=trace.policies,
             preemption_cap_24h=trace.preemption_cap_24h, grace_minutes=trace.grace_minutes,
             lender_back=self._lender_back(), org=trace.org,
             typical_run_minutes=self.run_times.typical() if self.run_times is not None else {})
+
+    def _lease_engines(self) -> tuple[Lease, ...]:
+        if self.lease_engines is None:
+            self.lease_engines = tuple(lease.engine for lease in self.leases.values())
+        return self.lease_engines
+
+    def _set_lease(self, lease: _Lease, **changes) -> None:
+        lease.engine = _replace(lease.engine, **changes)
+        self.lease_engines = None
+
+    def _drop_lease(self, lease_id: int) -> None:
+        if self.leases.pop(lease_id, None) is not None:
+            self.lease_engines = None
 
     def _known_answers(self, leases: tuple[Lease, ...]) -> dict[tuple, int]:
         """quiet's answers per kind of waiting job, kept from the last cycle while the standing and the
@@ -647,8 +662,8 @@ class _Sim:
         standing = self.standing
         stamp = (standing, standing.version)
         kept = self._answers
-        if kept is None or kept[0] != stamp or len(kept[1]) != len(leases) or any(
-                a is not b for a, b in zip(kept[1], leases)):
+        if kept is None or kept[0] != stamp or kept[1] is not leases and (len(kept[1]) != len(leases) or any(
+                a is not b for a, b in zip(kept[1], leases))):
             kept = self._answers = (stamp, leases, {})
         return kept[2]
 

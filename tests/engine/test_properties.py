@@ -163,11 +163,19 @@ def test_no_lower_priority_job_of_a_tenant_admitted_while_a_higher_one_that_fits
     jobs, node_used, base, _ = _final_state(snap, d)
     prio = lambda job: DEFAULT_PRIORITY_CLASSES[job.priority_class].priority
     nodes = {n.id: n for n in snap.nodes}
+    # What the engine holds for a job waiting on stops in progress (a victim never takes back what it freed:
+    # admission.py) is not modelled here, so a lane with such a job is left out (hypothesis seed 20 found
+    # one: a production job behind another's planned stop waited while a candidate job borrowed elsewhere).
+    pending = {p.id: p for p in snap.pending}
+    waiting_on_stops = [p.preemptor_job_id for p in d.preemptions] + [r.stopping_for for r in snap.running]
+    held_lanes = {(pending[j].pool, pending[j].gpu_model) for j in waiting_on_stops if j in pending}
     for a in d.admissions:
         low = jobs[a.job_id]
         for w in d.waits:
             high = jobs[w.job_id]
             if high.tenant != low.tenant or prio(high) <= prio(low) or not high.env_ready:
+                continue
+            if (high.pool, high.gpu_model) in held_lanes:
                 continue
             # Give the low job's GPUs back, then ask whether the high job would fit.
             free = {n.id: n.gpus - node_used.get(n.id, 0) for n in snap.nodes}

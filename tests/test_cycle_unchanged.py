@@ -18,7 +18,7 @@ from scheduler.cycle.snapshot import build_snapshot, considered_pending
 from scheduler.cycle.tasks import evaluate_pool
 from scheduler.engine import decide
 from scheduler.models import Job, PoolCycle
-from scheduler.queue.order import order_payload
+from scheduler.queue.order import order_text
 from scheduler.queue.waits import WaitDigests
 from scheduler.sync.tick import backend_tick
 from tests.jobs import borrowing_off, submit_api
@@ -67,7 +67,7 @@ def assert_stored_as_full_decide(live: Live) -> None:
     stored = {pk: (code, digest) for pk, code, digest in considered_pending(pool, live.now).values_list(
         "pk", "wait_code", "wait_digest")}
     assert stored == expected
-    assert PoolCycle.objects.get(pool=pool).order_digest == order_payload(decisions.waits)[1]
+    assert PoolCycle.objects.get(pool=pool).order_digest == order_text(decisions.waits)[2]
     # and the full cycle itself, at that moment, would write no row (rolled back: only its count matters)
     with live.at(), transaction.atomic():
         full = scheduler_cycle_run(pool=pool, full=True, now=live.now)

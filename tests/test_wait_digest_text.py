@@ -7,7 +7,7 @@ from hashlib import blake2b
 
 from scheduler.engine import decide
 from scheduler.bench.engine import synthetic_snapshot, with_vectors
-from scheduler.queue.order import order_payload
+from scheduler.queue.order import order_text
 from scheduler.queue.waits import WaitDigests
 
 
@@ -40,7 +40,7 @@ def test_digests_are_those_of_the_joined_text_and_shared_parts_store_once():
 def test_order_payload_lists_the_waits_in_pool_order():
     waits = decide(synthetic_snapshot(600, 60, 12, seed=4)).waits
     given = tuple(reversed(waits))  # two pools: their positions interleave, ties in the order given
-    payload, digest = order_payload(given)
+    payload, _, digest = order_text(given)
     ranked = sorted(given, key=lambda w: w.position_in_pool)
     assert payload["ids"] == [w.job_id for w in ranked]
     assert payload["tenant"] == [w.position_in_tenant for w in ranked]

@@ -44,12 +44,6 @@ def order_text(waits: tuple[Wait, ...]) -> tuple[dict, str, str]:
     return payload, text, blake2b(text.encode(), digest_size=12).hexdigest()
 
 
-def order_payload(waits: tuple[Wait, ...]) -> tuple[dict, str]:
-    """The compact order of one pool's waits and its digest."""
-    payload, _, digest = order_text(waits)
-    return payload, digest
-
-
 @dataclass(frozen=True, slots=True)
 class Position:
     tenant: int

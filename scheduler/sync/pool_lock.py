@@ -2,7 +2,8 @@
 advisory lock, held across the backend calls (which run outside any transaction) and released at the
 end, or by PostgreSQL when a worker dies with its connection. A second worker finds it taken and skips
 the pool; the holder's pass covers it (a tick's holder may have read the pool before the second worker's
-change: it ticks again for the request that worker left, sync/models.py TickRequest). SQLite (the embedded demo) has one worker: always granted."""
+change: it ticks again for the request that worker left, sync/models.py TickRequest). SQLite (the embedded
+demo) has one worker: always granted."""
 from collections.abc import Iterator
 from contextlib import contextmanager
 

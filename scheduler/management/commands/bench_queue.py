@@ -18,13 +18,13 @@ BENCH_PREFIX = f"bench-{secrets.token_hex(3)}-"
 def _serialise(decisions) -> None:
     """What the cycle service makes of the waits of a first cycle, where every wait is new: each one's
     digest and stored data (built once per digest, as the cycle does), and the pool's order."""
-    from scheduler.queue.order import order_payload
+    from scheduler.queue.order import order_text
     from scheduler.queue.waits import WaitDigests
 
     digests = WaitDigests()
     for wait in decisions.waits:
         digests.stored(wait, digests.of(wait))
-    order_payload(decisions.waits)
+    order_text(decisions.waits)
 
 
 def _timed_cycle(decide, snapshot, label: str = "") -> tuple[float, float, float]:

@@ -36,8 +36,9 @@ def test_a_job_over_its_memory_and_one_over_its_runtime_end_with_that_cause_audi
     until(lambda: status(hungry) == Job.Status.FAILED, step=backend_tick, timeout=60, what="the memory kill")
     run = hungry.runs.get()
     assert (run.backend_state, run.exit_code, hungry.error_type) == ("OUT_OF_MEMORY", 137, "out_of_memory")
+    # Slurm enforces the portal's limit (`--time`), as the simulated backend does (tests/test_runtime_limits.py).
     # Slurm's `--time=1` plus its 30 s limit check: the longest wait of the suite's Slurm tests, shared with
-    # the memory case above.
+    # the memory case above (the lifecycle tests had a second one, the same job and the same assertions).
     until(lambda: status(slow) == Job.Status.FAILED, step=backend_tick, timeout=150, what="the runtime limit")
     assert (slow.runs.get().backend_state, slow.error_type) == ("TIMEOUT", "timeout")
 

@@ -141,13 +141,3 @@ def test_output_goes_to_the_pools_log_folder_shown_on_the_job_page_and_expires(s
     assert slurm_logs_expire()[slurm_world.pool.name] >= 1
     assert not out.exists() and err.exists()  # the newer one stays
 
-
-def test_a_job_over_its_runtime_limit_ends_as_timeout(slurm_world):
-    """Slurm enforces the portal's limit (`--time`): the job is killed at it and the portal records
-    `timeout`, as it does for the simulated backend (tests/test_runtime_limits.py)."""
-    job = submit(slurm_world, name="overrun", command="sleep 600", max_runtime_minutes=1)
-    cycle_and_tick(slurm_world)
-    until(lambda: status(job) == Job.Status.FAILED, step=backend_tick, what="the job timed out", timeout=180)
-    job.refresh_from_db()
-    run = job.runs.get()
-    assert (run.backend_state, job.error_type) == ("TIMEOUT", "timeout")

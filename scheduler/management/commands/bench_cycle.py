@@ -18,8 +18,9 @@ from pathlib import Path
 
 from celery import current_app
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
-from django.db import connection, connections
+from django.db import connection
 
 from scheduler.bench.tree import org_tree
 from scheduler.bench.world import bench_world
@@ -92,7 +93,8 @@ class Command(BaseCommand):
         parser.add_argument("--vectors", action="store_true",
                             help="also time the same cycles with CPU cores and memory asked by every job")
         parser.add_argument("--readers", type=int, default=20, help="concurrent readers through gunicorn (0: none)")
-        parser.add_argument("--port", type=int, default=9610, help="the port gunicorn serves the readers on")
+        parser.add_argument("--port", type=int, default=9610,
+                            help="the port gunicorn serves the readers and the stream's clients on")
         parser.add_argument("--tree", action="store_true",
                             help="also time the cycle on a second world under a three-level organisation tree "
                                  "(10 units over the teams, 3 projects each) and give the ratios to flat")
@@ -145,7 +147,7 @@ class Command(BaseCommand):
                 figures["queue_page_concurrent_p95_r"] = round(figures["queue_page_concurrent_p95_ms"] / 1000 / reference, 4)
                 out.update(figures)
         if not no_stream:
-            out.update(self._stream(jobs, nodes, tenants))
+            out.update(self._stream(jobs, nodes, tenants, port))
         self.stdout.write(json.dumps(out))
 
     def _live(self, world, repeats: int, reference: float) -> dict:
@@ -215,24 +217,36 @@ class Command(BaseCommand):
         for i in range(0, len(specs), BULK_LIMIT):
             job_submit_bulk(actor=None, specs=specs[i:i + BULK_LIMIT])
 
-    def _stream(self, jobs: int, nodes: int, tenants: int) -> dict:
-        """A fresh pool; a real worker (the Celery app on the configured broker) runs the evaluations the
-        submits trigger while 4 client threads submit in bulk requests of 100."""
+    def _stream(self, jobs: int, nodes: int, tenants: int, port: int) -> dict:
+        """A fresh pool; 4 clients, each signed in with its own session, send bulk requests of 100 over HTTP to
+        gunicorn (the production server, four sync workers) while a real worker (the Celery app on the
+        configured broker) runs the evaluations the submits trigger."""
+        from quotas.models import Membership
+        from scheduler.bench.http_clients import post_json, signed_in
+        from scheduler.bench.readers import _serve, _stop
+
         world = bench_world(nodes=nodes, tenants=tenants, seed=3)
         specs = world.specs(jobs, seed=4)
+        who = []
+        for k in range(CLIENTS):
+            user = get_user_model().objects.create_user(username=f"{world.prefix}client-{k}")
+            Membership.objects.bulk_create([Membership(user=user, tenant=tenant, role=Membership.Role.MEMBER)
+                                            for tenant in world.tenants])
+            who.append(signed_in(user))
         worker = self._start_worker()
+        server = _serve(port)
         try:
             chunks = [specs[i:i + BULK_LIMIT] for i in range(0, len(specs), BULK_LIMIT)]
             lanes = [chunks[k::CLIENTS] for k in range(CLIENTS)]
             last_submit = [0.0] * CLIENTS
+            errors: list[str] = []
 
             def client(k: int) -> None:
-                try:
-                    for chunk in lanes[k]:
-                        job_submit_bulk(actor=None, specs=chunk)
-                    last_submit[k] = time.perf_counter()
-                finally:
-                    connections.close_all()
+                for chunk in lanes[k]:
+                    status, body = post_json(port, "/api/v1/jobs/bulk/", who[k], {"jobs": chunk})
+                    if status != 201:  # the figures report it: a stream that lost jobs is no stream
+                        errors.append(f"{status} {str(body)[:200]}")
+                last_submit[k] = time.perf_counter()
             started = time.perf_counter()
             threads = [threading.Thread(target=client, args=(k,)) for k in range(CLIENTS)]
             for t in threads:
@@ -245,10 +259,13 @@ class Command(BaseCommand):
             while undecided.exists() and time.perf_counter() < deadline:
                 time.sleep(0.05)
             decided = time.perf_counter()
-            return {"stream_submit_s": round(last - started, 2),
+            return {"stream_over": "http", "stream_clients": CLIENTS, "stream_submit_s": round(last - started, 2),
                     "stream_decided_after_last_submit_s": round(decided - last, 2),
+                    "stream_created": Job.objects.filter(pool=world.pool).count(),
+                    "stream_errors": errors[:5], "stream_error_count": len(errors),
                     "stream_undecided": undecided.count()}
         finally:
+            _stop(server)
             worker.terminate()
             try:
                 worker.wait(timeout=20)

@@ -15,6 +15,7 @@ def test_the_page_benchmark_reads_through_gunicorn_and_prints_one_json_line():
     figures = json.loads(line)
     assert figures["readers"] == 3 and figures["r_s"] > 0
     assert figures["queue_page_first_render_errors"] == 0 and figures["queue_page_first_render_ms"] > 0
+    assert figures["queue_page_first_visits_errors"] == 0 and figures["queue_page_first_visits_p95_ms"] > 0
     assert figures["queue_page_concurrent_errors"] == 0 and figures["unchanged_refresh_concurrent_errors"] == 0
     assert 0 < figures["queue_page_concurrent_p50_ms"] <= figures["queue_page_concurrent_p95_ms"]
     assert figures["queue_page_concurrent_bytes"] > 1000  # the page itself, not a redirect to the login

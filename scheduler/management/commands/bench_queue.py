@@ -40,12 +40,16 @@ def _timed_cycle(decide, snapshot, label: str = "") -> tuple[float, float, float
     # CPU milliseconds too: on a shared machine the wall clock also counts other processes' turns.
     CPU_MS.setdefault(label + "decide", []).append((cpu_decided - cpu) * 1000.0)
     CPU_MS.setdefault(label + "decide_serialise", []).append((time.process_time() - cpu) * 1000.0)
+    FULL_COLLECTIONS.setdefault(label + "decide", []).append(collector.full)
     return (decided - start) * 1000.0, (time.perf_counter() - start) * 1000.0, collector.ms
 
 
 # Per label: the GPU-only cycles' CPU milliseconds apart from the vectors' and the backfill ones' (one list
 # for all three gave their mixed median as the GPU-only figure).
 CPU_MS: dict[str, list[float]] = {}
+# Per label and cycle: the full (generation 2) collections within decide. Whether a cycle meets one or two
+# follows the collector's counts it starts with (left by the cycles and builds before it), not its own code.
+FULL_COLLECTIONS: dict[str, list[int]] = {}
 
 
 class _CollectorTime:
@@ -54,7 +58,7 @@ class _CollectorTime:
     so this share depends on the host process as much as on the engine."""
 
     def __enter__(self) -> "_CollectorTime":
-        self.ms, self._started = 0.0, None
+        self.ms, self.full, self._started = 0.0, 0, None
         gc.callbacks.append(self._observe)
         return self
 
@@ -65,6 +69,7 @@ class _CollectorTime:
         if phase == "start":
             self._started = time.perf_counter()
         elif self._started is not None:
+            self.full += info["generation"] == 2
             self.ms += (time.perf_counter() - self._started) * 1000.0
             self._started = None
 
@@ -150,7 +155,11 @@ class Command(BaseCommand):
                # Per cluster, vectors over GPU-only on the same jobs and nodes, then the median: the
                # clusters' own costs differ more than the two variants do.
                "vectors_cpu_ratio_p50": round(statistics.median(
-                   v / g for v, g in zip(CPU_MS["vectors_decide"], CPU_MS["decide"])), 3)}
+                   v / g for v, g in zip(CPU_MS["vectors_decide"], CPU_MS["decide"])), 3),
+               # Full collections per cycle, in cluster order: the spread of the ratio above follows them.
+               "full_collections": FULL_COLLECTIONS["decide"],
+               "vectors_full_collections": FULL_COLLECTIONS["vectors_decide"],
+               "vectors_cpu_ratios": [round(v / g, 3) for v, g in zip(CPU_MS["vectors_decide"], CPU_MS["decide"])]}
         if tree:
             from scheduler.bench.tree import with_tree
 

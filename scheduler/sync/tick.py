@@ -53,7 +53,8 @@ ON_CLUSTER = (JobRun.State.PENDING, JobRun.State.RUNNING, JobRun.State.STOPPING)
 
 @dataclass
 class TickResult:
-    started: int = 0
+    submitted: int = 0  # runs the cluster took from a start pass (pending or running on it)
+    started: int = 0  # jobs recorded running
     finished: int = 0
     requeued: int = 0
     errors: int = 0
@@ -153,6 +154,7 @@ def _start_chunk(jobs: list[Job], backend: B.Backend, now: datetime, result: Tic
             job_fault_record(job_id=job.pk, tenant_id=job.tenant_id, stage="backend start", error=outcome, now=now)
             result.errors += 1
         else:
+            result.submitted += 1
             result.started += outcome == "started"
     if unavailable is not None:
         raise unavailable

@@ -204,7 +204,7 @@ def test_a_twin_found_later_is_cancelled_and_audited(slurm_world):
     scheduler_cycle_run(pool=slurm_world.pool)
     until(lambda: status(job) == Job.Status.RUNNING, step=backend_tick, what="the job running")
     kept = job.runs.get().external_id
-    # A second Slurm job for the same attempt, as a start that raced before the tick lock left one.
+    # A second Slurm job for the same attempt, as a start that raced before the start lock left one.
     twin = slurm(slurm_world.cluster, "sbatch", "--parsable", f"--partition={slurm_world.cluster.partition}",
                  f"--job-name=portal-{job.pk}-1", "--gres=gpu:a100:1", f"--chdir={slurm_world.jobs_dir}",
                  "--wrap=sleep 60").strip()

@@ -13,6 +13,7 @@ from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.jobs.services import job_submit_bulk
 from scheduler.models import Job, JobRun, TickRequest
 from scheduler.sync.pool_lock import POLL, pool_lock
+from scheduler.sync.tasks import backend_tick_pool
 from scheduler.sync.tick import backend_tick
 from tests import factories
 from tests.jobs import spec
@@ -104,6 +105,10 @@ def test_a_start_asked_for_during_a_start_pass_runs_after_it(monkeypatch):
         for kind, (lock, _) in tick_module.PASSES.items()})
     backend_tick(pools=[world.pool])
     assert passes == [START, POLLS]
+    # The task beat's fan-out sends for a pool's poll runs that pass alone.
+    passes.clear()
+    backend_tick_pool(world.pool.pk, "poll")
+    assert passes == [POLLS]
 
 
 @pytest.mark.django_db(transaction=True)

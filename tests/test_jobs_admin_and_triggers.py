@@ -102,3 +102,22 @@ def test_beat_enqueues_one_evaluation_per_pool_and_coalesces_with_pending_reques
         sent = sorted(call.kwargs.get("args", call.args[0] if call.args else None)[0] for call in delay.call_args_list)
         assert sent == sorted([world.pool.pk, other.pk])
         assert evaluate_all_pools() == 0  # both still requested: the queued tasks will evaluate them
+
+
+def _sent(send) -> list[tuple]:
+    return sorted(tuple(call.kwargs.get("args", call.args[0] if call.args else ())) for call in send.call_args_list)
+
+
+def test_an_admission_sends_its_pools_start_pass_and_beat_each_pools_two_passes(world):
+    """A start never waits behind a poll: the two are tasks of their own, which a cluster worker with two
+    processes runs at once (the passes' locks: tests/test_tick_requests.py)."""
+    from scheduler.cycle.tasks import evaluate_pool
+    from scheduler.sync.tasks import backend_tick_fanout
+
+    submit(name="admitted", gpus=8)
+    with mock.patch("scheduler.sync.tasks.backend_tick_pool.apply_async") as send:
+        assert evaluate_pool(world.pool.pk)["admitted"] == 1
+        assert _sent(send) == [(world.pool.pk, "start")]
+        send.reset_mock()
+        assert backend_tick_fanout() == {"pools": 1}
+        assert _sent(send) == [(world.pool.pk, "poll"), (world.pool.pk, "start")]

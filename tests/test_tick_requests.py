@@ -1,6 +1,7 @@
-"""A tick asked for while the pool's tick runs is not lost: the second worker leaves its request and
-returns at once, and the running tick ticks the pool again once through, starting what was admitted
-after it read the pool. Two real workers (threads with their own connections) on PostgreSQL."""
+"""A pool's starts and its poll run under a lock each: a start goes out while another worker polls, a pass
+asked for while another worker runs one of its kind is not lost (the second worker leaves its request and
+returns at once; the running one runs again once through), and a poll reads only the runs that were on the
+cluster before its listing. Real workers (threads with their own connections) on PostgreSQL."""
 import threading
 
 import pytest
@@ -10,21 +11,66 @@ import scheduler.sync.tick as tick_module
 from quotas.models import Pool
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.jobs.services import job_submit_bulk
-from scheduler.models import Job, TickRequest
+from scheduler.models import Job, JobRun, TickRequest
+from scheduler.sync.pool_lock import POLL, pool_lock
+from scheduler.sync.tasks import backend_tick_pool
 from scheduler.sync.tick import backend_tick
 from tests import factories
 from tests.jobs import spec
 
 pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="advisory locks are PostgreSQL's")
+START, POLLS = TickRequest.Kind.START, TickRequest.Kind.POLL
+
+
+def _in_thread(target, name: str, failures: list) -> threading.Thread:
+    """A worker: `target` on its own connection; what it raises is surfaced by the test through `failures`."""
+    def work():
+        try:
+            target()
+        except BaseException as exc:  # noqa: BLE001  surfaced by the test
+            failures.append(exc)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=work, name=name)
+    thread.start()
+    return thread
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_tick_asked_for_during_a_tick_runs_after_it(monkeypatch):
+def test_a_start_goes_out_while_another_worker_holds_the_poll():
+    world = factories.make_world()
+    job = job_submit_bulk(actor=None, specs=[spec(name="admitted", gpus=1)])[0]
+    assert scheduler_cycle_run(pool=world.pool).admitted == 1
+    holding, release, failures = threading.Event(), threading.Event(), []
+
+    def poller():  # another worker's poll of the pool, in its midst
+        with pool_lock(POLL, world.pool.pk) as mine:
+            assert mine
+            holding.set()
+            assert release.wait(timeout=60)
+
+    thread = _in_thread(poller, "poller", failures)
+    assert holding.wait(timeout=60)
+    try:
+        result = backend_tick(pools=[world.pool])
+        # The start went out; the poll was left to its holder, with a request for one more.
+        assert result.started == 1 and result.skipped == 1
+        assert Job.objects.get(pk=job.pk).runs.get().external_id
+        assert list(TickRequest.objects.filter(pool=world.pool).values_list("kind", flat=True)) == [POLLS]
+    finally:
+        release.set()
+        thread.join(timeout=60)
+    assert not failures, failures
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_start_asked_for_during_a_start_pass_runs_after_it(monkeypatch):
     world = factories.make_world()
     first = job_submit_bulk(actor=None, specs=[spec(name="first", gpus=1)])[0]
     assert scheduler_cycle_run(pool=world.pool).admitted == 1
-    # The first worker's tick is held at its very end, after every read of the pool (starts, poll, starts
-    # again): what is admitted now is seen only by another pass.
+    # The first worker's start pass is held at its very end, after every read of the pool: what is admitted
+    # now is seen only by another pass.
     at_end, go_on = threading.Event(), threading.Event()
     real_status_record = tick_module.backend_status_record
 
@@ -36,32 +82,71 @@ def test_a_tick_asked_for_during_a_tick_runs_after_it(monkeypatch):
 
     monkeypatch.setattr(tick_module, "backend_status_record", status_record)
     results, failures = [], []
-
-    def worker():
-        try:
-            results.append(backend_tick(pools=[Pool.objects.get(pk=world.pool.pk)]))
-        except BaseException as exc:  # noqa: BLE001  surfaced below
-            failures.append(exc)
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=worker, name="first-worker")
-    thread.start()
+    thread = _in_thread(lambda: results.append(backend_tick(pools=[Pool.objects.get(pk=world.pool.pk)],
+                                                            kinds=(START,))), "first-worker", failures)
     assert at_end.wait(timeout=60)
     second = job_submit_bulk(actor=None, specs=[spec(name="second", gpus=1)])[0]
     assert scheduler_cycle_run(pool=world.pool).admitted == 1
-    # The evaluation's tick request, as its task runs it: the pool is taken, it returns at once.
-    assert backend_tick(pools=[world.pool]).skipped == 1
-    assert TickRequest.objects.filter(pool=world.pool).exists()
+    # The evaluation's tick: its starts are taken, so it returns from them at once; its poll runs.
+    tick = backend_tick(pools=[world.pool])
+    assert tick.skipped == 1 and tick.started == 0
+    assert list(TickRequest.objects.filter(pool=world.pool).values_list("kind", flat=True)) == [START]
     go_on.set()
     thread.join(timeout=120)
     assert not failures, failures
-    # The first worker ticked again for that request: the job admitted meanwhile started, nothing asked is left.
+    # The first worker ran its starts again for that request: the job admitted meanwhile started.
     assert results[0].started == 2 and results[0].skipped == 0
     assert Job.objects.get(pk=second.pk).runs.count() == 1 and Job.objects.get(pk=first.pk).runs.count() == 1
     assert not TickRequest.objects.filter(pool=world.pool).exists()
-    # Nothing asked since: one more tick takes one pass.
+    # Nothing asked since: one more tick takes one pass of each kind, starts first.
     passes = []
-    monkeypatch.setattr(tick_module, "_tick_pool", lambda pool, now, result: passes.append(pool.pk))
+    monkeypatch.setattr(tick_module, "PASSES", {
+        kind: (lock, lambda pool, backend, now, result, kind=kind: passes.append(kind))
+        for kind, (lock, _) in tick_module.PASSES.items()})
     backend_tick(pools=[world.pool])
-    assert passes == [world.pool.pk]
+    assert passes == [START, POLLS]
+    # The task beat's fan-out sends for a pool's poll runs that pass alone.
+    passes.clear()
+    backend_tick_pool(world.pool.pk, "poll")
+    assert passes == [POLLS]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_poll_reads_only_the_runs_on_the_cluster_before_its_listing(monkeypatch):
+    world = factories.make_world()
+    early = job_submit_bulk(actor=None, specs=[spec(name="early", gpus=1)])[0]
+    scheduler_cycle_run(pool=world.pool)
+    assert backend_tick(pools=[world.pool], kinds=(START,)).started == 1
+    late = job_submit_bulk(actor=None, specs=[spec(name="late", gpus=1)])[0]
+    scheduler_cycle_run(pool=world.pool)
+    # Pages of one run: the late job's run, opened while the poll lists, has a higher id and would be the
+    # next page. Another worker's start pass opens it just after the poll's listing of the first page.
+    monkeypatch.setattr(tick_module, "TICK_BATCH", 1)
+    polled, failures = [], []
+    real_backend_for_pool = tick_module.backend_for_pool
+
+    def backend_for_pool(pool):
+        backend = real_backend_for_pool(pool)
+        if threading.current_thread().name != "poller":
+            return backend
+        poll = backend.poll
+
+        def listed_then_started(page, *, now):
+            polled.extend(run.job_id for run in page)
+            reports = poll(page, now=now)
+            if len(polled) == 1:
+                starter = _in_thread(lambda: backend_tick(pools=[Pool.objects.get(pk=pool.pk)], kinds=(START,)),
+                                     "starter", failures)
+                starter.join(timeout=60)
+            return reports
+
+        backend.poll = listed_then_started
+        return backend
+
+    monkeypatch.setattr(tick_module, "backend_for_pool", backend_for_pool)
+    poller = _in_thread(lambda: backend_tick(pools=[Pool.objects.get(pk=world.pool.pk)], kinds=(POLLS,)),
+                        "poller", failures)
+    poller.join(timeout=60)
+    assert not failures, failures
+    assert JobRun.objects.get(job=late).state == JobRun.State.RUNNING  # started beside the poll
+    assert polled == [early.pk]  # and left to the next poll

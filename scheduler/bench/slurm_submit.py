@@ -1,6 +1,7 @@
 """Intake at scale on a real Slurm (issue 36's Measure): 4 clients × bulk 100 submit 1,000 one-GPU jobs over
-HTTP (gunicorn, the production server), while two threads do what the two workers do (evaluations on the
-`celery` queue, backend ticks on `cluster`: portal/settings.py), each on its own connection, again and again;
+HTTP (gunicorn, the production server), while three threads do what the workers do (evaluations on the
+`celery` queue; on `cluster`, start passes and polls in two processes: portal/settings.py), each on its own
+connection, again and again;
 submit → RUNNING is the wall time from a bulk's request to the first `squeue` listing (polled every 0.2 s)
 that shows the job RUNNING, with the stages it went through (_stages). Slurm alone: the same 1,000 jobs by plain `sbatch`
 from 4 clients on the same cluster, in the same bulks (a loop of 100 sbatch), timed from each sbatch call and,
@@ -169,9 +170,12 @@ def _stages(pool, prefix: str, sent: dict[str, float], seen: dict[str, float], c
             for stage, values in by_stage.items()}
 
 
-def _tick_costs(ticks: list) -> dict:
-    """How many ticks the stream took and where their time went, in seconds summed over them."""
-    return {"ticks": len(ticks), "started": sum(t.started for t in ticks),
+def _tick_costs(starts: list, polls: list) -> dict:
+    """How many start passes (those that started or tried anything) and polls the stream took, and where their
+    time went, in seconds summed over them."""
+    ticks = starts + polls
+    return {"start_passes": len(starts), "polls": len(polls), "submitted": sum(t.submitted for t in starts),
+            "started": sum(t.started for t in ticks),
             **{name: round(sum(getattr(t, name) for t in ticks), 2) for name in ("start_s", "listing_s", "poll_write_s")}}
 
 
@@ -180,7 +184,7 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
     """`token_for(user) -> key`: the web shell's personal token for the clients (the scheduler knows no tokens)."""
     from quotas.models import Membership
     from scheduler.cycle.services import scheduler_cycle_run
-    from scheduler.models import Job
+    from scheduler.models import Job, TickRequest
     from scheduler.sync.tick import backend_tick
     from django.contrib.auth import get_user_model
 
@@ -211,7 +215,8 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
     ticks: dict[float, float] = {}
     portal_running: dict[int, float] = {}
 
-    tick_costs: list = []
+    start_costs: list = []
+    poll_costs: list = []
 
     def cycler():  # the worker of the `celery` queue: evaluations
         from django.db import connection
@@ -226,17 +231,35 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
         finally:
             connection.close()
 
-    def ticker_of_stream():  # the worker of the `cluster` queue: backend ticks, on another connection
+    # The `cluster` queue's worker runs two processes, each on its own connection: one takes the start passes
+    # (an admission sends one, and finds the pool's start lock free whenever its last pass is through), one the
+    # polls (beat's fan-out, every SCHEDULER_BACKEND_TICK_SECONDS).
+    poll_every = float(getattr(django_settings, "SCHEDULER_BACKEND_TICK_SECONDS", 3))
+
+    def starter_of_stream():
         from django.db import connection
         try:
             while not stop.is_set():
                 began = timezone.now()
-                tick = backend_tick(now=began, pools=[pool])
+                tick = backend_tick(now=began, pools=[pool], kinds=(TickRequest.Kind.START,))
+                ticks[began.timestamp()] = time.time()
+                if tick.submitted or tick.errors:
+                    start_costs.append(tick)
+                else:
+                    time.sleep(0.05)  # nothing admitted: as a worker idles until the next admission's task
+        finally:
+            connection.close()
+
+    def poller_of_stream():
+        from django.db import connection
+        try:
+            while not stop.is_set():
+                started = time.monotonic()
+                poll_costs.append(backend_tick(pools=[pool], kinds=(TickRequest.Kind.POLL,)))
                 ended = time.time()
-                ticks[began.timestamp()] = ended
-                tick_costs.append(tick)
                 for job_id in Job.objects.filter(pool=pool, status=Job.Status.RUNNING).values_list("pk", flat=True):
                     portal_running.setdefault(job_id, ended)
+                stop.wait(max(poll_every - (time.monotonic() - started), 0))
         finally:
             connection.close()
 
@@ -254,7 +277,7 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
             for job_id in answer["ids"]:
                 sent[f"{prefix}-{job_id}-1"] = t
 
-    driving = [threading.Thread(target=cycler, daemon=True), threading.Thread(target=ticker_of_stream, daemon=True)]
+    driving = [threading.Thread(target=target, daemon=True) for target in (cycler, starter_of_stream, poller_of_stream)]
     t0 = time.time()
     try:
         for thread in driving:
@@ -278,7 +301,7 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
         stages = _stages(pool, prefix, sent, watcher.seen, cycles, ticks, portal_running, env, partition)
 
         # --- fault rounds: a tick every SCHEDULER_BACKEND_TICK_SECONDS, as beat sends it -------------------
-        tick_every = float(getattr(django_settings, "SCHEDULER_BACKEND_TICK_SECONDS", 3))
+        tick_every = poll_every
         ticking = threading.Event()
 
         def ticker():
@@ -342,7 +365,7 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
     print(json.dumps({"portal_phase": {"created": created, "http_errors": len(errors), "p50": pct(portal, 50),
                                        "p95": pct(portal, 95), "running": len(portal), "mismatches": wrong,
                                        "seen_after": seen_after, "slurm_to_portal": slurm_to_portal, "stages": stages,
-                                       "stream_ticks": _tick_costs(tick_costs), "R_s": round(r_s, 3)}}),
+                                       "stream_ticks": _tick_costs(start_costs, poll_costs), "R_s": round(r_s, 3)}}),
           file=sys.stderr, flush=True)
     # The nodes the rounds took down, and those Slurm drained itself when a loaded host did not end a thousand
     # cancelled jobs in time ("Kill task failed"): Slurm alone gets the whole cluster, as the portal had it.
@@ -394,6 +417,6 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
             "slurm_alone_bulk_s_p50": pct(slurm_alone_bulk, 50), "slurm_alone_bulk_s_p95": bulk_p95,
             "p95_vs_slurm_alone_bulk": round(p95 / bulk_p95, 2) if p95 and bulk_p95 else None,
             "slurm_array_s_p50": pct(array, 50), "slurm_array_s_p95": pct(array, 95), "slurm_array_running": len(array),
-            "stages_s": stages, "stream_ticks": _tick_costs(tick_costs), "fault_rounds": rounds, "mismatches_after_each_round_tick": wrong,
+            "stages_s": stages, "stream_ticks": _tick_costs(start_costs, poll_costs), "fault_rounds": rounds, "mismatches_after_each_round_tick": wrong,
             "seconds_to_portal_showing_change": seen_after, "seconds_from_slurm_change_to_portal": slurm_to_portal, "tick_every_s": tick_every,
             "R_s": round(r_s, 3)}

@@ -3,6 +3,7 @@
 from celery import shared_task
 
 from quotas.models import Pool
+from scheduler.sync.models import TickRequest
 from scheduler.sync.tasks import backend_tick_pool
 from scheduler.cycle.services import scheduler_cycle_run
 from scheduler.queue.triggers import EVALUATE_POOL_TASK, clear_request, enqueue_if_first
@@ -16,8 +17,8 @@ def evaluate_pool(pool_id: int) -> dict | None:
     # Cleared before evaluating: a submit that lands during this cycle enqueues the next one.
     clear_request(pool_id)
     result = scheduler_cycle_run(pool=pool)
-    if result.admitted:
-        backend_tick_pool.delay(pool_id)
+    if result.admitted:  # their starts at once, beside a poll that may be running (beat's fan-out polls)
+        backend_tick_pool.delay(pool_id, TickRequest.Kind.START)
     return result.__dict__
 
 

@@ -1,14 +1,23 @@
-"""A backend tick asked for while the pool's tick runs. Ticks of one pool run one at a time (pool_lock),
-and the running one may have read the pool before the change that asked for another (a job admitted
-during its starts): the request is left here, and the running tick, once through, ticks again for it
-(tick.py `_tick_when_free`). A row rather than a worker waiting for the lock: a waiting worker would hold
-one of the cluster queue's processes, and a slow cluster would then delay the other pools' ticks."""
+"""A pass of a pool's backend tick asked for while another worker runs that kind of pass. A pool's starts
+and its poll run under two locks (pool_lock START and POLL), each kind one pass at a time, and the running
+pass may have read the pool before the change that asked for another (a job admitted during its starts):
+the request is left here, and the running pass, once through, runs again for it (tick.py `_pass_when_free`).
+A row rather than a worker waiting for the lock: a waiting worker would hold one of the cluster queue's
+processes, and a slow cluster would then delay the other pools' ticks."""
 from django.db import models
 
 
 class TickRequest(models.Model):
-    pool = models.OneToOneField("quotas.Pool", on_delete=models.CASCADE, primary_key=True, related_name="+")
+    class Kind(models.TextChoices):
+        START = "start"  # stops due, then the admitted jobs' starts: the runs the portal claimed (starting)
+        POLL = "poll"  # what the cluster says of the runs on it (pending, running, stopping)
+
+    pool = models.ForeignKey("quotas.Pool", on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=5, choices=Kind)
     requested_at = models.DateTimeField()
 
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pool", "kind"], name="tickrequest_one_per_pool_and_kind")]
+
     def __str__(self) -> str:
-        return f"tick of pool {self.pool_id} asked at {self.requested_at:%H:%M:%S}"
+        return f"{self.kind} of pool {self.pool_id} asked at {self.requested_at:%H:%M:%S}"

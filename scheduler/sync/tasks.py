@@ -6,7 +6,7 @@ from scheduler.sync.intake import native_intake_all
 from scheduler.sync.inventory import inventory_sync_all
 from scheduler.sync.logs import slurm_logs_expire as slurm_logs_expire_service
 from scheduler.sync.tick import backend_tick as backend_tick_service
-from scheduler.sync.tick import pools_with_work
+from scheduler.sync.tick import PASSES, pools_with_work
 
 
 @shared_task(name="scheduler.backend_tick")
@@ -17,16 +17,21 @@ def backend_tick() -> dict:
 
 @shared_task(name="scheduler.backend_tick_fanout")
 def backend_tick_fanout() -> dict:
-    """Beat's entry: one task per pool with work, so a slow or unreachable cluster delays only its own pool."""
+    """Beat's entry: per pool with work, its start pass and its poll as tasks of their own, so a slow or
+    unreachable cluster delays only its own pool, and a worker with two processes runs a pool's poll and its
+    starts at once."""
     pool_ids = list(pools_with_work().values_list("pk", flat=True))
     for pool_id in pool_ids:
-        backend_tick_pool.delay(pool_id)
+        for kind in PASSES:
+            backend_tick_pool.delay(pool_id, kind)
     return {"pools": len(pool_ids)}
 
 
 @shared_task(name="scheduler.backend_tick_pool")
-def backend_tick_pool(pool_id: int) -> dict:
-    return backend_tick_service(pools=Pool.objects.filter(pk=pool_id)).__dict__
+def backend_tick_pool(pool_id: int, kind: str | None = None) -> dict:
+    """One pool's tick: one kind of pass ("start", "poll"), or both in turn."""
+    kinds = (kind,) if kind else tuple(PASSES)
+    return backend_tick_service(pools=Pool.objects.filter(pk=pool_id), kinds=kinds).__dict__
 
 
 @shared_task(name="scheduler.inventory_sync")

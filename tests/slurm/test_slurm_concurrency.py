@@ -1,5 +1,6 @@
 """The real Slurm path under concurrency: bulk submits from several clients while ticks report runs never
-deadlock or lose a job, and two ticks of one pool at once never make two Slurm jobs for one attempt."""
+deadlock or lose a job, two ticks of one pool at once never make two Slurm jobs for one attempt, and a start
+goes out while another worker polls the pool."""
 import threading
 
 import pytest
@@ -7,12 +8,13 @@ from django.db import connections
 from django.utils import timezone
 
 from quotas.models import Pool
+from scheduler.sync.pool_lock import POLL, pool_lock
 from scheduler.sync.tick import backend_tick
 from scheduler.sync import tick as tick_module
 from scheduler.backends.registry import backend_for_pool
 from scheduler.runs.services import run_record_report
 from scheduler.cycle.services import scheduler_cycle_run
-from scheduler.models import Job, JobRun
+from scheduler.models import Job, JobRun, TickRequest
 from tests import factories
 from tests.slurm.conftest import slurm
 from tests.slurm.helpers import api_for, squeue, status, submit, until
@@ -155,6 +157,46 @@ def test_two_ticks_of_one_pool_at_once_make_one_slurm_job_per_attempt(slurm_worl
         assert names.count(f"portal-{job.pk}-1") == 1, sorted(names)
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_start_goes_out_while_another_worker_holds_the_poll(slurm_world):
+    running = submit(slurm_world, name="running", command="sleep 60")
+    scheduler_cycle_run(pool=slurm_world.pool)
+    until(lambda: status(running) == Job.Status.RUNNING, step=backend_tick, what="a run to poll")
+    job = submit(slurm_world, name="admitted", command="sleep 60", gpu_model="A100-40G")
+    assert scheduler_cycle_run(pool=slurm_world.pool).admitted == 1
+    holding, release, failures = threading.Event(), threading.Event(), []
+
+    def poller() -> None:  # another worker, in the midst of the pool's poll
+        try:
+            with pool_lock(POLL, slurm_world.pool.pk) as mine:
+                assert mine
+                holding.set()
+                assert release.wait(timeout=60)
+        except BaseException as exc:  # noqa: BLE001 - surfaced below
+            failures.append(exc)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=poller)
+    thread.start()
+    assert holding.wait(timeout=30)
+    try:
+        result = backend_tick(pools=[slurm_world.pool])
+        assert result.skipped == 1 and result.errors == 0, result  # the poll was the other worker's
+        run = job.runs.get()
+        assert run.state == JobRun.State.PENDING and run.external_id
+        assert [j["name"] for j in squeue(slurm_world, every=True) if str(j["job_id"]) == run.external_id] == [
+            f"portal-{job.pk}-1"]
+        assert TickRequest.objects.filter(pool=slurm_world.pool, kind=TickRequest.Kind.POLL).exists()
+    finally:
+        release.set()
+        thread.join(timeout=60)
+    assert not failures, failures
+    # The poll, once free, takes the request and sees the job Slurm runs.
+    until(lambda: status(job) == Job.Status.RUNNING, step=backend_tick, what="the job running")
+    assert job.runs.count() == 1
+
+
 def test_a_twin_found_later_is_cancelled_and_audited(slurm_world):
     from audit.models import AuditEvent
 
@@ -162,7 +204,7 @@ def test_a_twin_found_later_is_cancelled_and_audited(slurm_world):
     scheduler_cycle_run(pool=slurm_world.pool)
     until(lambda: status(job) == Job.Status.RUNNING, step=backend_tick, what="the job running")
     kept = job.runs.get().external_id
-    # A second Slurm job for the same attempt, as a start that raced before the tick lock left one.
+    # A second Slurm job for the same attempt, as a start that raced before the start lock left one.
     twin = slurm(slurm_world.cluster, "sbatch", "--parsable", f"--partition={slurm_world.cluster.partition}",
                  f"--job-name=portal-{job.pk}-1", "--gres=gpu:a100:1", f"--chdir={slurm_world.jobs_dir}",
                  "--wrap=sleep 60").strip()

@@ -206,9 +206,9 @@ class SlurmBackend(B.Backend):
                 reports[pk] = dataclasses.replace(report, backend_state="OUT_OF_MEMORY", reason=OUT_OF_MEMORY_REASON)
 
     def _keep_one(self, run, ids: list[str], known: dict) -> str:
-        """Two live Slurm jobs for one attempt (a start that raced before the pool's tick lock): the one
+        """Two live Slurm jobs for one attempt (a start that raced before the pool's start lock): the one
         running, else the one the portal tracks, else the first, is kept; the others are noted as twins for
-        the tick to cancel and audit."""
+        the poll to cancel and audit."""
         running = [i for i in ids if known[i].get("job_state") == "RUNNING"]
         keep = running[0] if running else (run.external_id if run.external_id in ids else ids[0])
         self.twins[run.pk] = [i for i in ids if i != keep]

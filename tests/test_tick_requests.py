@@ -150,3 +150,28 @@ def test_a_poll_reads_only_the_runs_on_the_cluster_before_its_listing(monkeypatc
     assert not failures, failures
     assert JobRun.objects.get(job=late).state == JobRun.State.RUNNING  # started beside the poll
     assert polled == [early.pk]  # and left to the next poll
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stop_of_a_run_with_no_cluster_id_waits_for_the_start_pass():
+    """A start pass claims an attempt (its run opened) before its sbatch; the job is cancelled meanwhile. The stop
+    task must not look the job up by name while that sbatch may be in flight (it could miss the job being made
+    and mark the run stopped, leaving it running on the cluster): it leaves the stop to the start pass, which
+    retries stops first, under the pool's start lock."""
+    from django.utils import timezone
+
+    from scheduler.jobs.services import job_cancel
+    from scheduler.runs import services as runs
+    from scheduler.runs.tasks import run_stop
+
+    world = factories.make_world()
+    job = job_submit_bulk(actor=None, specs=[spec(name="claimed", gpus=1)])[0]
+    assert scheduler_cycle_run(pool=world.pool).admitted == 1
+    run = runs.runs_open(jobs=[Job.objects.get(pk=job.pk)], now=timezone.now())[job.pk]  # the claim
+    job_cancel(actor=None, job=Job.objects.get(pk=job.pk), reason="changed my mind")
+    assert JobRun.objects.get(pk=run.pk).state == JobRun.State.STOPPING
+    assert run_stop(run.pk) == "deferred"
+    assert JobRun.objects.get(pk=run.pk).state == JobRun.State.STOPPING
+    backend_tick(pools=[world.pool], kinds=(START,))
+    assert JobRun.objects.get(pk=run.pk).state == JobRun.State.STOPPED
+    assert Job.objects.get(pk=job.pk).status == Job.Status.CANCELLED

@@ -329,11 +329,18 @@ def run_stop_request(*, job: Job, cause: str) -> JobRun | None:
     return run
 
 
-def run_stop_execute(*, run_id: int, now: datetime) -> str:
-    """Call the backend for a `stopping` run, outside any transaction, then swap it to `stopped`."""
+def run_stop_execute(*, run_id: int, now: datetime, start_lock_held: bool = False) -> str:
+    """Call the backend for a `stopping` run, outside any transaction, then swap it to `stopped`.
+    `start_lock_held`: the caller holds the pool's start lock (the tick's start pass), so no `sbatch` of the pool
+    is in flight."""
     run = JobRun.objects.select_related("job__pool").filter(pk=run_id, state=JobRun.State.STOPPING).first()
     if run is None:
         return ""
+    if not run.external_id and not start_lock_held:
+        # No cluster id yet: a start pass may have claimed this attempt with its sbatch in flight, and a look-up by
+        # name now could miss the job it is creating, leaving it running on the cluster with its run marked
+        # stopped. The start pass retries stops first, under the pool's start lock.
+        return "deferred"
     try:
         report = backend_for_pool(run.job.pool).stop(run, now=now)
     except B.BackendError as exc:

@@ -268,7 +268,7 @@ def _cancel_twins(page: list[JobRun], backend: B.Backend, now: datetime, result:
 def _retry_stops_and_signals(pool: Pool, now: datetime) -> None:
     for run_id in JobRun.objects.filter(_due(now), job__pool=pool, state=JobRun.State.STOPPING).values_list(
             "pk", flat=True)[:TICK_BATCH]:
-        runs.run_stop_execute(run_id=run_id, now=now)
+        runs.run_stop_execute(run_id=run_id, now=now, start_lock_held=True)
     for run_id in JobRun.objects.filter(_due(now), job__pool=pool, state=JobRun.State.RUNNING,
                                         signalled_at__isnull=True).exclude(signal_requested="").values_list(
             "pk", flat=True)[:TICK_BATCH]:

@@ -22,12 +22,13 @@ def _decided(decisions) -> tuple:
 
 class CheckedSim(_Sim):
     """A replay that checks each cycle's shortcut against the full decide; `checked` counts agreeing
-    cycles per path (quiet, lone, decide, and "let pass": a wake without a cycle), `disagreed` lists
-    (moment, path) of the others."""
+    cycles per path (quiet, lone, decide), `let_pass` the wakes let pass without a cycle whose full
+    decide decides nothing, `disagreed` lists (moment, path) of the others."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self.checked: Counter = Counter()
+        self.let_pass = 0
         self.disagreed: list[tuple] = []
         self._last = None
         decider_decide = self.decider.decide
@@ -45,7 +46,7 @@ class CheckedSim(_Sim):
         if not self.pending:  # no cycle would run: nothing waits
             return True
         if _decided(decide(self.snapshot(), describe=False)) == _NOTHING:
-            self.checked["let pass"] += 1
+            self.let_pass += 1
         else:
             self.disagreed.append((self.now.isoformat(), "let pass"))
         return True

@@ -278,6 +278,9 @@ class Victims:
         # them is charged to: asked for a few thousand waiting jobs a cycle, worked out once per quota (the
         # victim key does date arithmetic per job).
         self._ranked: dict[int, list[tuple[RunningJob, int | None]]] = {}
+        # (tenant quota id, priority) -> the quota's jobs a job of that priority may stop, in victim order,
+        # until the next claim (`may_stop` reads what is claimed; nothing else it reads changes in a cycle).
+        self._candidates: dict[tuple[int, int], list[RunningJob]] = {}
         self._charges: dict[tuple[int, int | None], dict[int, tuple[bool, bool]]] = {}
 
     def _start(self, running: Iterable[RunningJob], charges) -> tuple:
@@ -362,6 +365,7 @@ class Victims:
         else:
             self._freeable.pop(quota_id, None)
         self._no_plan.clear()
+        self._candidates.clear()
         self.claimed.update(j.id for j in used)
         self.claimed.update(j.id for j in victims)
 
@@ -504,8 +508,11 @@ class Victims:
         if ranked is None:
             key = self.key
             ranked = self._ranked[tenant_q.id] = sorted(pool, key=lambda entry: key(entry[0]))
-        candidates = [j for j, _ in ranked if self.priority_of.get(j.priority_class, 0) < priority
-                      and self.may_stop(j)]  # in victim order
+        candidates = self._candidates.get((tenant_q.id, priority))
+        if candidates is None:
+            candidates = self._candidates[(tenant_q.id, priority)] = [
+                j for j, _ in ranked if self.priority_of.get(j.priority_class, 0) < priority
+                and self.may_stop(j)]  # in victim order
         if unearmarked_only:
             earmarked = self._earmarked
             stopping = [j for j in stopping if j.id not in earmarked]

@@ -36,7 +36,7 @@ class _Doors:
         self.standing = standing
         self.leases = tuple(leases)
         self._reclaimers: dict[tuple[str, str], frozenset] = {}
-        self._slots: dict[tuple[int, int, int], int] = {}
+        self._slots: dict[tuple[int, int, int, bool], int] = {}
         self._lendable: dict[tuple[str, str], tuple[int, tuple[tuple[int, str], ...]]] = {}
         self._lower: dict[tuple[int, int], int] = {}
 
@@ -141,17 +141,45 @@ class _Doors:
             return True
         return self._slots_with_lower(index, tenant_q.id, entry, priority, job.gpus) < job.replicas
 
-    def _slots_with_lower(self, index, quota_id: int, entry, priority: int, gpus: int) -> int:
+    def may_count_on_stops(self, job: PendingJob) -> bool:
+        """False when `job`, inert and over its base quota at the cycle's start, can count on no stop under
+        way, so a decide need not see it. Such a job plans only stops of its own tenant's jobs under the
+        same tenant quota (`_within_tenant_stops`), taking that quota's stopping jobs first and then those
+        ranking below it: when even all of them together leave its quotas short, or the nodes without room
+        for it, it counts on none (quota use only grows and free GPUs only shrink within a cycle). A stop on
+        a lease is counted on by reclaims and production's protection only, for jobs `sort_out` sees."""
+        standing = self.standing
+        book = standing.book
+        tenant_q, project_q = book.cover(job.tenant, job.project, job.pool, job.gpu_model, job.workload_class)
+        entry = standing.in_base.get(tenant_q.id) if tenant_q is not None else None
+        index = standing.indexes.get((job.pool, job.gpu_model))
+        if entry is None or not entry.stopping or index is None:
+            return False
+        priority = standing.priority_of.get(job.priority_class, 0)
+        # The entry's ceiling counts its stopping jobs' GPUs and its stoppable jobs' (gpus_at, by priority).
+        stopping = entry.ceiling - sum(entry.gpus_at.values())
+        freeable = stopping + sum(gpus for p, gpus in entry.gpus_at.items() if p < priority)
+        used, need = book.used, job.gpus * job.replicas
+        missing = used.get(tenant_q.id, 0) + need - tenant_q.gpus
+        if project_q is not None:
+            missing = max(missing, used.get(project_q.id, 0) + need - project_q.gpus)
+        if freeable < max(missing, 1):
+            return False
+        return self._slots_with_lower(index, tenant_q.id, entry, priority, job.gpus, True) >= job.replicas
+
+    def _slots_with_lower(self, index, quota_id: int, entry, priority: int, gpus: int,
+                          with_stopping: bool = False) -> int:
         """Replicas of `gpus` the lane's nodes would hold were every job of the quota ranking below
-        `priority` stopped: the free slots, plus what those jobs' nodes gain. An upper bound on what
-        any plan of stops (preemption.py `Room`) can make room for."""
-        key = (quota_id, priority, gpus)
+        `priority` stopped (and, `with_stopping`, every one stopping): the free slots, plus what those jobs'
+        nodes gain. An upper bound on what any plan of stops (preemption.py `Room`) can make room for."""
+        key = (quota_id, priority, gpus, with_stopping)
         known = self._slots.get(key)
         if known is None:
             priority_of, free = self.standing.priority_of, index.free
             gained: dict[int, int] = {}
             for run, _project in entry.jobs.values():
-                if priority_of.get(run.priority_class, 0) < priority:
+                if priority_of.get(run.priority_class, 0) < priority or (
+                        with_stopping and run.stopping_until is not None):
                     for node_id in run.placements:
                         if node_id in free:
                             gained[node_id] = gained.get(node_id, 0) + run.gpus
@@ -176,14 +204,15 @@ def sort_out(pending: Iterable[PendingJob], standing: Standing, leases: Iterable
 
 def must_see(pending: Iterable[PendingJob], standing: Standing, leases: Iterable[Lease]) -> list[PendingJob]:
     """The waiting jobs a decide without waits must see to decide as it would with all of them, also while
-    stops are under way, in the order given: those `sort_out` would see, and besides them every job of a
-    tenant with a job stopping and every job a stop under way is for. A stop under way changes hands
-    (`Decisions.reassignments`) or is withdrawn only through a job that counts on it: the job it is for
-    (which earmarks and holds it, or leaves it unused), a job of the stopping job's own tenant
-    (`within_tenant`: its tenant's stopping jobs come first in its plan, and they make every job of that
-    quota a possible stopper), or a job within base quota (reclaim and production's protection, seen
-    anyway). Any other inert job over quota sees no stop under way it could use: what it could plan is
-    what it could without them, which is nothing."""
+    stops are under way, in the order given: those `sort_out` would see, and besides them every job a
+    stop under way is for and every job of a tenant with a job stopping that could count on a stop of its
+    quota (`_Doors.may_count_on_stops`). A stop under way changes hands (`Decisions.reassignments`) or is
+    withdrawn only through a job that counts on it: the job it is for (which earmarks and holds it, or
+    leaves it unused), a job of the stopping job's own tenant (`within_tenant`: its tenant's stopping jobs
+    come first in its plan, and they make every job of that quota a possible stopper, when they and the
+    jobs below it would make room for it), or a job within base quota (reclaim and production's
+    protection, seen anyway). Any other inert job over quota sees no stop under way it could use: what it
+    could plan is what it could without them, which is nothing."""
     stopping = standing.stopping.values()
     return _sort(tuple(pending), standing, leases, ({run.tenant for run in stopping},
                                                      {run.stopping_for for run in stopping}))[1]
@@ -244,8 +273,8 @@ def _sort_grouped(groups: Mapping[tuple, Mapping[int, PendingJob]], by_id: Mappi
         if answer == _OPEN:
             found.extend(jobs.values())
             seen.extend(jobs.values())
-        elif answer == _WITHIN or key[0] in tenants:  # key[0]: the tenant
-            seen.extend(jobs.values())
+        elif answer == _WITHIN or key[0] in tenants and doors.may_count_on_stops(next(iter(jobs.values()))):
+            seen.extend(jobs.values())  # key[0]: the tenant
         else:
             over_keys.add(key)
     for target in targets:  # a job a stop under way is for, seen whatever its answer
@@ -283,7 +312,7 @@ def _sort(pending: tuple[PendingJob, ...], standing: Standing, leases: Iterable[
         if answer == _OPEN:
             found.append(job)
             seen.append(job)
-        elif answer == _WITHIN or job.tenant in tenants or job.id in targets:
+        elif answer == _WITHIN or job.id in targets or job.tenant in tenants and doors.may_count_on_stops(job):
             seen.append(job)  # within base quota: blocked on nodes, it counts in its tenant's demand
     return found, _with_the_jobs_they_yield_to(pending, seen)
 

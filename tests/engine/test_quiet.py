@@ -158,6 +158,19 @@ def test_while_a_stop_is_under_way_its_tenants_jobs_and_its_job_are_seen():
     assert decide(replace(snap, pending=tuple(seen)), describe=False) == decide(snap, describe=False)
 
 
+def test_a_job_of_the_stopping_tenant_its_quotas_stops_cannot_make_room_for_is_not_seen():
+    # Job 90 of tenant b is stopping for job 3; job 5 of b asks 24 GPUs over b's quota of 16: the stop's 8
+    # (and nothing of b's below it) leave it short, so it counts on no stop and a decide need not see it.
+    snap = _full_pool(waiting=[pending(3, "b", 8, priority="production"),
+                               pending(5, "b", 8, replicas=3, priority="production")])
+    snap = replace(snap, running=(replace(running("b", [1], 8, id=90, priority="training"),
+                                          stopping_until=NOW, stopping_for=3), snap.running[1]))
+    standing = Standing.of(snap)
+    seen = must_see(snap.pending, standing, snap.leases)
+    assert [job.id for job in seen] == [3]
+    assert decide(replace(snap, pending=tuple(seen)), describe=False) == decide(snap, describe=False)
+
+
 def _short_of_lenders(*waiting):
     # 4 GPUs free on node 2; tenant a is at its quota; no lender has 4 idle: the unassigned pool has
     # 2 (16 GPUs, 14 assigned) and b has 2 of its 6 idle. Nothing running may be stopped (production).

@@ -25,3 +25,4 @@ def test_bench_whatif_check_finds_every_shortcut_cycle_equal_to_a_full_decide():
     assert figures["disagreed"] == 0, figures["first_disagreements"]
     assert sum(figures["checked"].values()) == figures["cycles"]
     assert figures["checked"]["quiet"] and figures["checked"]["decide"]
+    assert figures["let_pass"] > 0  # wakes let pass without a cycle, each decided in full and found idle

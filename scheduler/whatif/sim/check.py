@@ -22,11 +22,13 @@ def _decided(decisions) -> tuple:
 
 class CheckedSim(_Sim):
     """A replay that checks each cycle's shortcut against the full decide; `checked` counts agreeing
-    cycles per path (quiet, lone, decide), `disagreed` lists (moment, path) of the others."""
+    cycles per path (quiet, lone, decide), `let_pass` the wakes let pass without a cycle whose full
+    decide decides nothing, `disagreed` lists (moment, path) of the others."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self.checked: Counter = Counter()
+        self.let_pass = 0
         self.disagreed: list[tuple] = []
         self._last = None
         decider_decide = self.decider.decide
@@ -36,6 +38,18 @@ class CheckedSim(_Sim):
             return self._last
 
         self.decider.decide = decide_and_keep
+
+    def _count_passed(self) -> bool:
+        """A wake let pass without a cycle (replay.py) must be one whose full decide decides nothing."""
+        if not super()._count_passed():
+            return False
+        if not self.pending:  # no cycle would run: nothing waits
+            return True
+        if _decided(decide(self.snapshot(), describe=False)) == _NOTHING:
+            self.let_pass += 1
+        else:
+            self.disagreed.append((self.now.isoformat(), "let pass"))
+        return True
 
     def cycle(self) -> None:
         oracle = _decided(decide(self.snapshot(), describe=False))  # before the cycle changes anything

@@ -57,6 +57,6 @@ class Command(BaseCommand):
             "decide_calls": outcome.cycles - sim.fast_admissions - sim.quiet_cycles,
             "events": outcome.events,
             "utilisation": summary["utilisation"]["overall"], "started": summary["started"],
-            **({"checked": dict(sim.checked), "disagreed": len(sim.disagreed),
+            **({"checked": dict(sim.checked), "let_pass": sim.let_pass, "disagreed": len(sim.disagreed),
                 "first_disagreements": sim.disagreed[:5]} if o["check"] else {}),
         }))

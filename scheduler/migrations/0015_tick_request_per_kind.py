@@ -21,7 +21,7 @@ class Migration(migrations.Migration):
             name='TickRequest',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('start', 'Start'), ('poll', 'Poll')], max_length=5)),
+                ('kind', models.CharField(choices=[('start', 'Start pass'), ('poll', 'Poll')], max_length=5)),
                 ('requested_at', models.DateTimeField()),
                 ('pool', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='quotas.pool')),
             ],

@@ -5,12 +5,13 @@ the request is left here, and the running pass, once through, runs again for it 
 A row rather than a worker waiting for the lock: a waiting worker would hold one of the cluster queue's
 processes, and a slow cluster would then delay the other pools' ticks."""
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class TickRequest(models.Model):
     class Kind(models.TextChoices):
-        START = "start"  # stops due, then the admitted jobs' starts: the runs the portal claimed (starting)
-        POLL = "poll"  # what the cluster says of the runs on it (pending, running, stopping)
+        START = "start", _("Start pass")  # stops due, then the admitted jobs' starts: the runs the portal claimed (starting)
+        POLL = "poll", _("Poll")  # what the cluster says of the runs on it (pending, running, stopping)
 
     pool = models.ForeignKey("quotas.Pool", on_delete=models.CASCADE, related_name="+")
     kind = models.CharField(max_length=5, choices=Kind)

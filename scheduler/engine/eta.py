@@ -55,7 +55,7 @@ class VectorTimeline:
     dimension's cumulative amounts are those of its own timeline (releases of the same moment may add up
     in another order, which moves no answer: it is a moment that is read)."""
 
-    __slots__ = ("_when", "_cpus", "_memory", "cpus", "memory")
+    __slots__ = ("_when", "_cpus", "_memory", "cpus", "memory", "last")
 
     def __init__(self) -> None:
         # The releases in three lists, not a tuple each: admissions add theirs in the nominate phase, and
@@ -65,6 +65,7 @@ class VectorTimeline:
         self._cpus: list[int] = []
         self._memory: list[int] = []
         self.cpus, self.memory = Timeline(), Timeline()
+        self.last: tuple | None = None  # `EtaDesk.beyond_gpus`' last answer from it
 
     def add(self, when: datetime, cpus: int, memory_gb: int) -> None:
         if cpus > 0 or memory_gb > 0:
@@ -164,16 +165,25 @@ class EtaDesk:
     def beyond_gpus(self, eta: Eta, releases: VectorTimeline, missing_cpus: int, missing_memory: int) -> Eta:
         """`later` for CPU cores, then for memory (a job that asks none of one passes 0 missing). The answer
         depends on the GPU ETA and which release covers each, and the jobs of a lane share those: it is
-        kept by them, so most jobs pay two bisections and a look-up."""
+        kept by them, and most jobs pay two comparisons and the lane's last answer."""
         if eta.earliest is None:
             return eta
-        i = bisect_left(releases.cpus.cumulative, missing_cpus) if missing_cpus > 0 else -1
-        j = bisect_left(releases.memory.cumulative, missing_memory) if missing_memory > 0 else -1
+        # As `bisect_left` (len when no release covers it; -1: nothing missing), but deep in a queue what the
+        # jobs ahead ask is beyond all that comes back (3 in 4 jobs on 10k pending): a comparison says so.
+        cpus, memory = releases.cpus.cumulative, releases.memory.cumulative
+        i = -1 if missing_cpus <= 0 else len(cpus) if not cpus or missing_cpus > cpus[-1] else \
+            bisect_left(cpus, missing_cpus)
+        j = -1 if missing_memory <= 0 else len(memory) if not memory or missing_memory > memory[-1] else \
+            bisect_left(memory, missing_memory)
+        last = releases.last  # the lane's previous job asked the same (4 in 5 jobs on 10k pending)
+        if last is not None and last[0] is eta and last[1] == i and last[2] == j:
+            return last[3]
         key = (id(eta), id(releases), i, j)  # both held by the cycle
         known = self._beyond.get(key)
         if known is None:
             known = self._beyond[key] = self.later(
                 self.later(eta, releases.cpus, missing_cpus, CPUS), releases.memory, missing_memory, MEMORY)
+        releases.last = (eta, i, j, known)
         return known
 
     def later(self, eta: Eta, releases: Timeline, missing: int, dimension: str) -> Eta:

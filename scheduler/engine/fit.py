@@ -51,7 +51,10 @@ class ModelIndex(VectorFit):
                 continue
             self._sched_sizes[node.gpus] = self._sched_sizes.get(node.gpus, 0) + 1
             self.capacity += node.gpus
-            free = min(max(node.gpus - used.get(node.id, 0) - node.outside.gpus, 0), node.gpus)
+            free = node.gpus - used.get(node.id, 0) - node.outside.gpus
+            if free < 0:  # over-committed: what its jobs hold beyond GPUs is no longer bounded by its GPUs
+                self.lean = False
+            free = min(max(free, 0), node.gpus)
             self.free[node.id] = free
             self.buckets[free][node.id] = None
         self.total_free = sum(self.free.values())
@@ -220,6 +223,7 @@ class ModelIndex(VectorFit):
         other._states = None  # counted again when a shape is asked
         other._best, other.free_cpus, other.free_memory = {}, self.free_cpus, self.free_memory
         other._cpu_ratio, other._mem_ratio, other._tight = self._cpu_ratio, self._mem_ratio, set(self._tight)
+        other.lean = self.lean
         other._cpu_cap, other._mem_cap, other._cpu_need, other._mem_need = (
             self._cpu_cap, self._mem_cap, self._cpu_need, self._mem_need)
         return other

@@ -37,7 +37,7 @@ class VectorFit:
     # kept in step with every change once a shape was counted (None before): a lane of a few hundred nodes
     # is in a few dozen states, and a full lane's nodes are at a few f only, so a count visits those.
     __slots__ = ("_states", "_vec_found", "_cpu_ratio", "_mem_ratio", "_tight", "_cpu_cap", "_mem_cap",
-                 "_cpu_need", "_mem_need")
+                 "_cpu_need", "_mem_need", "lean")
 
     def _init_extra(self, nodes: list[Node], used_extra: dict[int, tuple[int, int]]) -> None:
         """CPU and memory free per schedulable node, when some node of the lane tracks them (`vec`);
@@ -62,6 +62,12 @@ class VectorFit:
         # fit: GPUs alone decide (`_gpu_bound`), as the cycle of GPUs alone does.
         self._cpu_ratio = self._mem_ratio = None
         self._tight: set[int] = set()
+        # Every consumer of a schedulable node's CPU cores and memory (a running job, a replica placed or held
+        # this cycle) asks no more per GPU than the leanest node has, outside jobs hold none and no node is
+        # over-committed: then a node with f free GPUs has at least the leanest node's CPU cores and memory
+        # for f GPUs free, whichever of those consumers go, and a `proportional` replica's room is its GPUs'
+        # room (`gpus_decide`). Set False, for the rest of the cycle, by the first consumer that is not.
+        self.lean = True
         # (GPUs, CPU cores, memory, schedulable) -> nodes of that size: a lane has a few node shapes.
         self._static_nodes: dict[tuple[int, int, int, bool], int] = {}
         self._cpu_cap = self._mem_cap = self._cpu_need = self._mem_need = None  # `_ratio_tables`
@@ -81,6 +87,8 @@ class VectorFit:
                 used_cpus, used_mem = used_extra.get(node_id, nothing)
                 c = cpus - used_cpus - outside.cpus
                 m = mem - used_mem - outside.memory_gb
+                if outside.cpus or outside.memory_gb:  # held without a ratio to GPUs the index knows
+                    self.lean = False
                 cpu_free[node_id] = c = c if c > 0 else 0
                 mem_free[node_id] = m = m if m > 0 else 0
                 if node.cpus:
@@ -148,6 +156,18 @@ class VectorFit:
         if gpus > self._top:  # no node holds it: beyond the tables, the ratios themselves
             return _within(self._cpu_ratio, gpus, cpus) and _within(self._mem_ratio, gpus, memory_gb)
         return cpus <= self._cpu_cap[gpus] and memory_gb <= self._mem_cap[gpus]
+
+    def gpus_decide(self, gpus: int, cpus: int, memory_gb: int) -> bool:
+        """Whatever stops free in the lane, this replica fits where its GPUs do: it is `proportional` and the
+        lane `lean`, so every node's CPU cores and memory free cover its free GPUs' replicas (c / g <= C / f)
+        now and after any of its consumers leave. A stop search may then count GPUs alone (preemption.py)."""
+        return self.lean and self.proportional(gpus, cpus, memory_gb)
+
+    def note_consumer(self, gpus: int, cpus: int, memory_gb: int) -> None:
+        """A running job takes CPU cores and memory on nodes of the lane: `lean` no more unless it asks no
+        more per GPU than the leanest node has."""
+        if self.lean and self.vec and not self.proportional(gpus, cpus, memory_gb):  # no tables without `vec`
+            self.lean = False
 
     def _gpu_bound(self, gpus: int, cpus: int, memory_gb: int) -> bool:
         """GPUs alone decide where this replica fits now: it is `proportional` and every schedulable node
@@ -275,6 +295,7 @@ class VectorFit:
         # A per GPU, ceil(A f) - floor(A g) >= ceil(A (f - g)), so there is nothing to test again then.
         if not bound:
             self._retest(node_id)
+            self.lean = False  # a replica that may ask more per GPU than the leanest node has, or a tight lane
         return node_id
 
     def hold_for(self, gpus: int, replicas: int, cpus: int, memory_gb: int,
@@ -285,6 +306,9 @@ class VectorFit:
         (GPUs, (CPU cores, memory)) taken per node, for `unhold_for`; nothing when it would not fit."""
         if not (cpus or memory_gb) or not self.vec:
             return self.hold(gpus, replicas, {k: v[0] for k, v in coming_back.items()}), {}
+        # A hold of a `proportional` gang keeps `lean`: per node it takes max(count * c, back) with the stopped
+        # jobs' own, each no more per GPU than the leanest node has.
+        self.note_consumer(gpus, cpus, memory_gb)
         taken: dict[int, int] = {}
         extra: dict[int, tuple[int, int]] = {}
         left = replicas

@@ -91,6 +91,10 @@ class Room:
         if self.charges is not None:
             self._charge(job, sign)
 
+    def short_in_gpus(self) -> bool:
+        """Short of room counting GPUs and quotas alone, with what is added now (`VectorRoom`'s)."""
+        return not self.ok()
+
     def _charge(self, job: RunningJob, sign: int) -> None:
         tenant, project = self.charges.get(job.id, (False, False))
         if tenant:
@@ -174,8 +178,9 @@ class VectorRoom(Room):
 def room_for(index: ModelIndex, job: PendingJob, missing_tenant: int = 0, missing_project: int = 0,
              charges: Mapping[int, tuple[bool, bool]] | None = None) -> Room:
     """The room a waiting job's stops must make: in every dimension it asks where its lane tracks them,
-    else in GPUs alone (the path every GPU-only cycle takes, unchanged)."""
-    if index.vec and (job.cpus or job.memory_gb):
+    else in GPUs alone (the path every GPU-only cycle takes, unchanged), as for a job whose GPUs decide
+    (`ModelIndex.gpus_decide`): there every count of `VectorRoom` is its GPUs' count."""
+    if index.vec and (job.cpus or job.memory_gb) and not index.gpus_decide(job.gpus, job.cpus, job.memory_gb):
         return VectorRoom(index, job, missing_tenant, missing_project, charges)
     return Room(index, job.gpus, job.replicas, missing_tenant, missing_project, charges)
 
@@ -524,7 +529,7 @@ class Victims:
                 j.id: (True, project_id is not None and p == project_id) for j, p in pool}
         room = room_for(index, job, missing_tenant, missing_project, charges)
         chosen = smallest_sufficient(stopping, candidates, room)
-        if chosen is None and room.__class__ is VectorRoom and room.short_in_gpus():
+        if chosen is None and (job.cpus or job.memory_gb) and index.vec and room.short_in_gpus():
             return False
         return chosen
 

@@ -129,8 +129,12 @@ class Standing:
                 size = self._size[node_id]
                 index = indexes[lane]
                 index.set_free(node_id, min(max(size - now_used, 0), size))
+                if size < now_used:  # over-committed, as `ModelIndex` sees it
+                    index.lean = False
                 if index.vec and (job.cpus or job.memory_gb):
                     sign = 1 if gpus > 0 else -1
+                    if sign > 0:
+                        index.note_consumer(job.gpus, job.cpus, job.memory_gb)
                     index.release_extra(node_id, -sign * job.cpus, -sign * job.memory_gb)
 
     def _count(self, entry: _Stoppable, job: RunningJob, sign: int) -> None:

@@ -162,6 +162,14 @@ class CycleState:
                     c, m = extra_on_node.get(node_id, (0, 0))
                     extra_on_node[node_id] = (c + job.cpus, m + job.memory_gb)
         self.indexes = build_indexes(snapshot.nodes, used_on_node, extra_on_node)
+        if extra_on_node:  # whether the lanes stay `lean`: by the lane of each node a job runs on
+            lane_of = {node.id: (node.pool, node.gpu_model) for node in snapshot.nodes}
+            for job in snapshot.running:
+                if job.cpus or job.memory_gb:
+                    for node_id in job.placements:
+                        index = self.indexes.get(lane_of.get(node_id))
+                        if index is not None:
+                            index.note_consumer(job.gpus, job.cpus, job.memory_gb)
         self.book = book = QuotaBook(snapshot.quotas, gpu_memory_of(snapshot.nodes))
         charges = book.charge_running(snapshot.running)
         self.used = book.used

@@ -108,6 +108,21 @@ def test_cpu_cores_ahead_push_the_eta_of_the_job_behind():
     assert second.eta.latest == NOW + timedelta(minutes=150)  # plus the longest limit ahead (60)
 
 
+def test_jobs_of_one_gpu_eta_get_the_cpu_release_that_covers_each():
+    # As above with a third job: the second and third share their GPU ETA (the longest limit ahead is 60 for
+    # both), but the third needs 144 - 32 = 112 cores back and only 64 come back: a lower bound at 90.
+    snap = snapshot(
+        nodes=[big(1)], quotas=[quota("a", 8), quota("b", 8)],
+        running=[mem(running("b", [1], 1, ends_in=30), 0, 32), mem(running("b", [1], 1, ends_in=90), 0, 32)],
+        pending=[mem(pending(i, "a", 1, submitted_ago=30 - i), 0, 48) for i in (1, 2, 3)],
+    )
+    d = decide(snap)
+    second, third = wait_of(d, 2).eta, wait_of(d, 3).eta
+    assert (second.earliest, second.latest, second.dimension) == (
+        NOW + timedelta(minutes=90), NOW + timedelta(minutes=150), "cpus")
+    assert (third.earliest, third.latest, third.dimension) == (NOW + timedelta(minutes=90), None, "cpus")
+
+
 def test_more_memory_ahead_than_comes_back_is_a_lower_bound():
     snap = snapshot(
         nodes=[big(1)], quotas=[quota("a", 8), quota("b", 8)],

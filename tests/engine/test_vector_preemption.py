@@ -7,6 +7,7 @@ import pytest
 
 from scheduler.engine import decide
 from scheduler.engine.resources import Resources
+from scheduler.engine.standing import Standing
 from tests.engine.builders import node, pending, quota, running, snapshot
 
 
@@ -59,3 +60,25 @@ def test_a_job_that_memory_left_without_a_plan_does_not_answer_for_one_asking_le
     second = replace(pending(2, "llm", 8, workload="online_inference"), memory_gb=512)
     d = decide(snapshot(nodes=nodes, quotas=[quota("llm", 16)], running=runs, pending=[first, second]))
     assert [(p.preemptor_job_id, p.victim_job_ids) for p in d.preemptions] == [(2, (52,))]
+
+
+def _rich_victim(standing: bool):
+    """One node of 8 GPUs and 256 CPU cores (32 per GPU), where llm (quota 8) runs a batch job asking 50 CPU
+    cores per GPU (4 GPUs, 200 cores) and an experiment asking 2 per GPU (4 GPUs, 8 cores); llm wants 4 GPUs
+    with 64 cores for inference, no more per GPU than the node has."""
+    nodes = [replace(node(1, 8), cpus=256, memory_gb=1024, gpu_memory_gb=80)]
+    runs = [replace(running("llm", [1], 4, id=51, priority="batch"), cpus=200),
+            replace(running("llm", [1], 4, id=52, priority="experiment"), cpus=8)]
+    job = replace(pending(1, "llm", 4, workload="online_inference"), cpus=64)
+    snap = snapshot(nodes=nodes, quotas=[quota("llm", 8)], running=runs, pending=[job])
+    return decide(snap, standing=Standing.of(snap) if standing else None)
+
+
+@pytest.mark.parametrize("standing", [False, True])
+def test_a_job_asking_more_per_gpu_than_the_node_has_keeps_the_search_in_every_dimension(standing):
+    # Counting GPUs alone the experiment (stopped first) would do, but it gives back 4 GPUs with 56 cores
+    # free: the batch job, whose own cores are what the gang lacks, is stopped instead. A lane where every
+    # job asks no more per GPU than its leanest node has lets the search count GPUs alone (`gpus_decide`);
+    # this one has such a job, fresh (`CycleState`) or kept across cycles (`Standing`).
+    d = _rich_victim(standing)
+    assert [p.victim_job_ids for p in d.preemptions] == [(51,)]

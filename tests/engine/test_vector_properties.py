@@ -4,11 +4,13 @@ subject over any set quota dimension, and jobs of GPUs alone placed as they were
 from __future__ import annotations
 
 from dataclasses import replace
+from unittest.mock import patch
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler.engine import decide
+from scheduler.engine.fit_vectors import VectorFit
 from scheduler.engine.resources import Resources
 from tests.engine.builders import node, pending, quota, running, snapshot
 
@@ -119,3 +121,47 @@ def test_jobs_of_gpus_alone_decide_as_on_nodes_of_gpus_alone(snap):
     a = decide(replace(snap, nodes=plain_nodes, pending=pend, running=run, quotas=quotas))
     b = decide(replace(snap, nodes=vec_nodes, pending=pend, running=run, quotas=quotas))
     assert a.to_dict() == b.to_dict()
+
+
+@st.composite
+def snapshots_with_stops(draw):
+    """Nodes of a few CPU cores and memory per GPU, running jobs of classes that higher ones may stop and
+    that mostly ask no more per GPU than the leanest node has, waiting jobs of classes that may stop them:
+    the stop searches run, in lanes where every job is that lean and in lanes where one is not."""
+    cpu_ratios, mem_ratios = draw(st.lists(st.sampled_from((8, 16)), min_size=1, max_size=2)), (64, 128)
+    node_list = []
+    for i in range(draw(st.integers(1, 3))):
+        g = draw(st.sampled_from((2, 4, 8)))
+        node_list.append(replace(node(i + 1, g), cpus=g * draw(st.sampled_from(cpu_ratios)),
+                                 memory_gb=g * draw(st.sampled_from(mem_ratios)), gpu_memory_gb=GPU_MEMORY))
+    free = {n.id: n.gpus for n in node_list}
+    run = []
+    for _ in range(draw(st.integers(1, 5))):
+        target = draw(st.sampled_from(node_list))
+        if not free[target.id]:
+            continue
+        g = draw(st.integers(1, free[target.id]))
+        free[target.id] -= g
+        run.append(replace(running(draw(st.sampled_from(TENANTS)), [target.id], g,
+                                   priority=draw(st.sampled_from(("experiment", "batch", "training")))),
+                           cpus=g * draw(st.sampled_from((0, 2, 8, 32))), memory_gb=g * draw(st.sampled_from((0, 64, 256)))))
+    jobs = []
+    for i in range(1, draw(st.integers(1, 6)) + 1):
+        g, workload = draw(st.sampled_from((1, 2, 4, 8))), draw(st.sampled_from(("training", "online_inference")))
+        jobs.append(replace(pending(i, draw(st.sampled_from(TENANTS)), g, replicas=draw(st.integers(1, 2)),
+                                    workload=workload, submitted_ago=draw(st.integers(0, 50))),
+                            cpus=g * draw(st.sampled_from((0, 4, 8, 16))), memory_gb=g * draw(st.sampled_from((0, 64, 128)))))
+    quotas = [quota(t, draw(st.integers(0, 16)), id=k + 1) for k, t in enumerate(TENANTS)]
+    return snapshot(nodes=node_list, quotas=quotas, running=run, pending=jobs)
+
+
+# More examples than the others: a lane where one running job asks more per GPU than the leanest node has,
+# and a stop search that job's CPU cores or memory decide, is a narrow case.
+@settings(deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(vector_snapshots(), snapshots_with_stops()))
+def test_a_stop_search_counting_gpus_alone_decides_as_one_counting_every_dimension(snap):
+    """Where `ModelIndex.gpus_decide` lets a stop search count GPUs alone, the decisions are those of the
+    search in every dimension (`VectorRoom`), here made to run for every job."""
+    with patch.object(VectorFit, "gpus_decide", lambda self, gpus, cpus, memory_gb: False):
+        every_dimension = decide(snap).to_dict()
+    assert decide(snap).to_dict() == every_dimension

@@ -5,7 +5,7 @@ cluster before its listing. Real workers (threads with their own connections) on
 import threading
 
 import pytest
-from django.db import connection, connections
+from django.db import connection
 
 import scheduler.sync.tick as tick_module
 from quotas.models import Pool
@@ -17,24 +17,10 @@ from scheduler.sync.tasks import backend_tick_pool
 from scheduler.sync.tick import backend_tick
 from tests import factories
 from tests.jobs import spec
+from tests.workers import in_thread
 
 pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="advisory locks are PostgreSQL's")
 START, POLLS = TickRequest.Kind.START, TickRequest.Kind.POLL
-
-
-def _in_thread(target, name: str, failures: list) -> threading.Thread:
-    """A worker: `target` on its own connection; what it raises is surfaced by the test through `failures`."""
-    def work():
-        try:
-            target()
-        except BaseException as exc:  # noqa: BLE001  surfaced by the test
-            failures.append(exc)
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=work, name=name)
-    thread.start()
-    return thread
 
 
 @pytest.mark.django_db(transaction=True)
@@ -50,7 +36,7 @@ def test_a_start_goes_out_while_another_worker_holds_the_poll():
             holding.set()
             assert release.wait(timeout=60)
 
-    thread = _in_thread(poller, "poller", failures)
+    thread = in_thread(poller, "poller", failures)
     assert holding.wait(timeout=60)
     try:
         result = backend_tick(pools=[world.pool])
@@ -82,7 +68,7 @@ def test_a_start_asked_for_during_a_start_pass_runs_after_it(monkeypatch):
 
     monkeypatch.setattr(tick_module, "backend_status_record", status_record)
     results, failures = [], []
-    thread = _in_thread(lambda: results.append(backend_tick(pools=[Pool.objects.get(pk=world.pool.pk)],
+    thread = in_thread(lambda: results.append(backend_tick(pools=[Pool.objects.get(pk=world.pool.pk)],
                                                             kinds=(START,))), "first-worker", failures)
     assert at_end.wait(timeout=60)
     second = job_submit_bulk(actor=None, specs=[spec(name="second", gpus=1)])[0]
@@ -135,7 +121,7 @@ def test_a_poll_reads_only_the_runs_on_the_cluster_before_its_listing(monkeypatc
             polled.extend(run.job_id for run in page)
             reports = poll(page, now=now)
             if len(polled) == 1:
-                starter = _in_thread(lambda: backend_tick(pools=[Pool.objects.get(pk=pool.pk)], kinds=(START,)),
+                starter = in_thread(lambda: backend_tick(pools=[Pool.objects.get(pk=pool.pk)], kinds=(START,)),
                                      "starter", failures)
                 starter.join(timeout=60)
             return reports
@@ -144,7 +130,7 @@ def test_a_poll_reads_only_the_runs_on_the_cluster_before_its_listing(monkeypatc
         return backend
 
     monkeypatch.setattr(tick_module, "backend_for_pool", backend_for_pool)
-    poller = _in_thread(lambda: backend_tick(pools=[Pool.objects.get(pk=world.pool.pk)], kinds=(POLLS,)),
+    poller = in_thread(lambda: backend_tick(pools=[Pool.objects.get(pk=world.pool.pk)], kinds=(POLLS,)),
                         "poller", failures)
     poller.join(timeout=60)
     assert not failures, failures

@@ -18,6 +18,7 @@ from scheduler.models import Job, JobRun, TickRequest
 from tests import factories
 from tests.slurm.conftest import slurm
 from tests.slurm.helpers import api_for, squeue, status, submit, until
+from tests.workers import in_thread
 
 CLIENTS, REQUESTS, BULK = 4, 5, 100
 
@@ -167,18 +168,12 @@ def test_a_start_goes_out_while_another_worker_holds_the_poll(slurm_world):
     holding, release, failures = threading.Event(), threading.Event(), []
 
     def poller() -> None:  # another worker, in the midst of the pool's poll
-        try:
-            with pool_lock(POLL, slurm_world.pool.pk) as mine:
-                assert mine
-                holding.set()
-                assert release.wait(timeout=60)
-        except BaseException as exc:  # noqa: BLE001 - surfaced below
-            failures.append(exc)
-        finally:
-            connections.close_all()
+        with pool_lock(POLL, slurm_world.pool.pk) as mine:
+            assert mine
+            holding.set()
+            assert release.wait(timeout=60)
 
-    thread = threading.Thread(target=poller)
-    thread.start()
+    thread = in_thread(poller, "poller", failures)
     assert holding.wait(timeout=30)
     try:
         result = backend_tick(pools=[slurm_world.pool])

@@ -153,23 +153,24 @@ class CycleState:
             return
         used_on_node: dict[int, int] = {}
         extra_on_node: dict[int, tuple[int, int]] = {}  # CPU cores and memory, of jobs that ask them
+        consumers: list[RunningJob] = []  # those jobs
         for job in snapshot.running:
             g = job.gpus
             for node_id in job.placements:
                 used_on_node[node_id] = used_on_node.get(node_id, 0) + g
             if job.cpus or job.memory_gb:
+                consumers.append(job)
                 for node_id in job.placements:
                     c, m = extra_on_node.get(node_id, (0, 0))
                     extra_on_node[node_id] = (c + job.cpus, m + job.memory_gb)
         self.indexes = build_indexes(snapshot.nodes, used_on_node, extra_on_node)
-        if extra_on_node:  # whether the lanes stay `lean`: by the lane of each node a job runs on
+        if consumers:  # whether the lanes stay `lean`: by the lane of each node a job runs on
             lane_of = {node.id: (node.pool, node.gpu_model) for node in snapshot.nodes}
-            for job in snapshot.running:
-                if job.cpus or job.memory_gb:
-                    for node_id in job.placements:
-                        index = self.indexes.get(lane_of.get(node_id))
-                        if index is not None:
-                            index.note_consumer(job.gpus, job.cpus, job.memory_gb)
+            for job in consumers:
+                for node_id in job.placements:
+                    index = self.indexes.get(lane_of.get(node_id))
+                    if index is not None:
+                        index.note_consumer(job.gpus, job.cpus, job.memory_gb)
         self.book = book = QuotaBook(snapshot.quotas, gpu_memory_of(snapshot.nodes))
         charges = book.charge_running(snapshot.running)
         self.used = book.used

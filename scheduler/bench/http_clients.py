@@ -1,33 +1,33 @@
-"""Clients of the portal's API over HTTP, as a member's script or page sends its writes: each client with its
-own session (a row the server reads on every request) and the CSRF pair Django checks on a write (the cookie's
-secret and the same secret in the X-CSRFToken header). Set-up, not timed."""
+"""Clients of the portal's API over HTTP, as a member's script or page sends its requests: signed in with a
+personal token (`token`), or with a session of their own (a row the server reads on every request) and the
+CSRF pair Django checks on a write (`signed_in`: the cookie's secret and the same secret in the X-CSRFToken
+header). Each request goes over a connection of its own. Set-up is not timed."""
 import http.client
 import json
-from dataclasses import dataclass
 
 from django.test import Client
 from django.utils.crypto import get_random_string
 
 
-@dataclass(frozen=True)
-class SignedIn:
-    cookie: str
-    csrf: str
+def token(key: str) -> dict:
+    return {"Authorization": f"Token {key}"}
 
 
-def signed_in(user) -> SignedIn:
+def signed_in(user) -> dict:
+    """The headers of a request from `user`'s own session."""
     client = Client()
     client.force_login(user)  # a session row, as signing in on the login page makes
     csrf = get_random_string(32)
-    return SignedIn(cookie=f"sessionid={client.cookies['sessionid'].value}; csrftoken={csrf}", csrf=csrf)
+    return {"Cookie": f"sessionid={client.cookies['sessionid'].value}; csrftoken={csrf}", "X-CSRFToken": csrf}
 
 
-def post_json(port: int, path: str, who: SignedIn, body: dict, timeout: float = 300) -> tuple[int, dict]:
-    """The answer's status and JSON body (empty when it has none), over a connection of its own."""
+def request_json(port: int, method: str, path: str, headers: dict, body: dict | None = None,
+                 timeout: float = 300) -> tuple[int, dict]:
+    """The answer's status and JSON body (empty when it has none)."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
-        connection.request("POST", path, json.dumps(body), {
-            "Content-Type": "application/json", "Cookie": who.cookie, "X-CSRFToken": who.csrf})
+        sent = {**headers, "Content-Type": "application/json"} if body is not None else headers
+        connection.request(method, path, json.dumps(body) if body is not None else None, sent)
         response = connection.getresponse()
         data = response.read()
         try:

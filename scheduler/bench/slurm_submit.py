@@ -17,7 +17,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings as django_settings
@@ -25,6 +24,7 @@ from django.utils import timezone
 
 from scheduler.bench.agreement import mismatches, settled
 from scheduler.bench.slurm_pool import bench_pool, pct
+from scheduler.bench.http_clients import request_json, token
 from scheduler.bench.readers import _serve, _stop
 
 
@@ -46,19 +46,6 @@ class _Watcher(threading.Thread):
                 if name not in self.seen:
                     self.seen[name] = now
             time.sleep(0.2)
-
-
-def _post(url: str, key: str, body: dict) -> dict:
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST", headers={
-        "Authorization": f"Token {key}", "Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=300) as response:
-        return json.loads(response.read())
-
-
-def _get(url: str, key: str) -> dict:
-    request = urllib.request.Request(url, headers={"Authorization": f"Token {key}"})
-    with urllib.request.urlopen(request, timeout=60) as response:
-        return json.loads(response.read())
 
 
 def _scancel_all(env: dict, partition: str) -> None:
@@ -270,9 +257,12 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
                       "command": f"sleep {RUNTIME_MINUTES * 60}", "working_dir": "/tmp"} for i in range(bulk)]
             t = time.time()
             try:
-                answer = _post(f"http://127.0.0.1:{port}/api/v1/jobs/bulk/", key, {"jobs": specs})
-            except Exception as exc:  # an answer other than 201 is an error the figures report
+                status, answer = request_json(port, "POST", "/api/v1/jobs/bulk/", token(key), {"jobs": specs})
+            except OSError as exc:  # no answer: an error the figures report
                 errors.append(str(exc)[:200])
+                continue
+            if status != 201:  # an answer other than 201 is an error the figures report
+                errors.append(f"{status} {str(answer)[:200]}")
                 continue
             for job_id in answer["ids"]:
                 sent[f"{prefix}-{job_id}-1"] = t
@@ -344,7 +334,10 @@ def bench_submit(*, jobs: int, clients: int, bulk: int, rounds: int, cluster_set
             while time.monotonic() < deadline and shown is None:
                 if slurm_shown is None and _slurm_state(env, run.external_id) in slurm_expect:
                     slurm_shown = time.time()
-                if _get(f"http://127.0.0.1:{port}/api/v1/jobs/{job_id}/", key)["status"] in expect:
+                status, shown_job = request_json(port, "GET", f"/api/v1/jobs/{job_id}/", token(key), timeout=60)
+                if status != 200:
+                    raise OSError(f"GET job {job_id}: {status} {shown_job}")
+                if shown_job["status"] in expect:
                     shown = time.time()
                 time.sleep(0.1)
             seen_after.append(round(shown - changed, 3) if shown else None)  # None: not shown within 120 s

@@ -222,7 +222,7 @@ class Command(BaseCommand):
         gunicorn (the production server, four sync workers) while a real worker (the Celery app on the
         configured broker) runs the evaluations the submits trigger."""
         from quotas.models import Membership
-        from scheduler.bench.http_clients import post_json, signed_in
+        from scheduler.bench.http_clients import request_json, signed_in
         from scheduler.bench.readers import _serve, _stop
 
         world = bench_world(nodes=nodes, tenants=tenants, seed=3)
@@ -243,7 +243,7 @@ class Command(BaseCommand):
 
             def client(k: int) -> None:
                 for chunk in lanes[k]:
-                    status, body = post_json(port, "/api/v1/jobs/bulk/", who[k], {"jobs": chunk})
+                    status, body = request_json(port, "POST", "/api/v1/jobs/bulk/", who[k], {"jobs": chunk})
                     if status != 201:  # the figures report it: a stream that lost jobs is no stream
                         errors.append(f"{status} {str(body)[:200]}")
                 last_submit[k] = time.perf_counter()

@@ -275,7 +275,7 @@ def _sort_grouped(groups: Mapping[tuple, Mapping[int, PendingJob]], by_id: Mappi
             seen.extend(jobs.values())
         elif answer == _WITHIN or key[0] in tenants and doors.may_count_on_stops(next(iter(jobs.values()))):
             seen.extend(jobs.values())  # key[0]: the tenant
-        else:
+        elif targets:  # only a job a stop under way is for is looked for among these
             over_keys.add(key)
     for target in targets:  # a job a stop under way is for, seen whatever its answer
         job = by_id.get(target) if target is not None else None

@@ -151,3 +151,21 @@ def test_production_protection_is_only_for_production():
                     running=snap.running, pending=[pending(1, "llm", 8, workload="evaluation")])
     d = decide(snap)
     assert d.preemptions == () and wait_of(d, 1).code == R.POOL_FULL
+
+
+def test_a_quotas_victims_are_ranked_in_victim_key_order():
+    """Victims ranks a quota's jobs with the key built inline (`_in_victim_order`): the order must be the one
+    `victim_key` gives, ties on priority, work lost and start included (then job id)."""
+    import random
+
+    from scheduler.engine.preemption import Victims
+
+    rng = random.Random(41)
+    jobs = [running("llm", [rng.randint(1, 4)] * rng.choice((1, 2)), rng.choice((1, 2, 4, 8)), id=100 + k,
+                    priority=rng.choice(("training", "batch", "experiment")), started_ago=rng.choice((10, 30, 60)),
+                    checkpoint_ago=rng.choice((None, 5, 10)), lease_id=rng.choice((None, None, 7)))
+            for k in range(200)]
+    pool = [(job, None) for job in rng.sample(jobs, len(jobs))]
+    victims = Victims(snapshot(running=jobs), PRIORITY, charges=[None] * len(jobs))
+    key = victim_key(NOW, PRIORITY)
+    assert victims._in_victim_order(pool) == sorted(pool, key=lambda entry: key(entry[0]))

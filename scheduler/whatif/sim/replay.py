@@ -163,6 +163,9 @@ class _Sim:
     closed: dict[str, float] = field(default_factory=dict)
     run_gpus: dict[str, float] = field(default_factory=dict)
     run_weighted: dict[str, float] = field(default_factory=dict)
+    # GPUs of the runs not on a lease per (tenant, GPU model), kept as runs start and leave: a lease's
+    # expiry asks what its lender uses in base quota (`_lender_needs`) without a walk over every run.
+    base_gpus: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         t = self.trace
@@ -284,6 +287,8 @@ class _Sim:
             free.take(placements, job.gpus)
         if lease_id is None:
             self.quota_use.add(engine, 1)
+            key = (job.tenant, job.gpu_model)
+            self.base_gpus[key] = self.base_gpus.get(key, 0) + engine.total_gpus
         self._usage_start(job.tenant, job.total_gpus, started)
         self.push(max(started + timedelta(seconds=remaining), self.now), _END, (job.id, self.token))
         self._withdraw(job.id)  # it started without the stops planned for it
@@ -305,6 +310,7 @@ class _Sim:
             free.give(run.engine.placements, run.job.gpus)
         if run.engine.lease_id is None:
             self.quota_use.add(run.engine, -1)
+            self.base_gpus[(run.job.tenant, run.job.gpu_model)] -= run.engine.total_gpus
         run.record.end, run.record.outcome = self.now, outcome
         self._usage_end(run.job.tenant, run.job.total_gpus, run.engine.started_at)
         if run.lease_id is not None:
@@ -495,15 +501,16 @@ class _Sim:
             capacity = sum(n.gpus for n in self.nodes if n.gpu_model == e.gpu_model and n.state == "schedulable")
             assigned = sum(q.gpus for q in self.trace.quotas if q.gpu_model == e.gpu_model and q.project is None)
             return lent > max(capacity - assigned, 0)
-        if any(p.tenant == e.lender and p.gpu_model == e.gpu_model for p in self.pending.values()):
+        # The waiting jobs are grouped by quiet.job_key (tenant first, GPU model fourth), and a group
+        # with no job left is dropped (`_unwait`): one look per group instead of one per waiting job.
+        if any(key[0] == e.lender and key[3] == e.gpu_model for key in self.groups):
             return True
         policy = self.trace.policies.get(e.lender)
         if policy is not None and policy.lending_limit_gpus is not None and lent > policy.lending_limit_gpus:
             return True
         base = sum(q.gpus for q in self.trace.quotas
                    if q.tenant == e.lender and q.gpu_model == e.gpu_model and q.project is None)
-        used = sum(r.engine.total_gpus for r in self.running.values()
-                   if r.job.tenant == e.lender and r.job.gpu_model == e.gpu_model and r.lease_id is None)
+        used = self.base_gpus.get((e.lender, e.gpu_model), 0)
         return used + lent > base - (policy.reserved_gpus if policy else 0)
 
     def _refresh_nodes(self) -> None:

@@ -12,7 +12,8 @@ from tests.slurm.helpers import squeue, submit, until
 # What differs between two submissions of one job by nature: ids, times, order, where the submit came from.
 VOLATILE = {"JobId", "JobName", "Comment", "Priority", "SubmitTime", "EligibleTime", "AccrueTime", "StartTime",
             "EndTime", "RunTime", "LastSchedEval", "AllocNode:Sid", "StdOut", "StdErr", "Reason", "JobState",
-            "Deadline", "SuspendTime", "SecsPreSuspend", "PreemptEligibleTime", "PreemptTime"}
+            "Deadline", "SuspendTime", "SecsPreSuspend", "PreemptEligibleTime", "PreemptTime",
+            "attempt"}  # the second word of the comment (compared whole from squeue)
 
 
 def _show(world, slurm_id: str) -> dict[str, str]:

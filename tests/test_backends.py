@@ -48,6 +48,8 @@ def test_a_refused_backend_leaves_admitted_jobs_admitted_and_says_so(world, sett
     ({**SLURM_OK, "qos_classes": {"high": "urgent"}}, "qos_classes", "workload classes are online_inference, "
      "evaluation, training, batch_inference, experiment, validation"),
     ({**SLURM_OK, "partiton": "typo"}, "settings", "unknown keys partiton"),
+    ({**SLURM_OK, "rest_socket": "var/slurmrestd.sock"}, "rest_socket",
+     'the absolute path of slurmrestd\'s unix socket, or "" to submit with sbatch'),
 ])
 def test_slurm_settings_are_checked_field_by_field(values, field, message):
     assert validate(values) == {field: message}

@@ -1,7 +1,8 @@
 """A private single-host Slurm from Debian's packages (munge, slurmctld, one `slurmd -N` per node) in a
 folder of its own, for the tests and `make demo BACKEND=slurm`. Loopback only, fake GPUs through
 `gres.conf` with empty device files, and accounting (slurmdbd on a private MariaDB, localaccounting.py) so
-`sacct` and QOS work as on a real site. Runs as root (slurmd must)."""
+`sacct` and QOS work as on a real site, and slurmrestd on a unix socket beside it (the portal submits its
+jobs there). Runs as root (slurmd must)."""
 from __future__ import annotations
 
 import os
@@ -60,6 +61,9 @@ class LocalCluster:
     # the tests' out-of-memory job; the benchmarks' thousand sleeping jobs take Slurm's default, 30 s (a
     # thousand steps sampling every second kept a 2-core host at a load of 400).
     gather_seconds: int = 1
+    # slurmrestd on a unix socket in the cluster's folder, named in settings() as the pool's rest_socket;
+    # False for a cluster whose pools submit with sbatch.
+    rest: bool = True
     pids: dict[str, int] = field(default_factory=dict)
     _accounting: LocalAccounting | None = field(default=None, repr=False)
 
@@ -82,17 +86,22 @@ class LocalCluster:
     def settings(self) -> dict:
         """Connection settings for a pool governed by this cluster (scheduler.backends.slurm.config)."""
         return {"slurm_conf": str(self.conf), "partition": self.partition, "native_intake": True,
-                "gres_models": {"h100": "H100-80G", "a100": "A100-40G"}}
+                "gres_models": {"h100": "H100-80G", "a100": "A100-40G"},
+                **({"rest_socket": str(self.rest_socket)} if self.rest else {})}
+
+    @property
+    def rest_socket(self) -> Path:
+        return self.root / "slurmrestd.sock"
 
     # --- set-up ---------------------------------------------------------------------------------------
 
     def check_installed(self) -> None:
-        missing = [b for b in ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scontrol")
-                   if shutil.which(b) is None and not Path("/usr/sbin", b).exists()]
+        wanted = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scontrol", *(("slurmrestd",) if self.rest else ()))
+        missing = [b for b in wanted if shutil.which(b) is None and not Path("/usr/sbin", b).exists()]
         if missing:
             raise LocalClusterError(
                 f"Slurm is not installed (missing {', '.join(missing)}): "
-                "apt-get install -y slurmctld slurmd slurm-client munge")
+                "apt-get install -y slurmctld slurmd slurm-client slurmrestd munge")
         if os.geteuid() != 0:
             raise LocalClusterError("The local Slurm needs root: slurmd runs jobs as their users.")
         if self.accounting and self.acct.missing():
@@ -199,7 +208,7 @@ class LocalCluster:
     def attach(self) -> "LocalCluster":
         """Take over the daemons a cluster started earlier in this folder wrote pid files for (the demo's
         cluster outlives the demo), so `stop` can end them."""
-        for name in ("munged", "mariadbd", "slurmdbd", "slurmctld", *(f"slurmd-{n.name}" for n in self.nodes)):
+        for name in ("munged", "mariadbd", "slurmdbd", "slurmctld", "slurmrestd", *(f"slurmd-{n.name}" for n in self.nodes)):
             try:
                 self.pids[name] = int(self.pid_file(name).read_text().strip())
             except (FileNotFoundError, ValueError):
@@ -219,8 +228,28 @@ class LocalCluster:
         for node in self.nodes:
             self._run("slurmd", "-N", node.name)
             self.pids[f"slurmd-{node.name}"] = self._wait_pid(self.pid_file(f"slurmd-{node.name}"))
+        if self.rest:
+            self.start_rest()
         self.wait_idle(timeout)
         return self
+
+    def start_rest(self) -> None:
+        """slurmrestd on the cluster's unix socket, local authentication (the socket's peer is the user: no
+        token), only the job API the portal uses, detached (`setsid -f`, as mariadbd) with a pid file of our
+        own, since slurmrestd writes none. Slurm 22.05 refuses to run it as root unless told so."""
+        self.rest_socket.unlink(missing_ok=True)
+        env = {**self.env, "SLURMRESTD_SECURITY": "disable_user_check"}
+        log = self.root / "log" / "slurmrestd.log"
+        script = (f'echo $$ > {self.pid_file("slurmrestd")}; exec slurmrestd -a rest_auth/local -s openapi/v0.0.38 '
+                  f'-t 4 unix:{self.rest_socket} >> {log} 2>&1')
+        subprocess.run(["setsid", "-f", "sh", "-c", script], env=env, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30, check=True)
+        self.pids["slurmrestd"] = self._wait_pid(self.pid_file("slurmrestd"))
+        deadline = time.monotonic() + 15
+        while not self.rest_socket.exists():
+            if time.monotonic() > deadline:
+                raise LocalClusterError(f"slurmrestd did not open {self.rest_socket} in 15s\n{self.log_tail()}")
+            time.sleep(0.05)
 
     def start_accounting(self) -> None:
         """MariaDB, then slurmdbd on it, then this cluster registered, before slurmctld starts (it reports
@@ -375,6 +404,7 @@ class LocalCluster:
                                capture_output=True, timeout=10, check=False)
             except subprocess.TimeoutExpired:
                 pass
+        self._kill("slurmrestd")
         self._kill(*[n for n in self.pids if n.startswith("slurmd-")])
         self._kill("slurmctld")
         self._kill("slurmdbd")

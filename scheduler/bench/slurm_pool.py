@@ -33,9 +33,11 @@ def local_cluster(nodes: tuple[LocalNode, ...], *, prefix: str, timeout: float =
         cluster.stop()
 
 
-def cluster_settings(slurm_conf: str, partition: str, gres_type: str = "h100") -> dict:
-    """A pool's backend settings for the benchmarks: the GRES type they use mapped to H100-80G."""
-    return {"slurm_conf": slurm_conf, "partition": partition, "gres_models": {gres_type: "H100-80G"}}
+def cluster_settings(slurm_conf: str, partition: str, gres_type: str = "h100", *, rest_socket: str = "") -> dict:
+    """A pool's backend settings for the benchmarks: the GRES type they use mapped to H100-80G; starts go through
+    slurmrestd where a socket is given (the local cluster's), else sbatch."""
+    return {"slurm_conf": slurm_conf, "partition": partition, "gres_models": {gres_type: "H100-80G"},
+            **({"rest_socket": rest_socket} if rest_socket else {})}
 
 
 @dataclass(frozen=True)

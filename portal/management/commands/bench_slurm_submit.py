@@ -28,7 +28,8 @@ class Command(BaseCommand):
         try:
             with local_cluster(bench_nodes(nodes, gpus_per_node, prefix="sb"), prefix="bench-submit-") as cluster:
                 result = bench_submit(jobs=jobs, clients=clients, bulk=bulk, rounds=rounds,
-                                      cluster_settings=cluster_settings(str(cluster.conf), cluster.partition),
+                                      cluster_settings=cluster_settings(str(cluster.conf), cluster.partition,
+                                                                        rest_socket=str(cluster.rest_socket)),
                                       env={**os.environ, "SLURM_CONF": str(cluster.conf)}, port=port,
                                       token_for=lambda user: personal_token_create(user=user, name="bench",
                                                                                    lifetime_days=7)[1])

@@ -1,6 +1,7 @@
 """The Slurm backend (DESIGN §12): a pool is a cluster's partition.
 
-- start: a portal job is submitted with `sbatch --parsable` pinned to its placed nodes; its name
+- start: a portal job is submitted pinned to its placed nodes (submit.py says what it asks), through slurmrestd's
+  socket where the pool names one (rest.py), else with `sbatch --parsable`; its name
   `<prefix>-<job id>-<attempt>` makes a retried start find the job it already submitted instead of
   submitting a second one. A cluster-native held job gets its node list and is released.
 - poll: one `squeue -O` listing of the states per tick for every active run of the pool (sacct when a job has
@@ -11,7 +12,6 @@
   running job holds per node from the tick's `squeue --json` (allocations.py).
 """
 import dataclasses
-import math
 import os
 import re
 from collections.abc import Sequence
@@ -24,6 +24,8 @@ from scheduler.backends.slurm import config as cfg
 from scheduler.backends.slurm import parse
 from scheduler.backends.slurm.allocations import job_allocations
 from scheduler.backends.slurm.cli import SlurmCli
+from scheduler.backends.slurm.rest import SlurmRest
+from scheduler.backends.slurm.submit import Submission, per_replica
 
 NOTHING_TO_RUN = "Job #{id} has nothing to run on Slurm: give it a command or a script"
 NO_GRES_TYPE = "No Slurm GRES type maps to GPU model {model} in pool {pool} (backend setting gres_models)"
@@ -95,26 +97,27 @@ class SlurmBackend(B.Backend):
             raise B.BackendError(NOTHING_TO_RUN.format(id=job.pk))
         return script
 
-    def sbatch_args(self, job, attempt: int, nodes: Sequence[str]) -> list[str]:
+    def submission(self, job, attempt: int, nodes: Sequence[str]) -> Submission:
+        """What starting this attempt asks of Slurm, whichever way it is sent (sbatch or slurmrestd)."""
         gres = self.config.gres_for(job.gpu_model.name)
         if gres is None:
             raise B.BackendError(NO_GRES_TYPE.format(model=job.gpu_model.name, pool=job.pool.name))
         if not nodes:
             raise B.BackendError(NOT_PLACED.format(id=job.pk))
-        args = ["--parsable", f"--partition={self.config.partition}", f"--job-name={self.job_name(job.pk, attempt)}",
-                f"--comment=portal-job={job.pk} attempt={attempt}", f"--nodelist={','.join(sorted(set(nodes)))}",
-                f"--nodes={job.replicas}", f"--ntasks={job.replicas}", "--ntasks-per-node=1",
-                f"--gres=gpu:{gres}:{job.gpus}", f"--time={job.max_runtime_minutes}", "--requeue",
-                f"--chdir={job.working_dir or self.config.default_working_dir}", "--export=ALL",
-                f"--output={self.config.logs}/%x-%j.out", f"--error={self.config.logs}/%x-%j.err"]
         account = self.config.account if self.config.account is not None else job.tenant.slug
-        if account:
-            args.append(f"--account={account}")
-        if job.cpu:
-            args.append(f"--cpus-per-task={math.ceil(job.cpu / job.replicas)}")
-        if job.memory_gb:
-            args.append(f"--mem={math.ceil(job.memory_gb / job.replicas)}G")
-        return args
+        # The job's variables only, over the calls' minimal environment: never the portal's own.
+        env = self.cli.env({k: str(v) for k, v in (job.env_vars or {}).items() if SAFE_NAME.match(str(k))})
+        return Submission(
+            partition=self.config.partition, name=self.job_name(job.pk, attempt),
+            comment=f"portal-job={job.pk} attempt={attempt}", nodelist=tuple(sorted(set(nodes))),
+            replicas=job.replicas, gres=f"gpu:{gres}:{job.gpus}", time_minutes=job.max_runtime_minutes,
+            working_dir=job.working_dir or self.config.default_working_dir,
+            output=f"{self.config.logs}/%x-%j.out", error=f"{self.config.logs}/%x-%j.err", account=account or "",
+            cpus_per_task=per_replica(job.cpu, job.replicas), memory_gb_per_node=per_replica(job.memory_gb, job.replicas),
+            env=env, script=self.batch_script(job))
+
+    def sbatch_args(self, job, attempt: int, nodes: Sequence[str]) -> list[str]:
+        return self.submission(job, attempt, nodes).sbatch_args()
 
     def start(self, request: B.StartRequest, *, now: datetime) -> B.RunReport:
         job = request.job
@@ -125,16 +128,18 @@ class SlurmBackend(B.Backend):
         if existing:
             return B.RunReport(outcome=B.RUN_PENDING, external_id=existing, nodes=request.nodes,
                                backend_state="PENDING", submitted_at=now)
-        env = {k: str(v) for k, v in (job.env_vars or {}).items() if SAFE_NAME.match(str(k))}
+        submission = self.submission(job, request.attempt, request.nodes)
         try:  # Slurm never creates it; where the portal shares the compute nodes' filesystem, it does
             os.makedirs(self.config.logs, exist_ok=True)
         except OSError:
             pass  # a directory only the compute nodes see: the admin made it (README)
-        out = self.cli.run("sbatch", *self.sbatch_args(job, request.attempt, request.nodes),
-                           stdin=self.batch_script(job), env=env)
-        slurm_id = out.strip().split(";")[0]
-        if not slurm_id.isdigit():
-            raise B.BackendError(f"sbatch answered {out.strip()[:100]!r}, not a job id")
+        if self.config.rest_socket:
+            slurm_id = SlurmRest(self.config.rest_socket, self.config.timeout_seconds).submit(submission.rest_body())
+        else:
+            out = self.cli.run("sbatch", *submission.sbatch_args(), stdin=submission.script, env=submission.env)
+            slurm_id = out.strip().split(";")[0]
+            if not slurm_id.isdigit():
+                raise B.BackendError(f"sbatch answered {out.strip()[:100]!r}, not a job id")
         return B.RunReport(outcome=B.RUN_PENDING, external_id=slurm_id, nodes=request.nodes, backend_state="PENDING",
                            submitted_at=now, expected_end=now + timedelta(minutes=job.max_runtime_minutes))
 

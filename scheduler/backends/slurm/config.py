@@ -17,6 +17,9 @@
                    compute nodes share (default "<default_working_dir>/portal-logs/<partition>")
   log_retention_days  how long those files are kept after their last write (default 30; the logs of a
                    stopped job are kept as long as any other)
+  rest_socket      path of slurmrestd's unix socket (`slurmrestd -a rest_auth/local unix:<path>`): portal jobs
+                   are submitted through it, one HTTP request each instead of an `sbatch` process (default
+                   "": `sbatch`)
 """
 from dataclasses import dataclass, field
 
@@ -42,6 +45,7 @@ class SlurmConfig:
     default_project: str = "default"
     log_dir: str = ""
     log_retention_days: int = 30
+    rest_socket: str = ""
 
     @property
     def logs(self) -> str:
@@ -81,7 +85,10 @@ def validate(values: dict) -> dict[str, str]:
         problems["log_retention_days"] = "a whole number of days, at least 1"
     if values.get("log_dir") and (not isinstance(values["log_dir"], str) or not values["log_dir"].startswith("/")):
         problems["log_dir"] = "an absolute path"
-    for key in ("slurm_conf", "bin_dir", "job_prefix", "default_working_dir", "default_project"):
+    if values.get("rest_socket") and (not isinstance(values["rest_socket"], str)
+                                      or not values["rest_socket"].startswith("/")):
+        problems["rest_socket"] = "the absolute path of slurmrestd's unix socket, or \"\" to submit with sbatch"
+    for key in ("slurm_conf", "bin_dir", "job_prefix", "default_working_dir", "default_project", "rest_socket"):
         if key in values and not isinstance(values[key], str):
             problems[key] = "a string"
     if "account" in values and values["account"] is not None and not isinstance(values["account"], str):

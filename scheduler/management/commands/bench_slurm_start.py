@@ -26,7 +26,8 @@ class Command(BaseCommand):
                   local_cluster(bench_nodes(4, 32, prefix="bench"), prefix="bench-slurm-")) as cluster:
                 conf = slurm_conf or str(cluster.conf)
                 # The bench reads the mapping under the "h100" key; a cluster with other GRES types names its own.
-                result = bench_start_latency(jobs=jobs, settings=cluster_settings(conf, partition, gres_type),
+                result = bench_start_latency(jobs=jobs, settings=cluster_settings(
+                    conf, partition, gres_type, rest_socket="" if slurm_conf else str(cluster.rest_socket)),
                                              env={**os.environ, "SLURM_CONF": conf})
         except LocalClusterError as exc:
             raise CommandError(str(exc)) from exc

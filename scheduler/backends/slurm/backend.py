@@ -116,9 +116,6 @@ class SlurmBackend(B.Backend):
             cpus_per_task=per_replica(job.cpu, job.replicas), memory_gb_per_node=per_replica(job.memory_gb, job.replicas),
             env=env, script=self.batch_script(job))
 
-    def sbatch_args(self, job, attempt: int, nodes: Sequence[str]) -> list[str]:
-        return self.submission(job, attempt, nodes).sbatch_args()
-
     def start(self, request: B.StartRequest, *, now: datetime) -> B.RunReport:
         job = request.job
         if request.external_id:
